@@ -1,0 +1,197 @@
+"""Error classes and diagnostics: the bottom layer of obelisk (DESIGN §3).
+
+Every exception obelisk raises derives from :class:`ObeliskError` and carries a
+stable ``code`` string.  Problems found in a plan are :class:`Diagnostic` records
+(pydantic-core style structured data: ``code``, ``severity``, ``loc``, ``msg``);
+all of them are collected and raised together as one :class:`PlanError`
+(DESIGN §2.2).  ``str()`` renders them for people, with a caret under the bad
+characters.
+
+This module imports nothing from the rest of obelisk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Diagnostic",
+    "ExecutionError",
+    "ObeliskError",
+    "PlanError",
+    "ReferenceSyntaxError",
+    "Severity",
+    "ToolDefinitionError",
+    "caret_lines",
+]
+
+Severity = Literal["error", "warning"]
+
+
+def caret_lines(source: str, span: tuple[int, int]) -> list[str]:
+    """Render ``source`` with carets under ``span`` (character offsets, end exclusive).
+
+    Returns two lines: the source (only the line of a multi-line source that holds
+    ``span[0]``) and a line of ``^`` under the span.  An empty span, or one at the
+    end of the text, gets a single caret just past the last character.
+
+    >>> caret_lines("†state..x", (7, 8))
+    ['†state..x', '       ^']
+    """
+    start, end = span
+    line_start = source.rfind("\n", 0, start) + 1
+    line_end = source.find("\n", start)
+    if line_end == -1:
+        line_end = len(source)
+    line = source[line_start:line_end]
+    col = start - line_start
+    width = max(1, min(end, line_end) - start)
+    return [line, " " * col + "^" * width]
+
+
+class ObeliskError(Exception):
+    """Root of every error obelisk raises.  ``code`` is stable across releases."""
+
+    code: str = "obelisk_error"
+
+
+class ToolDefinitionError(ObeliskError):
+    """A tool could not be declared: bad signature, schema, option or name clash."""
+
+    code = "tool_definition"
+
+
+class ExecutionError(ObeliskError):
+    """Root of the errors raised while a plan runs (engine and loop)."""
+
+    code = "execution_error"
+
+
+class ReferenceSyntaxError(ObeliskError):
+    """An expression string that begins with ``†`` but does not parse (DESIGN §1.2).
+
+    Attributes:
+        expression: the whole expression text.
+        span: ``(start, end)`` character offsets of the bad spot, end exclusive.
+        expected: human descriptions of what would have been accepted there.
+        reason: one sentence: what was found and what was expected.
+    """
+
+    code = "reference_syntax"
+
+    def __init__(
+        self,
+        expression: str,
+        span: tuple[int, int],
+        reason: str,
+        expected: Sequence[str] = (),
+    ) -> None:
+        self.expression = expression
+        self.span = span
+        self.reason = reason
+        self.expected = tuple(expected)
+        super().__init__(self.render())
+
+    @property
+    def caret(self) -> str:
+        """The expression with a caret line under the bad spot."""
+        return "\n".join(caret_lines(self.expression, self.span))
+
+    def render(self) -> str:
+        return f"{self.reason}\n{self.caret}"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found in a plan (DESIGN §2.2).
+
+    Fields:
+        code: stable identifier such as ``"unresolved_reference"``.
+        severity: ``"error"`` (the plan cannot run) or ``"warning"``.
+        message: what was found and what was expected, without the location.
+        call: index of the call in the plan, or ``None`` for plan-level problems.
+        path: argument path inside the call, e.g. ``"args.customer.id"`` or
+            ``"_outputPath"``; ``None`` when the whole call is meant.
+        span: ``(start, end)`` character offsets inside ``source``, end exclusive.
+        source: the text the span points into (an expression, or the JSON document
+            for ``json_syntax``); used only to draw the caret.
+        label: how the call is named to people, e.g. ``"#3 issueRefund"``.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    call: int | None = None
+    path: str | None = None
+    span: tuple[int, int] | None = None
+    source: str | None = field(default=None, compare=False)
+    label: str | None = field(default=None, compare=False)
+
+    @property
+    def loc(self) -> tuple[str | int, ...]:
+        """pydantic-core style location: ``(call index, *argument path parts)``."""
+        parts: list[str | int] = []
+        if self.call is not None:
+            parts.append(self.call)
+        if self.path:
+            parts.append(self.path)
+        return tuple(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape used by ``obelisk check --json``:
+        ``{"code", "severity", "call", "path", "span", "message"}`` (span is
+        ``[start, end]`` or ``null``)."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "call": self.call,
+            "path": self.path,
+            "span": list(self.span) if self.span is not None else None,
+            "message": self.message,
+        }
+
+    def headline(self) -> str:
+        """One line: ``error[code] #3 issueRefund, args.x: message``."""
+        where = []
+        if self.label is not None:
+            where.append(self.label)
+        elif self.call is not None:
+            where.append(f"#{self.call}")
+        if self.path:
+            where.append(self.path)
+        prefix = f"{self.severity}[{self.code}]"
+        if where:
+            prefix += " " + ", ".join(where)
+        return f"{prefix}: {self.message}"
+
+    def __str__(self) -> str:
+        lines = [self.headline()]
+        if self.source is not None and self.span is not None:
+            lines.extend("    " + text for text in caret_lines(self.source, self.span))
+        return "\n".join(lines)
+
+
+class PlanError(ObeliskError):
+    """A plan has errors; nothing of it ran.  Carries every diagnostic found.
+
+    ``diagnostics`` holds all problems (errors and warnings) in a stable order:
+    by call index, then argument path, then code.  ``str(error)`` renders them all.
+    """
+
+    code = "plan_error"
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        super().__init__(self.render())
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        """Only the diagnostics of severity ``error``."""
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    def render(self) -> str:
+        count = len(self.errors)
+        head = f"plan has {count} error{'s' if count != 1 else ''}"
+        return head + "\n" + "\n".join(str(d) for d in self.diagnostics)

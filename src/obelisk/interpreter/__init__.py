@@ -1,0 +1,1 @@
+"""The interpreter layer: plan model, tools, dependency analysis (DESIGN §3)."""
