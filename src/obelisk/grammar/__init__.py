@@ -1,0 +1,38 @@
+"""The reference language: grammar, nodes with spans, parser and paths (DESIGN §1.2).
+
+This layer imports neither pydantic nor asyncio (DESIGN §3).
+"""
+
+from obelisk.grammar.nodes import Alternatives as Alternatives
+from obelisk.grammar.nodes import Conjunction as Conjunction
+from obelisk.grammar.nodes import Escaped as Escaped
+from obelisk.grammar.nodes import Expression as Expression
+from obelisk.grammar.nodes import Field as Field
+from obelisk.grammar.nodes import Index as Index
+from obelisk.grammar.nodes import Reference as Reference
+from obelisk.grammar.nodes import Segment as Segment
+from obelisk.grammar.nodes import Span as Span
+from obelisk.grammar.nodes import Wildcard as Wildcard
+from obelisk.grammar.parser import DAGGER as DAGGER
+from obelisk.grammar.parser import is_expression as is_expression
+from obelisk.grammar.parser import parse_expression as parse_expression
+from obelisk.grammar.parser import parse_reference as parse_reference
+from obelisk.grammar.paths import to_jsonpath as to_jsonpath
+
+__all__ = [
+    "DAGGER",
+    "Alternatives",
+    "Conjunction",
+    "Escaped",
+    "Expression",
+    "Field",
+    "Index",
+    "Reference",
+    "Segment",
+    "Span",
+    "Wildcard",
+    "is_expression",
+    "parse_expression",
+    "parse_reference",
+    "to_jsonpath",
+]

@@ -1,0 +1,149 @@
+"""Syntax tree of the reference language (DESIGN §1.2).
+
+Nodes are frozen, slotted dataclasses.  Every node carries ``span``: the
+``(start, end)`` character offsets (end exclusive) of its text inside the
+expression it came from.  Spans do not take part in equality or hashing, so a
+node parsed from ``"†state.a[0]"`` equals one parsed from ``"†state.a.0"``.
+
+``str(node)`` gives the canonical text, and parsing it gives an equal node
+(the round-trip property tested in ``tests/property``).
+
+The tree of an expression has at most three levels::
+
+    Alternatives(options=(Conjunction(parts=(Reference, ...)) | Reference, ...))
+
+``a || b`` is an :class:`Alternatives` (input position: fallback; output position:
+alternative outcomes), ``a && b`` a :class:`Conjunction` (input: gate; output:
+fan-out).  A lone reference is just a :class:`Reference`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "Alternatives",
+    "Conjunction",
+    "Escaped",
+    "Expression",
+    "Field",
+    "Index",
+    "Reference",
+    "Segment",
+    "Span",
+    "Wildcard",
+]
+
+Span = tuple[int, int]
+_NO_SPAN: Span = (0, 0)
+_NAME = re.compile(r"[^\W\d][\w\-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """An object key: ``.name`` or ``["quoted key"]``."""
+
+    name: str
+    span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        if _NAME.fullmatch(self.name):
+            return "." + self.name
+        return "[" + json.dumps(self.name, ensure_ascii=False) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """A list index: ``[2]`` or ``.2``; negative values count from the end."""
+
+    index: int
+    span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return f"[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Wildcard:
+    """``[*]``: every item of a list (input position only); yields a list."""
+
+    span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return "[*]"
+
+
+Segment = Union[Field, Index, Wildcard]  # noqa: UP007 (runtime alias on 3.10)
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """``†kind.path``: a read or write of one place in a document.
+
+    ``kind`` is ``"state"``, ``"input"`` or a data-message kind such as ``"data"``;
+    ``segments`` is the path inside that document (empty: the whole document).
+    """
+
+    kind: str
+    segments: tuple[Segment, ...] = ()
+    span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return "†" + self.kind + "".join(str(segment) for segment in self.segments)
+
+    @property
+    def has_wildcard(self) -> bool:
+        """True when any segment is ``[*]``."""
+        return any(isinstance(segment, Wildcard) for segment in self.segments)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return (self,)
+
+
+@dataclass(frozen=True, slots=True)
+class Conjunction:
+    """``a && b``: a gate when read (all must exist; the value is the last),
+    a fan-out when written (the same value goes to every part)."""
+
+    parts: tuple[Reference, ...]
+    span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return " && ".join(str(part) for part in self.parts)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return self.parts
+
+
+@dataclass(frozen=True, slots=True)
+class Alternatives:
+    """``a || b``: a fallback when read (the first that exists), alternative
+    outcomes when written (exactly one is written, DESIGN §1.3)."""
+
+    options: tuple[Reference | Conjunction, ...]
+    span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return " || ".join(str(option) for option in self.options)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return tuple(ref for option in self.options for ref in option.references)
+
+
+Expression = Union[Reference, Conjunction, Alternatives]  # noqa: UP007
+
+
+@dataclass(frozen=True, slots=True)
+class Escaped:
+    """A string that began with ``††``: the literal text with one dagger removed."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return "†" + self.text

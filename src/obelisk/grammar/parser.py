@@ -1,0 +1,295 @@
+"""Parse expression strings into nodes (DESIGN §1.2).
+
+One LALR parser, built once from ``reference.lark`` and cached, turns an
+expression string into the nodes of :mod:`obelisk.grammar.nodes`, with spans.
+
+Plain references (``†kind`` followed by ``.name``, ``.2`` or ``[2]`` segments) are
+by far the most common expressions in real plans; they are recognised by one
+regular expression that builds exactly the nodes the LALR parser would (a
+property test holds the two to agreement).  Everything else, and every error,
+goes through lark.  Results are memoised per string.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from obelisk.errors import ReferenceSyntaxError
+from obelisk.grammar.nodes import (
+    Alternatives,
+    Conjunction,
+    Escaped,
+    Expression,
+    Field,
+    Index,
+    Reference,
+    Segment,
+    Wildcard,
+)
+
+__all__ = ["DAGGER", "is_expression", "parse_expression", "parse_reference"]
+
+DAGGER = "†"
+
+_NAME = r"[^\W\d][\w\-]*"
+_INT = r"-?(?:0|[1-9][0-9]*)"
+_PLAIN = re.compile(rf"†({_NAME})((?:\.{_NAME}|\.{_INT}|\[{_INT}\])*)")
+_PLAIN_SEGMENT = re.compile(rf"\.({_NAME})|\.({_INT})|\[({_INT})\]")
+_OPERATOR = re.compile(r"[ \t]*(\|\||&&)[ \t]*")
+_PLAIN_REF_TEXT = rf"†{_NAME}(?:\.{_NAME}|\.{_INT}|\[{_INT}\])*"
+_PLAIN_EXPRESSION = re.compile(rf"{_PLAIN_REF_TEXT}(?:[ \t]*(?:\|\||&&)[ \t]*{_PLAIN_REF_TEXT})*")
+
+
+def is_expression(value: object) -> bool:
+    """True when ``value`` is a string that must be parsed as an expression.
+
+    That is every string that starts with ``†`` (DESIGN §1.2), including the
+    ``††`` escape, which parses to :class:`~obelisk.grammar.nodes.Escaped`.
+    """
+    return isinstance(value, str) and value.startswith(DAGGER)
+
+
+def _span(token: Token) -> tuple[int, int]:
+    return (token.start_pos or 0, token.end_pos or 0)
+
+
+def _unquote(token: Token) -> str:
+    text = str(token)
+    if text[0] == "'":
+        body: list[str] = []
+        chars = iter(text[1:-1])
+        for ch in chars:
+            if ch == "\\":
+                nxt = next(chars)
+                body.append("'" if nxt == "'" else "\\" + nxt)
+            elif ch == '"':
+                body.append('\\"')
+            else:
+                body.append(ch)
+        text = '"' + "".join(body) + '"'
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _QuotedKeyError(token, exc.pos) from None
+    assert isinstance(value, str)
+    return value
+
+
+class _QuotedKeyError(Exception):
+    def __init__(self, token: Token, offset: int) -> None:
+        self.token = token
+        self.offset = offset
+
+
+class _Build(Transformer[Token, Any]):
+    """Builds nodes while the LALR parser reduces (no intermediate tree)."""
+
+    def escaped(self, children: list[Token]) -> Escaped:
+        return Escaped(str(children[1]) if len(children) > 1 else "")
+
+    def start(self, children: list[Expression]) -> Expression:
+        return children[0]
+
+    def or_expr(self, children: list[Any]) -> Alternatives:
+        options = tuple(child for child in children if not isinstance(child, Token))
+        return Alternatives(options, (options[0].span[0], options[-1].span[1]))
+
+    def and_expr(self, children: list[Any]) -> Conjunction:
+        parts = tuple(child for child in children if not isinstance(child, Token))
+        return Conjunction(parts, (parts[0].span[0], parts[-1].span[1]))
+
+    def ref(self, children: list[Any]) -> Reference:
+        dagger, kind, *segments = children
+        end = segments[-1].span[1] if segments else _span(kind)[1]
+        return Reference(str(kind), tuple(segments), (_span(dagger)[0], end))
+
+    def field(self, children: list[Token]) -> Field:
+        return Field(str(children[1]), (_span(children[0])[0], _span(children[1])[1]))
+
+    def index(self, children: list[Token]) -> Index:
+        number = children[1]
+        return Index(int(number), (_span(children[0])[0], _span(children[-1])[1]))
+
+    def quoted_field(self, children: list[Token]) -> Field:
+        return Field(_unquote(children[1]), (_span(children[0])[0], _span(children[2])[1]))
+
+    def wildcard(self, children: list[Token]) -> Wildcard:
+        return Wildcard((_span(children[0])[0], _span(children[2])[1]))
+
+
+@functools.cache
+def _lark() -> Lark:
+    grammar = resources.files("obelisk.grammar").joinpath("reference.lark").read_text("utf-8")
+    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Build())
+
+
+# What each terminal is called in error messages.
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "QUOTED": "a quoted key",
+    "STAR": "'*'",
+    "DOT": "'.'",
+    "LBRACKET": "'['",
+    "RBRACKET": "']'",
+    "OR": "'||'",
+    "AND": "'&&'",
+    "DAGGER": "'†'",
+    "DOUBLE_DAGGER": "'††'",
+    "ESCAPED_TEXT": "text",
+    "$END": "the end of the expression",
+}
+_ORDER = list(_TERMINAL_WORDS)
+
+# Known mistakes: (pattern matched at the error position, message).  Checked
+# before the generic "expected ..." message, like lark's ``match_examples``.
+# Patterns may look behind the error position.
+_KNOWN_MISTAKES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"[ \t]*\|(?!\|)"), "found '|'; use '||' for alternatives"),
+    (re.compile(r"[ \t]*&(?!&)"), "found '&'; use '&&' to join references"),
+    (re.compile(r"(?<=\.)\*"), "a wildcard is written '[*]', not '.*'"),
+    (re.compile(r"(?<=\[)\]"), "empty brackets: write an index, a quoted key or '*' inside"),
+    (re.compile(r"(?<=\[)[\"'](?:[^\"'\\]|\\.)*$"), "unterminated quoted key"),
+    (re.compile(r"(?<=[0-9])[^\W\d][\w\-]*"), "a name cannot start with a digit; quote it"),
+    (re.compile(r"[ \t]+$"), "trailing whitespace after the expression"),
+    (re.compile(r"[ \t]+"), "whitespace is allowed only around '||' and '&&'"),
+)
+
+
+def _describe_found(text: str, pos: int) -> str:
+    if pos >= len(text):
+        return "the end of the expression"
+    return repr(text[pos])
+
+
+def _after(text: str, pos: int) -> str:
+    before = text[:pos].rstrip(" \t")
+    for token in ("||", "&&", "††", "†", ".", "["):
+        if before.endswith(token):
+            return f" after '{token}'"
+    return ""
+
+
+def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
+    pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
+        pos = len(text)
+    if isinstance(exc, UnexpectedCharacters):
+        expected_terms = set(exc.allowed or ())
+    elif isinstance(exc, UnexpectedToken):
+        expected_terms = set(exc.expected or ())
+    else:  # pragma: no cover - UnexpectedEOF is not raised by the LALR front end
+        expected_terms = set()
+    expected = [_TERMINAL_WORDS[t] for t in _ORDER if t in expected_terms]
+    if pos == 1 and text.startswith(DAGGER) and "NAME" in expected_terms:
+        expected = ["a kind such as 'state' or 'input'"]
+    end = pos + 1 if pos < len(text) else pos
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        end = max(end, exc.token.end_pos or end)
+    for pattern, message in _KNOWN_MISTAKES:
+        match = pattern.match(text, pos)
+        if match:
+            start = pos + len(match.group(0)) - len(match.group(0).lstrip(" \t"))
+            if start == match.end():  # the mistake is only whitespace
+                start = pos
+            return ReferenceSyntaxError(text, (start, match.end()), message, expected)
+    found = _describe_found(text, pos)
+    if len(expected) > 1:
+        wanted = ", ".join(expected[:-1]) + " or " + expected[-1]
+    else:
+        wanted = expected[0] if expected else "a valid expression"
+    reason = f"expected {wanted}{_after(text, pos)}, found {found}"
+    return ReferenceSyntaxError(text, (pos, end), reason, expected)
+
+
+def _plain_reference(match: re.Match[str]) -> Reference:
+    segments: list[Segment] = []
+    offset = match.start(2)
+    for seg in _PLAIN_SEGMENT.finditer(match.group(2)):
+        span = (offset + seg.start(), offset + seg.end())
+        name, dotted, bracketed = seg.groups()
+        if name is not None:
+            segments.append(Field(name, span))
+        else:
+            segments.append(Index(int(dotted if dotted is not None else bracketed), span))
+    return Reference(match.group(1), tuple(segments), match.span())
+
+
+def _conjunction(parts: list[Reference]) -> Reference | Conjunction:
+    if len(parts) == 1:
+        return parts[0]
+    return Conjunction(tuple(parts), (parts[0].span[0], parts[-1].span[1]))
+
+
+def _parse_plain(text: str) -> Expression | None:
+    """Fast path: plain references joined by ``||``/``&&``; None for anything else."""
+    if _PLAIN_EXPRESSION.fullmatch(text) is None:
+        return None
+    options: list[Reference | Conjunction] = []
+    parts: list[Reference] = []
+    pos = 0
+    while True:
+        match = _PLAIN.match(text, pos)
+        assert match is not None
+        parts.append(_plain_reference(match))
+        pos = match.end()
+        if pos == len(text):
+            break
+        operator = _OPERATOR.match(text, pos)
+        assert operator is not None
+        pos = operator.end()
+        if operator.group(1) == "||":
+            options.append(_conjunction(parts))
+            parts = []
+    options.append(_conjunction(parts))
+    if len(options) == 1:
+        return options[0]
+    return Alternatives(tuple(options), (0, len(text)))
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_expression(text: str) -> Expression | Escaped:
+    """Parse one expression string (it must start with ``†``).
+
+    Returns a :class:`Reference`, :class:`Conjunction` or :class:`Alternatives`,
+    or :class:`Escaped` for a ``††`` literal.  Raises
+    :class:`~obelisk.errors.ReferenceSyntaxError` (with the span of the bad
+    characters and what was expected there) when the text does not parse.
+
+    >>> parse_expression("†state.receipt || †state.error")
+    Alternatives(options=(Reference(kind='state', segments=(Field(name='receipt'),)), \
+Reference(kind='state', segments=(Field(name='error'),))))
+    """
+    plain = _parse_plain(text)
+    if plain is not None:
+        return plain
+    if not text.startswith(DAGGER):
+        raise ReferenceSyntaxError(text, (0, 1 if text else 0), "an expression must start with '†'")
+    try:
+        result: Expression | Escaped = _lark().parse(text)  # type: ignore[assignment]
+    except UnexpectedInput as exc:
+        raise _fail(text, exc) from None
+    except _QuotedKeyError as exc:
+        start = (exc.token.start_pos or 0) + exc.offset
+        raise ReferenceSyntaxError(
+            text, (start, start + 1), "invalid escape in quoted key", ["a valid JSON escape"]
+        ) from None
+    return result
+
+
+def parse_reference(text: str) -> Reference:
+    """Parse a string that must be a single reference (no ``||``, ``&&`` or ``††``).
+
+    Raises :class:`~obelisk.errors.ReferenceSyntaxError` otherwise.
+    """
+    node = parse_expression(text)
+    if not isinstance(node, Reference):
+        raise ReferenceSyntaxError(text, (0, len(text)), "expected a single reference")
+    return node
