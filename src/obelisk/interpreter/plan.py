@@ -1,0 +1,542 @@
+"""Plans and calls: JSON in, a typed, parsed :class:`Plan` out (DESIGN §1.1).
+
+:func:`parse_plan` accepts JSON text, UTF-8 bytes or an already-decoded value in
+any of the three shapes of DESIGN §1.1::
+
+    [call, ...]
+    {"mode": "eager" | "lazy", "calls": [call, ...]}
+    {"type": "plan", "plan": [call, ...], "mode": ...}
+
+Every string that starts with ``†`` anywhere inside a call's arguments (nested
+objects and arrays too) is parsed as an expression, and so is ``_outputPath``.
+Problems are collected, never raised one by one: JSON syntax, plan shape and
+reference syntax errors all come back together in one
+:class:`~obelisk.errors.PlanError`.  Unknown ``_meta`` keys are warnings, kept on
+the plan and written back by :meth:`Plan.to_json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict
+
+from obelisk.errors import Diagnostic, PlanError, ReferenceSyntaxError
+from obelisk.grammar import (
+    DAGGER,
+    Alternatives,
+    Escaped,
+    Expression,
+    Reference,
+    Wildcard,
+    parse_expression,
+)
+
+__all__ = [
+    "META_KEYS",
+    "ArgumentExpression",
+    "Call",
+    "OutputMethod",
+    "Plan",
+    "PlanMode",
+    "format_argument_path",
+    "iter_references",
+    "parse_plan",
+]
+
+OutputMethod = Literal["set", "merge", "assign", "push", "concat", "erase"]
+PlanMode = Literal["eager", "lazy"]
+_OUTPUT_METHODS: tuple[str, ...] = get_args(OutputMethod)
+META_KEYS = (
+    "_tool",
+    "_outputPath",
+    "_outputMethod",
+    "_output",
+    "_instance",
+    "_id",
+    "_reasoningForCall",
+)
+_IDENTIFIER = re.compile(r"[^\W\d][\w\-]*")
+
+
+def format_argument_path(parts: tuple[str | int, ...], root: str = "args") -> str:
+    """Render an argument path: ``("customer", "id")`` -> ``"args.customer.id"``.
+
+    Integers become ``[i]``; keys that are not identifiers are quoted, as in
+    ``args["a b"]``.
+    """
+    text = root
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _IDENTIFIER.fullmatch(part):
+            text += "." + part
+        else:
+            text += "[" + json.dumps(part, ensure_ascii=False) + "]"
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentExpression:
+    """One expression found inside a call's arguments.
+
+    ``path`` is where it sits inside the arguments object (``("customer", "id")``);
+    ``text`` is the original string; ``expression`` the parsed node (an
+    :class:`~obelisk.grammar.Escaped` for ``††`` literals).
+    """
+
+    path: tuple[str | int, ...]
+    text: str
+    expression: Expression | Escaped
+
+    @property
+    def argument_path(self) -> str:
+        """``"args.customer.id"``-style path used in diagnostics."""
+        return format_argument_path(self.path)
+
+    @property
+    def is_whole_argument(self) -> bool:
+        """True when the expression is the whole value of a top-level argument."""
+        return len(self.path) == 1
+
+
+class Call(BaseModel):
+    """One tool call of a plan (DESIGN §1.1).
+
+    ``arguments`` holds the argument values exactly as written (expressions are
+    still strings there); ``expressions`` lists every expression found in them,
+    parsed, with its location; ``target`` is the parsed ``_outputPath``.
+    ``has_output`` tells a latent call's ``_output`` (which may be ``null``)
+    from an absent one.  ``extra`` keeps unknown ``_keys`` for round-trips.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    index: int
+    tool: str
+    arguments: dict[str, Any] = {}
+    output_path: str | None = None
+    output_method: OutputMethod = "set"
+    has_output: bool = False
+    output: Any = None
+    instance: str | None = None
+    id: str | int | None = None
+    reasoning: str | None = None
+    extra: dict[str, Any] = {}
+    expressions: tuple[ArgumentExpression, ...] = ()
+    target: Expression | None = None
+
+    @property
+    def label(self) -> str:
+        """How the call is named in every message: ``#3 issueRefund`` or
+        ``#3 issueRefund (refund-1)`` when it has an ``_id``."""
+        if self.id is None:
+            return f"#{self.index} {self.tool}"
+        return f"#{self.index} {self.tool} ({self.id})"
+
+    @property
+    def alternatives(self) -> tuple[tuple[Reference, ...], ...]:
+        """The output alternatives, each a tuple of fan-out targets (DESIGN §1.3).
+
+        ``†a || †b && †c`` gives ``((†a,), (†b, †c))``; no ``_outputPath`` gives ``()``.
+        """
+        target = self.target
+        if target is None:
+            return ()
+        options = target.options if isinstance(target, Alternatives) else (target,)
+        return tuple(option.references for option in options)
+
+    def to_data(self) -> dict[str, Any]:
+        """The call as a JSON object (a ``dict``), as it would appear in a plan."""
+        data: dict[str, Any] = {"_tool": self.tool}
+        if self.id is not None:
+            data["_id"] = self.id
+        data.update(self.arguments)
+        if self.output_path is not None:
+            data["_outputPath"] = self.output_path
+        if self.output_method != "set":
+            data["_outputMethod"] = self.output_method
+        if self.has_output:
+            data["_output"] = self.output
+        if self.instance is not None:
+            data["_instance"] = self.instance
+        if self.reasoning is not None:
+            data["_reasoningForCall"] = self.reasoning
+        data.update(self.extra)
+        return data
+
+
+class Plan(BaseModel):
+    """A parsed plan: its calls in order, its mode and the warnings found parsing it.
+
+    ``form`` remembers which of the three input shapes it came in
+    (``"list"``, ``"object"`` or ``"message"``) so that :meth:`to_json` writes the
+    same shape back.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: tuple[Call, ...]
+    mode: PlanMode | None = None
+    form: Literal["list", "object", "message"] = "list"
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self) -> Iterator[Call]:  # type: ignore[override]
+        return iter(self.calls)
+
+    def __getitem__(self, index: int) -> Call:
+        return self.calls[index]
+
+    def to_data(self) -> list[Any] | dict[str, Any]:
+        """The plan as a decoded JSON value, in the shape it was parsed from."""
+        calls = [call.to_data() for call in self.calls]
+        if self.form == "list":
+            return calls
+        if self.form == "object":
+            data: dict[str, Any] = {"calls": calls}
+            if self.mode is not None:
+                data["mode"] = self.mode
+            return data
+        message: dict[str, Any] = {"type": "plan", "plan": calls}
+        if self.mode is not None:
+            message["mode"] = self.mode
+        return message
+
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text of the plan; ``parse_plan(plan.to_json()) == plan``."""
+        return json.dumps(self.to_data(), ensure_ascii=False, indent=indent)
+
+
+class _Collector:
+    """Collects diagnostics for one plan (the ``fail()`` helper of this stage)."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def fail(
+        self,
+        code: str,
+        message: str,
+        *,
+        call: Call | int | None = None,
+        tool: str | None = None,
+        path: str | None = None,
+        span: tuple[int, int] | None = None,
+        source: str | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
+        index = call.index if isinstance(call, Call) else call
+        label = call.label if isinstance(call, Call) else None
+        if label is None and index is not None:
+            label = f"#{index} {tool}" if tool else f"#{index}"
+        self.diagnostics.append(
+            Diagnostic(code, severity, message, index, path, span, source, label)
+        )
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _decode(source: str | bytes | bytearray, out: _Collector) -> Any:
+    if isinstance(source, (bytes, bytearray)):
+        try:
+            source = bytes(source).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            out.fail("json_syntax", f"plan is not valid UTF-8: {exc.reason} at byte {exc.start}")
+            return None
+    try:
+        return json.loads(source)
+    except json.JSONDecodeError as exc:
+        out.fail(
+            "json_syntax",
+            f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            span=(exc.pos, exc.pos + 1),
+            source=source,
+        )
+        return None
+
+
+def _unwrap(data: Any, out: _Collector) -> tuple[Any, PlanMode | None, str]:
+    """Find the list of calls in one of the three shapes of DESIGN §1.1."""
+    if isinstance(data, list):
+        return data, None, "list"
+    if not isinstance(data, dict):
+        out.fail(
+            "plan_shape",
+            f"a plan must be an array of calls or an object with 'calls', found {_json_kind(data)}",
+        )
+        return None, None, "list"
+    if data.get("type") == "plan" or "plan" in data:
+        form, key, allowed = "message", "plan", {"type", "plan", "mode"}
+        if data.get("type") != "plan":
+            out.fail("plan_shape", 'a plan message must have "type": "plan"')
+    else:
+        form, key, allowed = "object", "calls", {"calls", "mode"}
+    for name in data:
+        if name not in allowed:
+            expected = ", ".join(f"'{k}'" for k in sorted(allowed))
+            out.fail("plan_shape", f"unexpected key '{name}' in the plan; expected {expected}")
+    mode = data.get("mode")
+    if mode is not None and mode not in ("eager", "lazy"):
+        out.fail("plan_shape", f'\'mode\' must be "eager" or "lazy", found {json.dumps(mode)}')
+        mode = None
+    if key not in data:
+        out.fail("plan_shape", f"the plan object has no '{key}' array")
+        return None, mode, form
+    calls = data[key]
+    if not isinstance(calls, list):
+        out.fail("plan_shape", f"'{key}' must be an array of calls, found {_json_kind(calls)}")
+        return None, mode, form
+    return calls, mode, form
+
+
+def _walk(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Yield ``(path, text)`` for every string starting with ``†`` inside ``value``."""
+    if isinstance(value, str):
+        if value.startswith(DAGGER):
+            yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(item, (*path, key))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            yield from _walk(item, (*path, position))
+
+
+def _parse_target(text: str, index: int, tool: str, out: _Collector) -> Expression | None:
+    try:
+        node = parse_expression(text)
+    except ReferenceSyntaxError as exc:
+        out.fail(
+            "reference_syntax",
+            exc.reason,
+            call=index,
+            tool=tool,
+            path="_outputPath",
+            span=exc.span,
+            source=text,
+        )
+        return None
+    if isinstance(node, Escaped):
+        out.fail(
+            "reference_syntax",
+            "an output path cannot be an escaped literal ('††')",
+            call=index,
+            tool=tool,
+            path="_outputPath",
+            span=(0, 2),
+            source=text,
+        )
+        return None
+    for ref in node.references:
+        for segment in ref.segments:
+            if isinstance(segment, Wildcard):
+                out.fail(
+                    "reference_syntax",
+                    "cannot write through a wildcard '[*]'",
+                    call=index,
+                    tool=tool,
+                    path="_outputPath",
+                    span=segment.span,
+                    source=text,
+                )
+                return None
+    return node
+
+
+def _string_field(
+    raw: Mapping[str, Any],
+    key: str,
+    index: int,
+    tool: str,
+    out: _Collector,
+    allow_int: bool = False,
+) -> Any:
+    value = raw.get(key)
+    if value is None:
+        return None
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if not (isinstance(value, str) or (allow_int and is_int)):
+        wanted = "a string or an integer" if allow_int else "a string"
+        out.fail(
+            "plan_shape",
+            f"'{key}' must be {wanted}, found {_json_kind(value)}",
+            call=index,
+            tool=tool,
+            path=key,
+        )
+        return None
+    return value
+
+
+def _parse_call(raw: Any, index: int, out: _Collector) -> Call | None:
+    if not isinstance(raw, dict):
+        out.fail("plan_shape", f"a call must be a JSON object, found {_json_kind(raw)}", call=index)
+        return None
+    tool = raw.get("_tool")
+    if not isinstance(tool, str) or not tool:
+        found = "it is missing" if tool is None else f"found {_json_kind(tool)}"
+        if tool == "":
+            found = "found an empty string"
+        out.fail("plan_shape", f"'_tool' must name a tool; {found}", call=index, path="_tool")
+        tool_name = "?"
+    else:
+        tool_name = tool
+    errors_before = len(out.diagnostics)
+
+    arguments: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in raw.items():
+        if not key.startswith("_"):
+            arguments[key] = value
+        elif key not in META_KEYS:
+            extra[key] = value
+            out.fail(
+                "unknown_meta",
+                f"unknown meta-property '{key}' (kept, not interpreted)",
+                call=index,
+                tool=tool_name,
+                path=key,
+                severity="warning",
+            )
+
+    expressions: list[ArgumentExpression] = []
+    for path, text in _walk(arguments, ()):
+        try:
+            expressions.append(ArgumentExpression(path, text, parse_expression(text)))
+        except ReferenceSyntaxError as exc:
+            out.fail(
+                "reference_syntax",
+                exc.reason,
+                call=index,
+                tool=tool_name,
+                path=format_argument_path(path),
+                span=exc.span,
+                source=text,
+            )
+
+    output_path = raw.get("_outputPath")
+    target: Expression | None = None
+    if output_path is not None:
+        if not isinstance(output_path, str):
+            out.fail(
+                "plan_shape",
+                f"'_outputPath' must be a string such as \"†state.result\", "
+                f"found {_json_kind(output_path)}",
+                call=index,
+                tool=tool_name,
+                path="_outputPath",
+            )
+            output_path = None
+        elif not output_path.startswith(DAGGER):
+            out.fail(
+                "reference_syntax",
+                "an output path must be an expression starting with '†', such as '†state.result'",
+                call=index,
+                tool=tool_name,
+                path="_outputPath",
+                span=(0, 1 if output_path else 0),
+                source=output_path,
+            )
+            output_path = None
+        else:
+            target = _parse_target(output_path, index, tool_name, out)
+
+    method = raw.get("_outputMethod", "set")
+    if method not in _OUTPUT_METHODS:
+        allowed = ", ".join(_OUTPUT_METHODS)
+        out.fail(
+            "plan_shape",
+            f"'_outputMethod' must be one of {allowed}; found {json.dumps(method)}",
+            call=index,
+            tool=tool_name,
+            path="_outputMethod",
+        )
+        method = "set"
+    instance = _string_field(raw, "_instance", index, tool_name, out)
+    call_id = _string_field(raw, "_id", index, tool_name, out, allow_int=True)
+    reasoning = _string_field(raw, "_reasoningForCall", index, tool_name, out)
+
+    if tool_name == "?" or any(d.severity == "error" for d in out.diagnostics[errors_before:]):
+        return None
+    return Call.model_construct(
+        index=index,
+        tool=tool_name,
+        arguments=arguments,
+        output_path=output_path,
+        output_method=method,
+        has_output="_output" in raw,
+        output=raw.get("_output"),
+        instance=instance,
+        id=call_id,
+        reasoning=reasoning,
+        extra=extra,
+        expressions=tuple(expressions),
+        target=target,
+    )
+
+
+def parse_plan(source: str | bytes | bytearray | list[Any] | dict[str, Any] | Plan) -> Plan:
+    """Parse a plan from JSON text, UTF-8 bytes or a decoded JSON value (DESIGN §1.1).
+
+    Returns a :class:`Plan` whose ``diagnostics`` hold the warnings found
+    (``unknown_meta``).  Raises :class:`~obelisk.errors.PlanError` carrying every
+    ``json_syntax``, ``plan_shape`` and ``reference_syntax`` error at once; no
+    other exception escapes.  A :class:`Plan` passed in is returned unchanged.
+
+    >>> plan = parse_plan('[{"_tool": "fetch", "id": "†input.user", "_outputPath": "†state.u"}]')
+    >>> plan.calls[0].label, str(plan.calls[0].expressions[0].expression)
+    ('#0 fetch', '†input.user')
+    """
+    if isinstance(source, Plan):
+        return source
+    out = _Collector()
+    data = _decode(source, out) if isinstance(source, (str, bytes, bytearray)) else source
+    calls_data, mode, form = (None, None, "list") if out.diagnostics else _unwrap(data, out)
+    calls: list[Call] = []
+    seen_ids: dict[str | int, Call] = {}
+    if calls_data is not None:
+        for index, raw in enumerate(calls_data):
+            call = _parse_call(raw, index, out)
+            if call is None:
+                continue
+            if call.id is not None:
+                first = seen_ids.setdefault(call.id, call)
+                if first is not call:
+                    out.fail(
+                        "plan_shape",
+                        f"duplicate _id {json.dumps(call.id)}: {first.label} has it too",
+                        call=call,
+                        path="_id",
+                    )
+            calls.append(call)
+    if any(d.severity == "error" for d in out.diagnostics):
+        raise PlanError(out.diagnostics)
+    return Plan.model_construct(
+        calls=tuple(calls), mode=mode, form=form, diagnostics=tuple(out.diagnostics)
+    )
+
+
+def iter_references(expression: Expression | Escaped) -> tuple[Reference, ...]:
+    """Every reference inside an expression (none for an escaped literal)."""
+    if isinstance(expression, Escaped):
+        return ()
+    return expression.references
