@@ -1,0 +1,414 @@
+"""Check a plan against its tools and data; collect every diagnostic (DESIGN §2.2).
+
+:func:`check` never raises for a bad plan: it returns a :class:`CheckResult`
+whose ``diagnostics`` list every problem, errors and warnings alike, in a
+stable order (by call, then argument path, then code).  ``result.ok`` tells
+whether the plan may run; :meth:`CheckResult.raise_for_errors` turns errors
+into one :class:`~obelisk.errors.PlanError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from obelisk.errors import Diagnostic, PlanError
+from obelisk.grammar import Alternatives, Escaped, Field, Index, Reference
+from obelisk.interpreter.graph import PlanGraph, Read, Write
+from obelisk.interpreter.plan import Call, Plan, format_argument_path, parse_plan
+from obelisk.interpreter.schema_types import (
+    admitted_types,
+    describe_types,
+    schema_at,
+    types_compatible,
+)
+from obelisk.interpreter.tools import Registry, Tool
+
+__all__ = ["ERROR_ARM_SCHEMA", "CheckResult", "check", "path_exists"]
+
+ERROR_ARM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string"},
+                "message": {"type": "string"},
+                "tool": {"type": "string"},
+                "call": {"type": "integer"},
+            },
+        }
+    },
+}
+_WRITABLE_HINT = "write to †state or a data kind instead"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of :func:`check`.
+
+    ``plan`` is None only when the plan text could not be parsed;
+    ``graph`` is the dependency graph (None in that case too).
+    """
+
+    plan: Plan | None
+    graph: PlanGraph | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings allowed): the plan may run."""
+        return not self.errors
+
+    def raise_for_errors(self) -> None:
+        """Raise :class:`~obelisk.errors.PlanError` with every diagnostic if any is an error."""
+        if not self.ok:
+            raise PlanError(self.diagnostics)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"ok": bool, "diagnostics": [...]}``, the shape of ``obelisk check --json``."""
+        return {"ok": self.ok, "diagnostics": [d.to_dict() for d in self.diagnostics]}
+
+
+def path_exists(document: Any, reference: Reference) -> bool:
+    """True when ``reference``'s path exists in ``document`` (existence, not truthiness).
+
+    ``[*]`` exists when it meets a list or an object; the rest of the path after it
+    is not followed.
+    """
+    current = document
+    for segment in reference.segments:
+        if isinstance(segment, Field):
+            if not isinstance(current, Mapping) or segment.name not in current:
+                return False
+            current = current[segment.name]
+        elif isinstance(segment, Index):
+            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
+                return False
+            current = current[segment.index]
+        else:
+            return isinstance(current, (list, Mapping))
+    return True
+
+
+class _Checker:
+    def __init__(
+        self,
+        plan: Plan,
+        registry: Registry,
+        input: Any,
+        state: Any,
+        data: Mapping[str, Any],
+    ) -> None:
+        self.plan = plan
+        self.registry = registry
+        self.input = input
+        self.state = state if state is not None else {}
+        self.data = data
+        self.out: list[Diagnostic] = list(plan.diagnostics)
+        self.graph = PlanGraph(plan, self.exists_outside)
+
+    def fail(
+        self,
+        code: str,
+        message: str,
+        call: Call | None,
+        path: str | None = None,
+        span: tuple[int, int] | None = None,
+        source: str | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
+        self.out.append(
+            Diagnostic(
+                code,
+                severity,
+                message,
+                call.index if call else None,
+                path,
+                span,
+                source,
+                call.label if call else None,
+            )
+        )
+
+    # -- where a path comes from ---------------------------------------------
+    def exists_outside(self, reference: Reference) -> bool:
+        """Does the path exist before the plan runs (input, starting state, data)?"""
+        if reference.kind == "input":
+            return self.input is None or path_exists(self.input, reference)
+        if reference.kind == "state":
+            return path_exists(self.state, reference)
+        return reference.kind in self.data and path_exists(self.data[reference.kind], reference)
+
+    def resolvable(self, read: Read, sources: tuple[Write, ...]) -> bool:
+        return bool(sources) or self.exists_outside(read.reference)
+
+    def unresolved_message(self, reference: Reference, instance: str | None) -> str:
+        kind = reference.kind
+        if kind == "input":
+            text = f"{reference} is not in the input"
+        elif kind == "state":
+            text = f"nothing in the plan writes {reference}, and the state does not hold it"
+        elif kind in self.data:
+            text = f"nothing in the plan writes {reference}, and the '{kind}' data does not hold it"
+        else:
+            text = f"nothing in the plan writes {reference}, and there is no '{kind}' data"
+        if instance is not None:
+            text += f" for instance '{instance}'"
+        known = sorted(
+            {
+                str(w.reference)
+                for writes in self.graph.writes
+                for w in writes
+                if w.reference.kind == kind
+            }
+        )
+        close = difflib.get_close_matches(str(reference), known, n=1, cutoff=0.75)
+        return text + (f"; did you mean {close[0]}?" if close else "")
+
+    # -- per call --------------------------------------------------------------
+    def check_call(self, call: Call) -> None:
+        tool = self.registry.get(call.tool)
+        if tool is None:
+            close = self.registry.suggest(call.tool)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            if not len(self.registry):
+                hint = "; no tools are registered"
+            self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
+        else:
+            self.check_arguments(call, tool)
+            if call.has_output:
+                for problem in tool.validate_output(call.output):
+                    where = format_argument_path(tuple(problem.loc), "_output")
+                    self.fail("invalid_output", problem.message, call, where)
+        for ref in call.target.references if call.target is not None else ():
+            if ref.kind == "input":
+                self.fail(
+                    "readonly_target",
+                    f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
+                    call,
+                    "_outputPath",
+                    ref.span,
+                    call.output_path,
+                )
+        self.check_reads(call)
+
+    def check_arguments(self, call: Call, tool: Tool) -> None:
+        with_refs = {
+            arg.path[0] for arg in call.expressions if not isinstance(arg.expression, Escaped)
+        }
+        for name, value in call.arguments.items():
+            path = format_argument_path((name,))
+            if name not in tool.parameter_names and not tool.accepts_extra:
+                takes = ", ".join(tool.parameter_names) or "no arguments"
+                self.fail(
+                    "invalid_argument",
+                    f"unexpected argument '{name}'; {tool.name} takes {takes}",
+                    call,
+                    path,
+                )
+                continue
+            if name in with_refs:
+                continue
+            for problem in tool.validate_argument(name, _unescape(value)):
+                where = format_argument_path((name, *problem.loc))
+                self.fail("invalid_argument", problem.message, call, where)
+        for name in tool.parameter_names:
+            if name in tool.required and name not in call.arguments:
+                self.fail(
+                    "missing_argument",
+                    f"missing required argument '{name}' of {tool.name}",
+                    call,
+                    format_argument_path((name,)),
+                )
+
+    def check_reads(self, call: Call) -> None:
+        reads = self.graph.reads[call.index]
+        sources = self.graph.sources[call.index]
+        by_argument: dict[int, list[int]] = {}
+        for position, read in enumerate(reads):
+            by_argument.setdefault(id(read.argument), []).append(position)
+        for positions in by_argument.values():
+            first = reads[positions[0]]
+            argument = first.argument
+            where = argument.argument_path
+            if isinstance(argument.expression, Alternatives):
+                options: dict[int, bool] = {}
+                for p in positions:
+                    ok = self.resolvable(reads[p], sources[p])
+                    options[reads[p].option] = options.get(reads[p].option, True) and ok
+                if not any(options.values()):
+                    self.fail(
+                        "unresolved_reference",
+                        f"no alternative of {argument.expression} can ever exist",
+                        call,
+                        where,
+                        argument.expression.span,
+                        argument.text,
+                    )
+                continue
+            for p in positions:
+                read = reads[p]
+                if not self.resolvable(read, sources[p]):
+                    message = self.unresolved_message(read.reference, call.instance)
+                    self.fail(
+                        "unresolved_reference",
+                        message,
+                        call,
+                        where,
+                        read.reference.span,
+                        argument.text,
+                    )
+                elif argument.is_whole_argument and isinstance(argument.expression, Reference):
+                    self.check_type(call, read, sources[p])
+
+    def check_type(self, call: Call, read: Read, sources: tuple[Write, ...]) -> None:
+        tool = self.registry.get(call.tool)
+        if tool is None or read.reference.has_wildcard:
+            return
+        accepted = admitted_types(
+            tool.parameter_schema(str(read.argument.path[0])), tool.parameters
+        )
+        for write in sources:
+            producer_call = self.plan.calls[write.call]
+            producer = self.registry.get(producer_call.tool)
+            if producer is None or producer_call.output_method != "set" or producer.outcomes:
+                continue
+            written = write.reference.segments
+            wanted = read.reference.segments
+            if len(written) > len(wanted) or wanted[: len(written)] != written:
+                continue
+            if write.alternative == 0:
+                schema = producer.output_schema
+            elif write.alternative == write.alternatives - 1:
+                schema = ERROR_ARM_SCHEMA
+            else:
+                continue
+            if schema is None:
+                continue
+            sub, reason = schema_at(schema, wanted[len(written) :])
+            arg = read.argument
+            if reason is not None:
+                message = (
+                    f"{read.reference} cannot exist when {producer_call.label} writes it: {reason}"
+                )
+                self.fail(
+                    "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
+                )
+                continue
+            produced = admitted_types(sub, schema)
+            if not types_compatible(produced, accepted):
+                assert produced is not None and accepted is not None
+                message = (
+                    f"{read.reference} is {describe_types(produced)} "
+                    f"(written by {producer_call.label}), but {tool.name} expects "
+                    f"{describe_types(accepted)} for '{arg.path[0]}'"
+                )
+                self.fail(
+                    "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
+                )
+
+    # -- whole plan ------------------------------------------------------------
+    def check_graph(self) -> None:
+        calls = self.plan.calls
+        for cycle in self.graph.cycles:
+            walk = " -> ".join(calls[node].label for node in cycle)
+            self.fail("dependency_cycle", f"dependency cycle: {walk}", calls[cycle[0]])
+        for node, reason in sorted(self.graph.unreachable.items()):
+            self.fail(
+                "unreachable_call",
+                f"this call can never run: {reason}",
+                calls[node],
+                severity="warning",
+            )
+        self.check_conflicts()
+
+    def check_conflicts(self) -> None:
+        calls = self.plan.calls
+        reported: set[tuple[int, int]] = set()
+        for writes in self.graph.writes:
+            for write in writes:
+                later = calls[write.call]
+                if later.output_method != "set":
+                    continue
+                for other in self.graph.index.overlapping_writes(write):
+                    pair = (other.call, write.call)
+                    earlier = calls[other.call]
+                    if (
+                        other.call >= write.call
+                        or pair in reported
+                        or earlier.output_method != "set"
+                        or earlier.instance != later.instance
+                        or self.graph.exclusive(other.call, write.call)
+                        or self.graph.reaches(other.call, write.call)
+                        or self.graph.reaches(write.call, other.call)
+                    ):
+                        continue
+                    reported.add(pair)
+                    self.fail(
+                        "write_conflict",
+                        f"{write.reference} is also set by {earlier.label} and neither call "
+                        f"waits for the other; the value of the later call in the plan wins",
+                        later,
+                        "_outputPath",
+                        write.reference.span,
+                        later.output_path,
+                        severity="warning",
+                    )
+
+    def run(self) -> CheckResult:
+        for call in self.plan.calls:
+            self.check_call(call)
+        self.check_graph()
+        ordered = sorted(
+            self.out,
+            key=lambda d: (-1 if d.call is None else d.call, d.path or "", d.code),
+        )
+        return CheckResult(self.plan, self.graph, tuple(ordered))
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[1:] if value.startswith("††") else value
+    if isinstance(value, list):
+        return [_unescape(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _unescape(item) for key, item in value.items()}
+    return value
+
+
+def check(
+    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    tools: Any = None,
+    input: Any = None,
+    state: Any = None,
+    *,
+    data: Mapping[str, Any] | None = None,
+) -> CheckResult:
+    """Check a plan: parse it if needed, build its graph and run every check of DESIGN §2.2.
+
+    ``tools`` is anything :meth:`Registry.coerce` accepts (a Registry, a list of
+    tools or functions, a name -> tool mapping, JSON tool descriptions).
+    ``input`` is the input document; when None, ``†input`` references are not
+    checked against it.  ``state`` is the state the plan starts from (default:
+    empty).  ``data`` maps other data kinds (``"data"``, ...) to their documents.
+
+    Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
+    diagnostics come back, no exception escapes for a bad plan.
+    """
+    try:
+        parsed = parse_plan(plan)
+    except PlanError as exc:
+        return CheckResult(None, None, exc.diagnostics)
+    registry = Registry.coerce(tools)
+    return _Checker(parsed, registry, input, state, data or {}).run()

@@ -1,0 +1,334 @@
+"""Dependency graph of a plan (DESIGN §2.1, §2.2).
+
+Call B depends on call A when a path B reads overlaps a path A may write (any
+alternative or fan-out target), and A's write is visible to B's instance
+(DESIGN §1.4: a write under ``_instance: "a"`` is seen by instance ``a`` only;
+a write with no instance by every call).  List order never creates an edge.
+
+Overlap queries go through a :class:`~obelisk.interpreter.paths_index.PathIndex`
+trie, so building the graph grows about linearly with the plan.  Cycles are
+found with :mod:`graphlib` and reported whole (one per strongly connected
+component).  Exclusivity (DESIGN §2.2): two calls are exclusive when they depend
+on different alternatives of the same output expression; a call that depends on
+two alternatives of one output can never run.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections import deque
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+
+from obelisk.grammar import Alternatives, Escaped, Reference
+from obelisk.interpreter.paths_index import PathIndex, path_key
+from obelisk.interpreter.plan import ArgumentExpression, Call, Plan
+
+__all__ = ["PlanGraph", "Read", "Write", "build_graph"]
+
+Tag = tuple[int, int]  # (producer call index, alternative index)
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One reference a call reads.
+
+    ``required`` is False for the options of a ``||`` fallback (a missing option
+    does not skip the call) and for reads through ``[*]``; ``option`` is the
+    position of the fallback option it belongs to (0 when there is no ``||``).
+    """
+
+    call: int
+    reference: Reference
+    argument: ArgumentExpression
+    required: bool
+    option: int
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One path a call may write: alternative ``alternative`` of ``alternatives``."""
+
+    call: int
+    reference: Reference
+    alternative: int
+    alternatives: int
+    instance: str | None
+
+
+def _reads_of(call: Call) -> list[Read]:
+    reads: list[Read] = []
+    for argument in call.expressions:
+        node = argument.expression
+        if isinstance(node, Escaped):
+            continue
+        options = node.options if isinstance(node, Alternatives) else (node,)
+        fallback = len(options) > 1
+        for position, option in enumerate(options):
+            for ref in option.references:
+                required = not fallback and not ref.has_wildcard
+                reads.append(Read(call.index, ref, argument, required, position))
+    return reads
+
+
+def _writes_of(call: Call) -> list[Write]:
+    alternatives = call.alternatives
+    return [
+        Write(call.index, ref, position, len(alternatives), call.instance)
+        for position, targets in enumerate(alternatives)
+        for ref in targets
+    ]
+
+
+class PlanGraph:
+    """The calls of a plan and the dependency edges between them.
+
+    Calls are identified by their index in the plan.  Attributes:
+
+    * ``reads[i]`` / ``writes[i]``: what call ``i`` reads and may write;
+    * ``sources[i][k]``: the writes that can feed ``reads[i][k]``;
+    * ``predecessors[i]`` / ``successors[i]``: sorted call indexes;
+    * ``cycles``: each dependency cycle as a closed walk ``[a, b, ..., a]``
+      (empty when the graph is acyclic).
+
+    ``topological_order()``, ``ready(settled)`` and ``is_complete(settled)``
+    give the scheduling view (DESIGN §2.3): a call is ready when every call
+    that may write what it reads has settled.
+    """
+
+    def __init__(self, plan: Plan, exists: Callable[[Reference], bool] | None = None) -> None:
+        self.plan = plan
+        self._exists = exists
+        calls = plan.calls
+        self.size = len(calls)
+        self.reads: list[list[Read]] = [_reads_of(call) for call in calls]
+        self.writes: list[list[Write]] = [_writes_of(call) for call in calls]
+        self.index: PathIndex[Write] = PathIndex()
+        for writes in self.writes:
+            for write in writes:
+                self.index.add(path_key(write.reference), write)
+        self.sources: list[list[tuple[Write, ...]]] = []
+        predecessors: list[set[int]] = [set() for _ in calls]
+        for call, reads in zip(calls, self.reads, strict=True):
+            sources_of_call = []
+            for read in reads:
+                found = tuple(
+                    write
+                    for write in self.index.overlapping(path_key(read.reference))
+                    if write.call != call.index
+                    and (write.instance is None or write.instance == call.instance)
+                )
+                sources_of_call.append(found)
+                predecessors[call.index].update(write.call for write in found)
+            self.sources.append(sources_of_call)
+        self.predecessors: list[tuple[int, ...]] = [tuple(sorted(p)) for p in predecessors]
+        successors: list[list[int]] = [[] for _ in calls]
+        for node, preds in enumerate(self.predecessors):
+            for pred in preds:
+                successors[pred].append(node)
+        self.successors: list[tuple[int, ...]] = [tuple(s) for s in successors]
+        self.cycles: list[list[int]] = self._find_cycles()
+        self._tags: list[frozenset[Tag]] | None = None
+        self._unreachable: dict[int, str] | None = None
+
+    # -- structure -----------------------------------------------------------
+    @property
+    def edges(self) -> list[tuple[int, int]]:
+        """Every dependency edge ``(producer, consumer)``, sorted."""
+        return [(p, node) for node, preds in enumerate(self.predecessors) for p in preds]
+
+    def _sorter(self) -> graphlib.TopologicalSorter[int]:
+        sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
+        for node, preds in enumerate(self.predecessors):
+            sorter.add(node, *preds)
+        return sorter
+
+    def _find_cycles(self) -> list[list[int]]:
+        try:
+            self._sorter().prepare()
+        except graphlib.CycleError:
+            return [self._walk_cycle(component) for component in self._components()]
+        return []
+
+    def _components(self) -> list[list[int]]:
+        """Strongly connected components with a cycle (iterative Tarjan), by first call."""
+        index_of: dict[int, int] = {}
+        low: dict[int, int] = {}
+        on_stack: set[int] = set()
+        stack: list[int] = []
+        found: list[list[int]] = []
+        counter = 0
+        for root in range(self.size):
+            if root in index_of:
+                continue
+            work: list[tuple[int, Iterator[int]]] = [(root, iter(self.successors[root]))]
+            index_of[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack.add(root)
+            while work:
+                node, children = work[-1]
+                for child in children:
+                    if child not in index_of:
+                        index_of[child] = low[child] = counter
+                        counter += 1
+                        stack.append(child)
+                        on_stack.add(child)
+                        work.append((child, iter(self.successors[child])))
+                        break
+                    if child in on_stack:
+                        low[node] = min(low[node], index_of[child])
+                else:
+                    work.pop()
+                    if work:
+                        parent = work[-1][0]
+                        low[parent] = min(low[parent], low[node])
+                    if low[node] == index_of[node]:
+                        component = []
+                        while True:
+                            member = stack.pop()
+                            on_stack.discard(member)
+                            component.append(member)
+                            if member == node:
+                                break
+                        if len(component) > 1:
+                            found.append(sorted(component))
+        return sorted(found)
+
+    def _walk_cycle(self, component: list[int]) -> list[int]:
+        """Shortest cycle through the component's first call, as ``[a, ..., a]``."""
+        members = set(component)
+        start = component[0]
+        parent: dict[int, int] = {}
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            for child in self.successors[node]:
+                if child == start:
+                    walk = [node]
+                    while walk[-1] != start:
+                        walk.append(parent[walk[-1]])
+                    return [*reversed(walk), start]
+                if child in members and child not in parent:
+                    parent[child] = node
+                    queue.append(child)
+        raise AssertionError("a strongly connected component always has a cycle")
+
+    def topological_order(self) -> list[int]:
+        """Calls in dependency order; calls ready together come in plan order.
+
+        Raises :class:`graphlib.CycleError` when the graph has a cycle.
+        """
+        sorter = self._sorter()
+        sorter.prepare()
+        order: list[int] = []
+        while sorter.is_active():
+            batch = sorted(sorter.get_ready())
+            order.extend(batch)
+            sorter.done(*batch)
+        return order
+
+    def _orderable(self) -> list[int]:
+        """Kahn's order of every call not in or behind a cycle."""
+        waiting = [len(preds) for preds in self.predecessors]
+        queue = deque(node for node in range(self.size) if waiting[node] == 0)
+        order: list[int] = []
+        while queue:
+            node = queue.popleft()
+            order.append(node)
+            for child in self.successors[node]:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    queue.append(child)
+        return order
+
+    def ready(self, settled: Collection[int]) -> list[int]:
+        """Calls not yet settled whose producers have all settled, in plan order."""
+        done = settled if isinstance(settled, (set, frozenset)) else set(settled)
+        return [
+            node
+            for node in range(self.size)
+            if node not in done and all(pred in done for pred in self.predecessors[node])
+        ]
+
+    def is_complete(self, settled: Collection[int]) -> bool:
+        """True when every call of the plan has settled."""
+        done = settled if isinstance(settled, (set, frozenset)) else set(settled)
+        return all(node in done for node in range(self.size))
+
+    def reaches(self, start: int, goal: int) -> bool:
+        """True when ``goal`` depends, directly or not, on ``start``."""
+        seen = {start}
+        queue = deque([start])
+        while queue:
+            for child in self.successors[queue.popleft()]:
+                if child == goal:
+                    return True
+                if child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+        return False
+
+    # -- alternatives ------------------------------------------------------
+    def _analyse_alternatives(self) -> tuple[list[frozenset[Tag]], dict[int, str]]:
+        if self._tags is not None and self._unreachable is not None:
+            return self._tags, self._unreachable
+        tags: list[frozenset[Tag]] = [frozenset()] * self.size
+        unreachable: dict[int, str] = {}
+        labels = [call.label for call in self.plan.calls]
+        for node in self._orderable():
+            acc: set[Tag] = set()
+            for read, sources in zip(self.reads[node], self.sources[node], strict=True):
+                if not read.required or not sources:
+                    continue
+                live = [w for w in sources if w.call not in unreachable]
+                if not live and self._exists is not None and self._exists(read.reference):
+                    continue
+                if not live:
+                    dead = ", ".join(sorted({labels[w.call] for w in sources}))
+                    unreachable[node] = (
+                        f"it needs {read.reference}, which only {dead} can write, "
+                        "and that can never run"
+                    )
+                    break
+                common: frozenset[Tag] | None = None
+                for write in live:
+                    mine = tags[write.call]
+                    if write.alternatives > 1:
+                        mine = mine | {(write.call, write.alternative)}
+                    common = mine if common is None else common & mine
+                acc.update(common or ())
+            if node in unreachable:
+                continue
+            chosen: dict[int, int] = {}
+            for producer, alternative in sorted(acc):
+                if chosen.setdefault(producer, alternative) != alternative:
+                    unreachable[node] = (
+                        f"it depends on two different alternatives of {labels[producer]}, "
+                        "and only one of them is ever written"
+                    )
+                    break
+            tags[node] = frozenset(acc)
+        self._tags, self._unreachable = tags, unreachable
+        return tags, unreachable
+
+    @property
+    def unreachable(self) -> dict[int, str]:
+        """Calls that can never run, each with the reason (DESIGN §2.2)."""
+        return self._analyse_alternatives()[1]
+
+    def exclusive(self, first: int, second: int) -> bool:
+        """True when the two calls depend on different alternatives of one output."""
+        tags = self._analyse_alternatives()[0]
+        chosen = dict(tags[first])
+        return any(chosen.get(producer, alt) != alt for producer, alt in tags[second])
+
+
+def build_graph(plan: Plan, exists: Callable[[Reference], bool] | None = None) -> PlanGraph:
+    """Build the dependency graph of a parsed plan (never raises for a parsed plan).
+
+    ``exists(reference)`` tells whether a path is already there before the plan
+    runs (in the input or the starting state); it only matters for finding calls
+    that can never run.
+    """
+    return PlanGraph(plan, exists)

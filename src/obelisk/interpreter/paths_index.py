@@ -1,0 +1,118 @@
+"""An index of written paths, for overlap queries in about linear time (DESIGN §2.1).
+
+Two paths overlap when one is a prefix of the other; ``[*]`` (and a negative
+index, whose position is unknown until run time) overlaps every index, and
+``[*]`` also every key, since it walks an object's values too.  Instead
+of comparing every read with every write, writes are stored in a trie keyed by
+``(kind, segment, ...)`` and each query walks only the branch it names, plus the
+subtree below its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from obelisk.grammar import Field, Index, Reference
+
+__all__ = ["ANY_INDEX", "PathIndex", "path_key"]
+
+
+class _AnyIndex:
+    """Key for a segment that may be any list position: ``[*]`` or a negative index."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ANY_INDEX"
+
+
+ANY_INDEX = _AnyIndex()
+Key = tuple[object, ...]
+T = TypeVar("T")
+
+
+def path_key(reference: Reference) -> Key:
+    """The trie key of a reference: ``(kind, name | int | ANY_INDEX, ...)``."""
+    parts: list[object] = [reference.kind]
+    for segment in reference.segments:
+        if isinstance(segment, Field):
+            parts.append(segment.name)
+        elif isinstance(segment, Index) and segment.index >= 0:
+            parts.append(segment.index)
+        else:
+            parts.append(ANY_INDEX)
+    return tuple(parts)
+
+
+@dataclass(slots=True, eq=False)
+class _Node(Generic[T]):
+    children: dict[object, _Node[T]] = field(default_factory=dict)
+    items: list[T] = field(default_factory=list)
+    below: list[T] | None = None  # cached items of the whole subtree, self excluded
+
+    def subtree(self) -> list[T]:
+        if self.below is None:
+            collected: list[T] = []
+            for child in self.children.values():
+                collected.extend(child.items)
+                collected.extend(child.subtree())
+            self.below = collected
+        return self.below
+
+
+class PathIndex(Generic[T]):
+    """A trie from path keys to items (for example the writes of a plan).
+
+    ``add(key, item)`` stores an item; ``overlapping(key)`` yields every item
+    whose key overlaps ``key``, each once, in insertion order of the nodes
+    visited.  Adding after a query is allowed (caches are reset).
+    """
+
+    __slots__ = ("_root",)
+
+    def __init__(self) -> None:
+        self._root: _Node[T] = _Node()
+
+    def add(self, key: Key, item: T) -> None:
+        node = self._root
+        node.below = None
+        for part in key:
+            child = node.children.get(part)
+            if child is None:
+                child = node.children[part] = _Node()
+            node = child
+            node.below = None
+        node.items.append(item)
+
+    def overlapping(self, key: Key) -> Iterator[T]:
+        """Items whose key is a prefix of ``key``, or has ``key`` as a prefix."""
+        seen: set[int] = set()
+        for item in self._visit(self._root, key, 0):
+            marker = id(item)
+            if marker not in seen:
+                seen.add(marker)
+                yield item
+
+    def overlapping_writes(self, write: Any) -> Iterator[T]:
+        """Items overlapping the path of ``write`` (anything with a ``reference``)."""
+        return self.overlapping(path_key(write.reference))
+
+    def _visit(self, node: _Node[T], key: Key, depth: int) -> Iterator[T]:
+        yield from node.items
+        if depth == len(key):
+            yield from node.subtree()
+            return
+        part = key[depth]
+        nodes: Iterable[_Node[T]]
+        if part is ANY_INDEX:  # [*] may also walk an object's values: overlap them all
+            nodes = list(node.children.values())
+        else:
+            nodes = [child for child in (node.children.get(part),) if child is not None]
+            if isinstance(part, int):
+                wildcard = node.children.get(ANY_INDEX)
+                if wildcard is not None:
+                    nodes.append(wildcard)
+        for child in nodes:
+            yield from self._visit(child, key, depth + 1)
