@@ -1,1 +1,58 @@
-"""obelisk."""
+"""obelisk: a strict, fast data-flow interpreter for LLM tool-call plans.
+
+Public API only; the implementation lives in private layers (DESIGN §3)::
+
+    import obelisk
+
+    @obelisk.tool
+    def get_user(user_id: str) -> dict[str, str]:
+        "Fetch a user profile."
+        ...
+
+    plan = obelisk.parse_plan('[{"_tool": "get_user", "user_id": "†input.id", '
+                              '"_outputPath": "†state.user"}]')
+    result = obelisk.check(plan, [get_user], input={"id": "u1"})
+    result.raise_for_errors()
+"""
+
+from obelisk.errors import Diagnostic as Diagnostic
+from obelisk.errors import ExecutionError as ExecutionError
+from obelisk.errors import ObeliskError as ObeliskError
+from obelisk.errors import PlanError as PlanError
+from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
+from obelisk.errors import ToolDefinitionError as ToolDefinitionError
+from obelisk.grammar import parse_expression as parse_expression
+from obelisk.interpreter.check import CheckResult as CheckResult
+from obelisk.interpreter.check import check as check
+from obelisk.interpreter.graph import PlanGraph as PlanGraph
+from obelisk.interpreter.plan import Call as Call
+from obelisk.interpreter.plan import Plan as Plan
+from obelisk.interpreter.plan import parse_plan as parse_plan
+from obelisk.interpreter.tools import ArgumentValidationError as ArgumentValidationError
+from obelisk.interpreter.tools import Outcome as Outcome
+from obelisk.interpreter.tools import Registry as Registry
+from obelisk.interpreter.tools import Tool as Tool
+from obelisk.interpreter.tools import tool as tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentValidationError",
+    "Call",
+    "CheckResult",
+    "Diagnostic",
+    "ExecutionError",
+    "ObeliskError",
+    "Outcome",
+    "Plan",
+    "PlanError",
+    "PlanGraph",
+    "ReferenceSyntaxError",
+    "Registry",
+    "Tool",
+    "ToolDefinitionError",
+    "check",
+    "parse_expression",
+    "parse_plan",
+    "tool",
+]

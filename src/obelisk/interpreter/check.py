@@ -105,7 +105,7 @@ class _Checker:
     def __init__(
         self,
         plan: Plan,
-        registry: Registry,
+        registry: Registry | None,
         input: Any,
         state: Any,
         data: Mapping[str, Any],
@@ -178,11 +178,14 @@ class _Checker:
 
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call) -> None:
-        tool = self.registry.get(call.tool)
-        if tool is None:
-            close = self.registry.suggest(call.tool)
+        registry = self.registry
+        tool = registry.get(call.tool) if registry is not None else None
+        if registry is None:
+            pass  # tools unknown: nothing to check against
+        elif tool is None:
+            close = registry.suggest(call.tool)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            if not len(self.registry):
+            if not len(registry):
                 hint = "; no tools are registered"
             self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
         else:
@@ -273,7 +276,10 @@ class _Checker:
                     self.check_type(call, read, sources[p])
 
     def check_type(self, call: Call, read: Read, sources: tuple[Write, ...]) -> None:
-        tool = self.registry.get(call.tool)
+        registry = self.registry
+        if registry is None:
+            return
+        tool = registry.get(call.tool)
         if tool is None or read.reference.has_wildcard:
             return
         accepted = admitted_types(
@@ -281,7 +287,7 @@ class _Checker:
         )
         for write in sources:
             producer_call = self.plan.calls[write.call]
-            producer = self.registry.get(producer_call.tool)
+            producer = registry.get(producer_call.tool)
             if producer is None or producer_call.output_method != "set" or producer.outcomes:
                 continue
             written = write.reference.segments
@@ -398,7 +404,9 @@ def check(
     """Check a plan: parse it if needed, build its graph and run every check of DESIGN §2.2.
 
     ``tools`` is anything :meth:`Registry.coerce` accepts (a Registry, a list of
-    tools or functions, a name -> tool mapping, JSON tool descriptions).
+    tools or functions, a name -> tool mapping, JSON tool descriptions).  With
+    ``tools=None`` the tools are unknown: tool names, arguments and types are not
+    checked (an empty ``Registry()`` instead makes every tool unknown).
     ``input`` is the input document; when None, ``†input`` references are not
     checked against it.  ``state`` is the state the plan starts from (default:
     empty).  ``data`` maps other data kinds (``"data"``, ...) to their documents.
@@ -410,5 +418,5 @@ def check(
         parsed = parse_plan(plan)
     except PlanError as exc:
         return CheckResult(None, None, exc.diagnostics)
-    registry = Registry.coerce(tools)
+    registry = None if tools is None else Registry.coerce(tools)
     return _Checker(parsed, registry, input, state, data or {}).run()
