@@ -210,16 +210,31 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
 
 
 def _plain_reference(match: re.Match[str]) -> Reference:
+    start, end = match.span()
+    kind = match.group(1)
+    path = match.group(2)
+    if not path:
+        return Reference(kind, (), (start, end))
     segments: list[Segment] = []
     offset = match.start(2)
-    for seg in _PLAIN_SEGMENT.finditer(match.group(2)):
+    if "[" not in path:  # only ".name" / ".2" segments: split instead of a second regex
+        for part in path[1:].split("."):
+            span = (offset, offset + len(part) + 1)
+            first = part[0]
+            if first == "-" or "0" <= first <= "9":
+                segments.append(Index(int(part), span))
+            else:
+                segments.append(Field(part, span))
+            offset = span[1]
+        return Reference(kind, tuple(segments), (start, end))
+    for seg in _PLAIN_SEGMENT.finditer(path):
         span = (offset + seg.start(), offset + seg.end())
         name, dotted, bracketed = seg.groups()
         if name is not None:
             segments.append(Field(name, span))
         else:
             segments.append(Index(int(dotted if dotted is not None else bracketed), span))
-    return Reference(match.group(1), tuple(segments), match.span())
+    return Reference(kind, tuple(segments), (start, end))
 
 
 def _conjunction(parts: list[Reference]) -> Reference | Conjunction:

@@ -10,7 +10,6 @@ subtree below its end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -86,33 +85,51 @@ class PathIndex(Generic[T]):
             node.below = None
         node.items.append(item)
 
-    def overlapping(self, key: Key) -> Iterator[T]:
-        """Items whose key is a prefix of ``key``, or has ``key`` as a prefix."""
+    def overlapping(self, key: Key) -> list[T]:
+        """Items whose key is a prefix of ``key``, or has ``key`` as a prefix.
+
+        Each item comes once; items of shallower nodes come first.
+        """
+        found: list[T] = []
+        frontier = [self._root]
+        depth = 0
+        size = len(key)
+        while frontier:
+            for node in frontier:
+                found.extend(node.items)
+            if depth == size:
+                for node in frontier:
+                    found.extend(node.subtree())
+                break
+            part = key[depth]
+            following: list[_Node[T]] = []
+            for node in frontier:
+                children = node.children
+                if not children:
+                    continue
+                if part is ANY_INDEX:  # [*] may also walk an object's values: overlap them all
+                    following.extend(children.values())
+                    continue
+                child = children.get(part)
+                if child is not None:
+                    following.append(child)
+                if isinstance(part, int):
+                    wildcard = children.get(ANY_INDEX)
+                    if wildcard is not None:
+                        following.append(wildcard)
+            frontier = following
+            depth += 1
+        if len(found) < 2:
+            return found
         seen: set[int] = set()
-        for item in self._visit(self._root, key, 0):
+        unique: list[T] = []
+        for item in found:
             marker = id(item)
             if marker not in seen:
                 seen.add(marker)
-                yield item
+                unique.append(item)
+        return unique
 
-    def overlapping_writes(self, write: Any) -> Iterator[T]:
+    def overlapping_writes(self, write: Any) -> list[T]:
         """Items overlapping the path of ``write`` (anything with a ``reference``)."""
         return self.overlapping(path_key(write.reference))
-
-    def _visit(self, node: _Node[T], key: Key, depth: int) -> Iterator[T]:
-        yield from node.items
-        if depth == len(key):
-            yield from node.subtree()
-            return
-        part = key[depth]
-        nodes: Iterable[_Node[T]]
-        if part is ANY_INDEX:  # [*] may also walk an object's values: overlap them all
-            nodes = list(node.children.values())
-        else:
-            nodes = [child for child in (node.children.get(part),) if child is not None]
-            if isinstance(part, int):
-                wildcard = node.children.get(ANY_INDEX)
-                if wildcard is not None:
-                    nodes.append(wildcard)
-        for child in nodes:
-            yield from self._visit(child, key, depth + 1)

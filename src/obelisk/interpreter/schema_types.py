@@ -153,4 +153,3 @@ def describe_types(types: frozenset[str]) -> str:
     }
     ordered = [words[t] for t in sorted(types)]
     return " or ".join(ordered) if ordered else "nothing"
-

@@ -1,0 +1,5 @@
+"""``python -m obelisk``: the command line."""
+
+from obelisk.cli import main
+
+main()
