@@ -20,9 +20,9 @@ from obelisk.grammar.parser import parse_reference as parse_reference
 from obelisk.grammar.paths import to_jsonpath as to_jsonpath
 
 __all__ = [
-    "DAGGER",
     "Alternatives",
     "Conjunction",
+    "DAGGER",
     "Escaped",
     "Expression",
     "Field",

@@ -241,14 +241,15 @@ class _Checker:
     def check_reads(self, call: Call) -> None:
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
-        by_argument: dict[int, list[int]] = {}
-        for position, read in enumerate(reads):
-            by_argument.setdefault(id(read.argument), []).append(position)
-        for positions in by_argument.values():
-            argument = reads[positions[0]].argument
+        start = 0
+        while start < len(reads):  # reads of one argument expression are contiguous
+            argument = reads[start].argument
+            end = start + 1
+            while end < len(reads) and reads[end].argument is argument:
+                end += 1
             if isinstance(argument.expression, Alternatives):
                 options: dict[int, bool] = {}
-                for p in positions:
+                for p in range(start, end):
                     ok = self.resolvable(reads[p], sources[p])
                     options[reads[p].option] = options.get(reads[p].option, True) and ok
                 if not any(options.values()):
@@ -260,28 +261,29 @@ class _Checker:
                         argument.expression.span,
                         argument.text,
                     )
-                continue
-            for p in positions:
-                read = reads[p]
-                if not self.resolvable(read, sources[p]):
-                    message = self.unresolved_message(read.reference, call.instance)
-                    self.fail(
-                        "unresolved_reference",
-                        message,
-                        call,
-                        argument.argument_path,
-                        read.reference.span,
-                        argument.text,
-                    )
-                elif argument.is_whole_argument and isinstance(argument.expression, Reference):
-                    self.check_type(call, read, sources[p])
+            else:
+                whole = argument.is_whole_argument and isinstance(argument.expression, Reference)
+                for p in range(start, end):
+                    read = reads[p]
+                    if not self.resolvable(read, sources[p]):
+                        self.fail(
+                            "unresolved_reference",
+                            self.unresolved_message(read.reference, call.instance),
+                            call,
+                            argument.argument_path,
+                            read.reference.span,
+                            argument.text,
+                        )
+                    elif whole:
+                        self.check_type(call, read, sources[p])
+            start = end
 
     def check_type(self, call: Call, read: Read, sources: tuple[Write, ...]) -> None:
         registry = self.registry
         if registry is None:
             return
         tool = registry.get(call.tool)
-        if tool is None or read.reference.has_wildcard:
+        if tool is None or not read.required:  # a lone reference is optional only via [*]
             return
         accepted = self.accepted_types(tool, str(read.argument.path[0]))
         for write in sources:
@@ -289,9 +291,8 @@ class _Checker:
             producer = registry.get(producer_call.tool)
             if producer is None or producer_call.output_method != "set" or producer.outcomes:
                 continue
-            written = write.reference.segments
-            wanted = read.reference.segments
-            if len(written) > len(wanted) or wanted[: len(written)] != written:
+            depth = len(write.key)
+            if depth > len(read.key) or read.key[:depth] != write.key:
                 continue
             if write.alternative == 0:
                 schema = producer.output_schema
@@ -301,7 +302,9 @@ class _Checker:
                 continue
             if schema is None:
                 continue
-            reason, produced = self.produced_types(schema, wanted[len(written) :])
+            reason, produced = self.produced_types(
+                schema, read.reference.segments[depth - 1 :], read.key[depth:]
+            )
             arg = read.argument
             if reason is not None:
                 message = (
@@ -329,10 +332,10 @@ class _Checker:
         return self._accepted[key]
 
     def produced_types(
-        self, schema: dict[str, Any], tail: tuple[Segment, ...]
+        self, schema: dict[str, Any], tail: tuple[Segment, ...], tail_key: tuple[object, ...]
     ) -> tuple[str | None, frozenset[str] | None]:
         """``(reason the path cannot exist, or None; types found there, or None)``."""
-        key = (id(schema), tail)
+        key = (id(schema), tail_key)
         if key not in self._produced:
             sub, reason = schema_at(schema, tail)
             self._produced[key] = (reason, None if reason else admitted_types(sub, schema))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import graphlib
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
 from obelisk.interpreter.paths_index import PathIndex, path_key
@@ -29,13 +29,13 @@ __all__ = ["PlanGraph", "Read", "Write", "build_graph"]
 Tag = tuple[int, int]  # (producer call index, alternative index)
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
+class Read(NamedTuple):
     """One reference a call reads.
 
     ``required`` is False for the options of a ``||`` fallback (a missing option
     does not skip the call) and for reads through ``[*]``; ``option`` is the
-    position of the fallback option it belongs to (0 when there is no ``||``).
+    position of the fallback option it belongs to (0 when there is no ``||``);
+    ``key`` is the path as a plain tuple (:func:`~obelisk.interpreter.paths_index.path_key`).
     """
 
     call: int
@@ -43,10 +43,10 @@ class Read:
     argument: ArgumentExpression
     required: bool
     option: int
+    key: tuple[object, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(NamedTuple):
     """One path a call may write: alternative ``alternative`` of ``alternatives``."""
 
     call: int
@@ -54,6 +54,7 @@ class Write:
     alternative: int
     alternatives: int
     instance: str | None
+    key: tuple[object, ...]
 
 
 def _reads_of(call: Call) -> list[Read]:
@@ -67,14 +68,15 @@ def _reads_of(call: Call) -> list[Read]:
         for position, option in enumerate(options):
             for ref in option.references:
                 required = not fallback and not ref.has_wildcard
-                reads.append(Read(call.index, ref, argument, required, position))
+                reads.append(Read(call.index, ref, argument, required, position, path_key(ref)))
     return reads
 
 
 def _writes_of(call: Call) -> list[Write]:
     alternatives = call.alternatives
+    count = len(alternatives)
     return [
-        Write(call.index, ref, position, len(alternatives), call.instance)
+        Write(call.index, ref, position, count, call.instance, path_key(ref))
         for position, targets in enumerate(alternatives)
         for ref in targets
     ]
@@ -106,20 +108,22 @@ class PlanGraph:
         self.index: PathIndex[Write] = PathIndex()
         for writes in self.writes:
             for write in writes:
-                self.index.add(path_key(write.reference), write)
+                self.index.add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
         predecessors: list[set[int]] = [set() for _ in calls]
         for call, reads in zip(calls, self.reads, strict=True):
             sources_of_call = []
+            me, instance = call.index, call.instance
+            mine = predecessors[me]
             for read in reads:
                 found = tuple(
                     write
-                    for write in self.index.overlapping(path_key(read.reference))
-                    if write.call != call.index
-                    and (write.instance is None or write.instance == call.instance)
+                    for write in self.index.overlapping(read.key)
+                    if write.call != me and (write.instance is None or write.instance == instance)
                 )
                 sources_of_call.append(found)
-                predecessors[call.index].update(write.call for write in found)
+                for write in found:
+                    mine.add(write.call)
             self.sources.append(sources_of_call)
         self.predecessors: list[tuple[int, ...]] = [tuple(sorted(p)) for p in predecessors]
         successors: list[list[int]] = [[] for _ in calls]

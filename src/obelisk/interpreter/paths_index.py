@@ -131,5 +131,5 @@ class PathIndex(Generic[T]):
         return unique
 
     def overlapping_writes(self, write: Any) -> list[T]:
-        """Items overlapping the path of ``write`` (anything with a ``reference``)."""
-        return self.overlapping(path_key(write.reference))
+        """Items overlapping the path of ``write`` (anything with a path ``key``)."""
+        return self.overlapping(write.key)

@@ -1,0 +1,202 @@
+"""The command line: exit codes, exact output shapes, standard input, bad invocations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from obelisk import __version__
+from obelisk.cli import app
+
+runner = CliRunner()
+
+TOOLS = '''
+from obelisk import tool
+
+@tool
+def fetch(key: str) -> dict[str, int]:
+    """Fetch."""
+    return {"n": 1}
+
+@tool
+def double(n: int) -> int:
+    """Double."""
+    return 2 * n
+'''
+
+GOOD = [
+    {"_tool": "fetch", "key": "†input.key", "_outputPath": "†state.r"},
+    {"_tool": "double", "n": "†state.r.n", "_outputPath": "†state.d || †state.e"},
+    {"_tool": "fetch", "key": "x", "_outputPath": "†state.other"},
+]
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "good.json").write_text(json.dumps(GOOD))
+    bad = [{"_tool": "fetch", "key": 3}, {"_tool": "dbl", "n": "†state.nope"}]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    (tmp_path / "input.json").write_text('{"key": "k"}')
+    return {p.stem: p for p in tmp_path.iterdir()}
+
+
+def test_check_ok_exits_zero(files: dict[str, Path]) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            str(files["good"]),
+            "--tools",
+            str(files["tools"]),
+            "--input",
+            str(files["input"]),
+        ],
+    )
+    assert result.exit_code == 0
+    assert result.stdout == f"{files['good']}: ok (3 calls, 1 dependency)\n"
+
+
+def test_check_without_tools_says_so(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["check", str(files["good"])])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == (
+        "note: no --tools given: tool names and arguments were not checked"
+    )
+
+
+def test_check_errors_exit_two_with_located_messages(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["check", str(files["bad"]), "--tools", str(files["tools"])])
+    assert result.exit_code == 2
+    assert result.stdout.splitlines() == [
+        "error[invalid_argument] #0 fetch, args.key: expected a string, got 3",
+        "error[unknown_tool] #1 dbl, _tool: unknown tool 'dbl'; did you mean 'double'?",
+        "error[unresolved_reference] #1 dbl, args.n: nothing in the plan writes †state.nope, "
+        "and the state does not hold it",
+        "    †state.nope",
+        "    ^^^^^^^^^^^",
+        f"{files['bad']}: 3 errors (2 calls, 0 dependencies)",
+    ]
+
+
+def test_check_json_shape(files: dict[str, Path]) -> None:
+    result = runner.invoke(
+        app, ["check", str(files["bad"]), "--tools", str(files["tools"]), "--json"]
+    )
+    assert result.exit_code == 2
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"ok", "diagnostics"}
+    assert payload["ok"] is False
+    assert payload["diagnostics"][2] == {
+        "code": "unresolved_reference",
+        "severity": "error",
+        "call": 1,
+        "path": "args.n",
+        "span": [0, 11],
+        "message": "nothing in the plan writes †state.nope, and the state does not hold it",
+    }
+    for item in payload["diagnostics"]:
+        assert list(item) == ["code", "severity", "call", "path", "span", "message"]
+
+
+def test_check_reads_standard_input() -> None:
+    result = runner.invoke(app, ["check", "-", "--json"], input=json.dumps(GOOD))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"ok": True, "diagnostics": []}
+
+
+def test_check_bad_json_from_stdin_is_located() -> None:
+    result = runner.invoke(app, ["check", "-"], input='[{"_tool": "a",}]')
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[:3] == [
+        "error[json_syntax]: invalid JSON: Expecting property name enclosed in double quotes "
+        "at line 1, column 16",
+        '    [{"_tool": "a",}]',
+        "                   ^",
+    ]
+
+
+def test_missing_plan_file(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["check", str(tmp_path / "nope.json")])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"obelisk: error: cannot read plan '{tmp_path / 'nope.json'}': No such file or directory\n"
+    )
+
+
+def test_bad_input_json(files: dict[str, Path], tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    result = runner.invoke(app, ["check", str(files["good"]), "--input", str(broken)])
+    assert result.exit_code == 2
+    assert "is not valid JSON: Expecting property name enclosed in double quotes" in result.stderr
+
+
+def test_tools_that_do_not_load(files: dict[str, Path], tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["check", str(files["good"]), "--tools", str(tmp_path / "missing.py")]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith("obelisk: error: ")
+    assert "missing.py" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_graph_mermaid_exact(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["graph", str(files["good"])])
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "flowchart TD\n"
+        "  input([input])\n"
+        '  c0["#0 fetch"]\n'
+        '  c1["#1 double"]\n'
+        '  c2["#2 fetch"]\n'
+        '  input -- "†input.key" --> c0\n'
+        '  c0 -- "†state.r.n" --> c1\n'
+    )
+
+
+def test_graph_dot_draws_alternatives_dashed(tmp_path: Path) -> None:
+    plan = [
+        {"_tool": "pay", "_outputPath": "†state.ok || †state.err"},
+        {"_tool": "ship", "r": "†state.ok"},
+        {"_tool": "report", "e": "†state.err"},
+    ]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(plan))
+    result = runner.invoke(app, ["graph", str(path), "--format", "dot"])
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "digraph plan {\n"
+        "  rankdir=TB;\n"
+        "  node [shape=box];\n"
+        '  c0 [label="#0 pay"];\n'
+        '  c1 [label="#1 ship"];\n'
+        '  c2 [label="#2 report"];\n'
+        '  c0 -> c1 [label="†state.ok (alternative 1 of 2)", style=dashed];\n'
+        '  c0 -> c2 [label="†state.err (alternative 2 of 2)", style=dashed];\n'
+        "}\n"
+    )
+
+
+def test_graph_unknown_format(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["graph", str(files["good"]), "--format", "png"])
+    assert result.exit_code == 2
+    assert result.stderr == "obelisk: error: unknown --format 'png'; expected 'mermaid' or 'dot'\n"
+
+
+def test_graph_of_unparsable_plan(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text('{"calls": 3}')
+    result = runner.invoke(app, ["graph", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr == "error[plan_shape]: 'calls' must be an array of calls, found a number\n"
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"obelisk {__version__}\n"

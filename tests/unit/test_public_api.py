@@ -1,0 +1,99 @@
+"""The public surface: a sorted ``__all__`` pinned here, explicit re-exports, layers."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import obelisk
+import obelisk.grammar
+
+SRC = Path(obelisk.__file__).resolve().parent
+
+PUBLIC = [
+    "ArgumentValidationError",
+    "Call",
+    "CheckResult",
+    "Diagnostic",
+    "ExecutionError",
+    "ObeliskError",
+    "Outcome",
+    "Plan",
+    "PlanError",
+    "PlanGraph",
+    "ReferenceSyntaxError",
+    "Registry",
+    "Tool",
+    "ToolDefinitionError",
+    "check",
+    "parse_expression",
+    "parse_plan",
+    "tool",
+]
+
+
+def test_all_is_pinned_and_sorted() -> None:
+    assert obelisk.__all__ == PUBLIC
+    assert sorted(obelisk.__all__) == obelisk.__all__
+
+
+def test_every_public_name_resolves() -> None:
+    for name in obelisk.__all__:
+        assert getattr(obelisk, name) is not None
+
+
+def test_grammar_all_is_sorted_and_resolves() -> None:
+    assert sorted(obelisk.grammar.__all__) == obelisk.grammar.__all__
+    for name in obelisk.grammar.__all__:
+        assert hasattr(obelisk.grammar, name)
+
+
+def test_every_error_derives_from_the_root_and_has_a_code() -> None:
+    errors = [getattr(obelisk, name) for name in PUBLIC if name.endswith("Error")]
+    codes = set()
+    for error in errors:
+        assert issubclass(error, obelisk.ObeliskError)
+        assert isinstance(error.code, str) and error.code
+        codes.add(error.code)
+    assert len(codes) == len(errors), "error codes must be distinct"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_layers_import_only_downward() -> None:
+    """DESIGN §3: errors <- grammar <- interpreter <- cli; grammar has no pydantic/asyncio."""
+    for path in (SRC / "grammar").glob("*.py"):
+        imported = _imports(path)
+        assert not {m for m in imported if m.split(".")[0] in {"pydantic", "asyncio"}}, path
+        assert not {m for m in imported if m.startswith(("obelisk.interpreter", "obelisk.cli"))}
+    for path in (SRC / "interpreter").glob("*.py"):
+        imported = _imports(path)
+        assert not {m for m in imported if m.startswith(("obelisk.cli", "obelisk.stdlib_tools"))}
+    for path in [SRC / "errors.py"]:
+        assert not {m for m in _imports(path) if m.startswith("obelisk")}
+
+
+def test_modules_stay_small() -> None:
+    sizes = {
+        str(path.relative_to(SRC)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in SRC.rglob("*.py")
+    }
+    too_big = {name: lines for name, lines in sizes.items() if lines > 450}
+    assert too_big == {}
+
+
+def test_importing_obelisk_does_not_import_the_cli() -> None:
+    code = "import sys, obelisk; print('obelisk.cli' in sys.modules, 'typer' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
