@@ -25,6 +25,7 @@ __all__ = [
     "Severity",
     "ToolDefinitionError",
     "caret_lines",
+    "sort_diagnostics",
 ]
 
 Severity = Literal["error", "warning"]
@@ -173,6 +174,14 @@ class Diagnostic:
         return "\n".join(lines)
 
 
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """The stable order of diagnostics: plan-level first, then by call index,
+    argument path and code (order of discovery breaks the remaining ties)."""
+    return tuple(
+        sorted(diagnostics, key=lambda d: (-1 if d.call is None else d.call, d.path or "", d.code))
+    )
+
+
 class PlanError(ObeliskError):
     """A plan has errors; nothing of it ran.  Carries every diagnostic found.
 
@@ -183,7 +192,7 @@ class PlanError(ObeliskError):
     code = "plan_error"
 
     def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self.diagnostics: tuple[Diagnostic, ...] = sort_diagnostics(diagnostics)
         super().__init__(self.render())
 
     @property

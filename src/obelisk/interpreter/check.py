@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from obelisk.errors import Diagnostic, PlanError
+from obelisk.errors import Diagnostic, PlanError, sort_diagnostics
 from obelisk.grammar import Alternatives, Escaped, Field, Index, Reference, Segment
 from obelisk.interpreter.graph import PlanGraph, Read, Write
+from obelisk.interpreter.paths_index import ANY_INDEX, path_key
 from obelisk.interpreter.plan import Call, Plan, format_argument_path, parse_plan
 from obelisk.interpreter.schema_types import (
     admitted_types,
@@ -166,19 +167,37 @@ class _Checker:
         elif kind in self.data:
             text = f"nothing in the plan writes {reference}, and the '{kind}' data does not hold it"
         else:
-            text = f"nothing in the plan writes {reference}, and there is no '{kind}' data"
-        if instance is not None:
-            text += f" for instance '{instance}'"
-        known = sorted(
+            text = f"nothing in the plan writes {reference}, and no '{kind}' document was given"
+        hidden = sorted(
             {
-                str(w.reference)
-                for writes in self.graph.writes
-                for w in writes
-                if w.reference.kind == kind
+                self.plan.calls[w.call].label
+                for w in self.graph.index.overlapping(path_key(reference))
+                if w.instance is not None and w.instance != instance
             }
         )
-        close = difflib.get_close_matches(str(reference), known, n=1, cutoff=0.75)
-        return text + (f"; did you mean {close[0]}?" if close else "")
+        if hidden:
+            seen_by = f"instance '{instance}'" if instance is not None else "calls without one"
+            return (
+                f"{reference} is written only under another _instance ({', '.join(hidden)}), "
+                f"which {seen_by} cannot see"
+            )
+        return text + self.suggestion(reference)
+
+    def suggestion(self, reference: Reference) -> str:
+        """``"; did you mean †state.receipt?"`` for a close path some call writes."""
+        prefix = "†" + reference.kind
+        wanted = str(reference)[len(prefix) :]
+        known = sorted(
+            {
+                str(w.reference)[len(prefix) :]
+                for writes in self.graph.writes
+                for w in writes
+                if w.reference.kind == reference.kind
+            }
+            - {wanted}
+        )
+        close = difflib.get_close_matches(wanted, known, n=1, cutoff=0.8)
+        return f"; did you mean {prefix}{close[0]}?" if close else ""
 
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call) -> None:
@@ -217,9 +236,11 @@ class _Checker:
         for name, value in call.arguments.items():
             if name not in tool.parameter_names and not tool.accepts_extra:
                 takes = ", ".join(tool.parameter_names) or "no arguments"
+                close = difflib.get_close_matches(name, tool.parameter_names, n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
                 self.fail(
                     "invalid_argument",
-                    f"unexpected argument '{name}'; {tool.name} takes {takes}",
+                    f"unexpected argument '{name}'; {hint}{tool.name} takes {takes}",
                     call,
                     format_argument_path((name,)),
                 )
@@ -294,10 +315,18 @@ class _Checker:
             depth = len(write.key)
             if depth > len(read.key) or read.key[:depth] != write.key:
                 continue
+            if (
+                ANY_INDEX in write.key
+                and (  # negative indexes: compare the real positions
+                    read.reference.segments[: depth - 1] != write.reference.segments
+                )
+            ):
+                continue
+            writer = producer_call.label
             if write.alternative == 0:
                 schema = producer.output_schema
             elif write.alternative == write.alternatives - 1:
-                schema = ERROR_ARM_SCHEMA
+                schema, writer = ERROR_ARM_SCHEMA, f"the error arm of {writer}"
             else:
                 continue
             if schema is None:
@@ -307,9 +336,7 @@ class _Checker:
             )
             arg = read.argument
             if reason is not None:
-                message = (
-                    f"{read.reference} cannot exist when {producer_call.label} writes it: {reason}"
-                )
+                message = f"{read.reference} cannot exist when {writer} writes it: {reason}"
                 self.fail(
                     "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
                 )
@@ -318,7 +345,7 @@ class _Checker:
                 assert produced is not None and accepted is not None
                 message = (
                     f"{read.reference} is {describe_types(produced)} "
-                    f"(written by {producer_call.label}), but {tool.name} expects "
+                    f"(written by {writer}), but {tool.name} expects "
                     f"{describe_types(accepted)} for '{arg.path[0]}'"
                 )
                 self.fail(
@@ -381,7 +408,7 @@ class _Checker:
                     self.fail(
                         "write_conflict",
                         f"{write.reference} is also set by {earlier.label} and neither call "
-                        f"waits for the other; the value of the later call in the plan wins",
+                        f"waits for the other; this call's value wins, being later in the plan",
                         later,
                         "_outputPath",
                         write.reference.span,
@@ -393,11 +420,7 @@ class _Checker:
         for call in self.plan.calls:
             self.check_call(call)
         self.check_graph()
-        ordered = sorted(
-            self.out,
-            key=lambda d: (-1 if d.call is None else d.call, d.path or "", d.code),
-        )
-        return CheckResult(self.plan, self.graph, tuple(ordered))
+        return CheckResult(self.plan, self.graph, sort_diagnostics(self.out))
 
 
 def _unescape(value: Any) -> Any:

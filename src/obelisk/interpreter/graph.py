@@ -139,7 +139,7 @@ class PlanGraph:
     @property
     def edges(self) -> list[tuple[int, int]]:
         """Every dependency edge ``(producer, consumer)``, sorted."""
-        return [(p, node) for node, preds in enumerate(self.predecessors) for p in preds]
+        return sorted((p, node) for node, preds in enumerate(self.predecessors) for p in preds)
 
     def _sorter(self) -> graphlib.TopologicalSorter[int]:
         sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
@@ -199,24 +199,47 @@ class PlanGraph:
                             found.append(sorted(component))
         return sorted(found)
 
-    def _walk_cycle(self, component: list[int]) -> list[int]:
-        """Shortest cycle through the component's first call, as ``[a, ..., a]``."""
-        members = set(component)
-        start = component[0]
+    def _path_within(self, start: int, goal: int, members: set[int]) -> list[int]:
+        """Shortest path ``[start, ..., goal]`` (at least one step) inside ``members``."""
         parent: dict[int, int] = {}
         queue = deque([start])
         while queue:
             node = queue.popleft()
             for child in self.successors[node]:
-                if child == start:
-                    walk = [node]
-                    while walk[-1] != start:
-                        walk.append(parent[walk[-1]])
-                    return [*reversed(walk), start]
-                if child in members and child not in parent:
-                    parent[child] = node
-                    queue.append(child)
-        raise AssertionError("a strongly connected component always has a cycle")
+                if child not in members or child in parent:
+                    continue
+                parent[child] = node
+                if child == goal:
+                    path = [goal]
+                    while path[-1] != start or len(path) == 1:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                queue.append(child)
+        raise AssertionError("members of a strongly connected component reach each other")
+
+    def _walk_cycle(self, component: list[int]) -> list[int]:
+        """A closed walk ``[a, ..., a]`` through every call of the component.
+
+        It is the shortest cycle through the first call, extended (in plan order)
+        by the shortest detour to each member that cycle misses, so every call
+        that takes part in the cycle is named.
+        """
+        members = set(component)
+        start = component[0]
+        walk = self._path_within(start, start, members)
+        for member in component:
+            if member in walk:
+                continue
+            best: list[int] | None = None
+            best_at = 0
+            for position, node in enumerate(walk[:-1]):
+                detour = self._path_within(node, member, members)
+                detour += self._path_within(member, node, members)[1:]
+                if best is None or len(detour) < len(best):
+                    best, best_at = detour, position
+            assert best is not None
+            walk = walk[:best_at] + best + walk[best_at + 1 :]
+        return walk
 
     def topological_order(self) -> list[int]:
         """Calls in dependency order; calls ready together come in plan order.
@@ -285,9 +308,9 @@ class PlanGraph:
             for read, sources in zip(self.reads[node], self.sources[node], strict=True):
                 if not read.required or not sources:
                     continue
+                if self._exists is not None and self._exists(read.reference):
+                    continue  # there before the plan: no alternative has to be written
                 live = [w for w in sources if w.call not in unreachable]
-                if not live and self._exists is not None and self._exists(read.reference):
-                    continue
                 if not live:
                     dead = ", ".join(sorted({labels[w.call] for w in sources}))
                     unreachable[node] = (

@@ -2,7 +2,8 @@
 
 Two paths overlap when one is a prefix of the other; ``[*]`` (and a negative
 index, whose position is unknown until run time) overlaps every index, and
-``[*]`` also every key, since it walks an object's values too.  Instead
+``[*]`` also every key, since it walks an object's values too; a negative index
+never overlaps a key.  Instead
 of comparing every read with every write, writes are stored in a trie keyed by
 ``(kind, segment, ...)`` and each query walks only the branch it names, plus the
 subtree below its end.
@@ -15,33 +16,37 @@ from typing import Any, Generic, TypeVar
 
 from obelisk.grammar import Field, Index, Reference
 
-__all__ = ["ANY_INDEX", "PathIndex", "path_key"]
+__all__ = ["ANY_INDEX", "WILDCARD", "PathIndex", "path_key"]
 
 
-class _AnyIndex:
-    """Key for a segment that may be any list position: ``[*]`` or a negative index."""
+class _Marker:
+    __slots__ = ("name",)
 
-    __slots__ = ()
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __repr__(self) -> str:
-        return "ANY_INDEX"
+        return self.name
 
 
-ANY_INDEX = _AnyIndex()
+ANY_INDEX = _Marker("ANY_INDEX")
+"""Key of a negative index: some list position, unknown until run time."""
+WILDCARD = _Marker("WILDCARD")
+"""Key of ``[*]`` (reads only): every item of a list, or every value of an object."""
 Key = tuple[object, ...]
 T = TypeVar("T")
 
 
 def path_key(reference: Reference) -> Key:
-    """The trie key of a reference: ``(kind, name | int | ANY_INDEX, ...)``."""
+    """The trie key of a reference: ``(kind, name | int | ANY_INDEX | WILDCARD, ...)``."""
     parts: list[object] = [reference.kind]
     for segment in reference.segments:
         if isinstance(segment, Field):
             parts.append(segment.name)
-        elif isinstance(segment, Index) and segment.index >= 0:
-            parts.append(segment.index)
+        elif isinstance(segment, Index):
+            parts.append(segment.index if segment.index >= 0 else ANY_INDEX)
         else:
-            parts.append(ANY_INDEX)
+            parts.append(WILDCARD)
     return tuple(parts)
 
 
@@ -107,8 +112,11 @@ class PathIndex(Generic[T]):
                 children = node.children
                 if not children:
                     continue
-                if part is ANY_INDEX:  # [*] may also walk an object's values: overlap them all
+                if part is WILDCARD:  # [*] may also walk an object's values: overlap them all
                     following.extend(children.values())
+                    continue
+                if part is ANY_INDEX:  # a negative index: any list position, never a key
+                    following.extend(c for k, c in children.items() if not isinstance(k, str))
                     continue
                 child = children.get(part)
                 if child is not None:

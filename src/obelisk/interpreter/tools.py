@@ -37,7 +37,11 @@ from obelisk.errors import ObeliskError, ToolDefinitionError
 __all__ = ["ArgumentProblem", "ArgumentValidationError", "Outcome", "Registry", "Tool", "tool"]
 
 Loc = tuple[str | int, ...]
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+# Any visible name: no control characters, no surrounding whitespace.  Real
+# catalogs use spaces ("requestFirst Aid Assistance" in Seal-Tools).
+_NAME = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
+_NAME_RULE = "a non-empty string without control characters or surrounding whitespace"
+_CHECKED_SCHEMAS: set[tuple[type, str]] = set()
 _OPTIONS = ("outcomes", "timeout", "capacity", "pure")
 _PHRASES = {
     "integer": "an integer", "number": "a number", "string": "a string", "boolean": "a boolean",
@@ -141,8 +145,13 @@ def _validator_for(schema: Any, tool_name: str, key: str) -> Any:
     if not isinstance(schema, (Mapping, bool)):
         raise _bad(tool_name, f"{key!r} must be a JSON schema (an object or a boolean)")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    # Checking a schema against its metaschema costs milliseconds; catalogs repeat schemas.
+    fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
+    if fingerprint in _CHECKED_SCHEMAS:
+        return cls(schema)
     try:
         cls.check_schema(schema)
+        _CHECKED_SCHEMAS.add(fingerprint)
     except jsonschema.SchemaError as exc:
         at = ".".join(map(str, exc.absolute_path))
         raise _bad(
@@ -163,7 +172,7 @@ def _adapter(tool_name: str, what: str, annotation: Any) -> tuple[TypeAdapter[An
 
 def _check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ToolDefinitionError(f"invalid tool name {name!r}: must match {_NAME.pattern}")
+        raise ToolDefinitionError(f"invalid tool name {name!r}: must be {_NAME_RULE}")
     outs = list(outcomes) if isinstance(outcomes, (list, tuple)) else None
     if (
         outs is None
@@ -216,6 +225,7 @@ class Tool:
     _output_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
     _validator: Any = field(init=False, default=None)
     _output_validator: Any = field(init=False, default=None)
+    _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
@@ -224,6 +234,12 @@ class Tool:
         self.parameter_names = tuple(self.parameters.get("properties") or ())
         self.required = frozenset(self.parameters.get("required") or ())
         self.accepts_extra = self.parameters.get("additionalProperties", True) is not False
+        if self.function is None:  # schema-only: validate with jsonschema
+            self._validator = _validator_for(self.parameters, self.name, "parameters")
+            if self.output_schema is not None:
+                self._output_validator = _validator_for(
+                    self.output_schema, self.name, "output_schema"
+                )
         call = getattr(self.function, "__call__", None)  # noqa: B004
         self.is_async = inspect.iscoroutinefunction(self.function) or (
             self.function is not None and inspect.iscoroutinefunction(call)
@@ -360,14 +376,15 @@ class Tool:
         params = spec.get(key) or {"type": "object", "properties": {}}
         if not isinstance(params, Mapping) or params.get("type", "object") != "object":
             raise _bad(name, f'{key!r} must be a JSON schema with "type": "object"')
-        validator = _validator_for(params, name, key)
         out_key = "output" if "output" in spec else "output_schema"
         output = spec.get(out_key)
-        self = cls(name, inspect.cleandoc(description), dict(params), output, **options)
-        self._validator = validator
-        if output is not None:
-            self._output_validator = _validator_for(output, name, out_key)
-        return self
+        if output is not None and not isinstance(output, Mapping):
+            raise _bad(name, f"{out_key!r} must be a JSON schema object")
+        output_schema = dict(output) if output is not None else None
+        _validator_for(params, name, key)  # report problems under the key the user wrote
+        if output_schema is not None:
+            _validator_for(output_schema, name, out_key)
+        return cls(name, inspect.cleandoc(description), dict(params), output_schema, **options)
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:
         """JSON schema of parameter ``name`` (any ``$ref`` resolves against
@@ -388,14 +405,21 @@ class Tool:
                 return [], adapter.validate_python(value)
             except ValidationError as exc:
                 return _pydantic_problems(exc), value
+        if self._validator is None and self.function is not None:
+            # a hand-built Tool(function=..., parameters=...) without pydantic adapters
+            self._validator = _validator_for(self.parameters, self.name, "parameters")
         if self._validator is not None:
-            sub = (
-                self.parameter_schema(name)
-                if known
-                else self.parameters.get("additionalProperties")
-            )
-            if isinstance(sub, (Mapping, bool)):
-                return _schema_problems(self._validator.evolve(schema=sub), value), value
+            sub_validator = self._sub_validators.get(name)
+            if sub_validator is None:
+                sub = (
+                    self.parameter_schema(name)
+                    if known
+                    else self.parameters.get("additionalProperties")
+                )
+                if not isinstance(sub, (Mapping, bool)):
+                    return [], value
+                sub_validator = self._sub_validators[name] = self._validator.evolve(schema=sub)
+            return _schema_problems(sub_validator, value), value
         return [], value
 
     def validate_argument(self, name: str, value: Any) -> list[ArgumentProblem]:
@@ -432,7 +456,11 @@ class Tool:
                 self._output_adapter.validate_python(value)
             except ValidationError as exc:
                 return _pydantic_problems(exc)
-        elif self._output_validator is not None:
+        elif self.output_schema is not None:
+            if self._output_validator is None:  # a hand-built Tool with a function
+                self._output_validator = _validator_for(
+                    self.output_schema, self.name, "output_schema"
+                )
             return _schema_problems(self._output_validator, value)
         return []
 

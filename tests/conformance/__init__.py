@@ -1,0 +1,1 @@
+"""Conformance tests: public tool-call corpora converted to obelisk plans."""

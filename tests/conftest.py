@@ -1,0 +1,42 @@
+"""Shared pytest configuration: Hypothesis profiles and the shared corpus.
+
+Profiles:
+    dev  50 examples, no deadline (the default)
+    ci   300 examples, no deadline, random seeds, failure blobs printed
+
+``ci`` is loaded when the ``CI`` environment variable is set; otherwise the
+profile named by ``HYPOTHESIS_PROFILE``; otherwise ``dev``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, derandomize=False, print_blob=True
+)
+
+
+def _profile_name() -> str:
+    if os.environ.get("CI"):
+        return "ci"
+    return os.environ.get("HYPOTHESIS_PROFILE") or "dev"
+
+
+settings.load_profile(_profile_name())
+
+# The repository clone and shared/ sit side by side (/work/main, /work/shared).
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """The shared corpus directory; skips the test when it is not there."""
+    if not CORPUS_DIR.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS_DIR} (shared/ must sit beside the clone)")
+    return CORPUS_DIR
