@@ -17,9 +17,7 @@ import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile(
-    "ci", max_examples=300, deadline=None, derandomize=False, print_blob=True
-)
+settings.register_profile("ci", max_examples=300, deadline=None, derandomize=False, print_blob=True)
 
 
 def _profile_name() -> str:

@@ -28,9 +28,9 @@ from obelisk.interpreter.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.plan import Call as Call
 from obelisk.interpreter.plan import Plan as Plan
 from obelisk.interpreter.plan import parse_plan as parse_plan
+from obelisk.interpreter.registry import Registry as Registry
 from obelisk.interpreter.tools import ArgumentValidationError as ArgumentValidationError
 from obelisk.interpreter.tools import Outcome as Outcome
-from obelisk.interpreter.tools import Registry as Registry
 from obelisk.interpreter.tools import Tool as Tool
 from obelisk.interpreter.tools import tool as tool
 

@@ -19,7 +19,7 @@ from obelisk import __version__
 from obelisk.errors import ObeliskError
 from obelisk.interpreter.check import CheckResult, check
 from obelisk.interpreter.drawing import GraphFormat, draw
-from obelisk.interpreter.tools import Registry
+from obelisk.interpreter.registry import Registry
 
 __all__ = ["app", "main"]
 

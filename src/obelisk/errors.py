@@ -12,6 +12,7 @@ This module imports nothing from the rest of obelisk.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -178,7 +179,19 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...
     """The stable order of diagnostics: plan-level first, then by call index,
     argument path and code (order of discovery breaks the remaining ties)."""
     return tuple(
-        sorted(diagnostics, key=lambda d: (-1 if d.call is None else d.call, d.path or "", d.code))
+        sorted(
+            diagnostics,
+            key=lambda d: (-1 if d.call is None else d.call, _path_order(d.path), d.code),
+        )
+    )
+
+
+def _path_order(path: str | None) -> tuple[tuple[int, str | int], ...]:
+    """Argument paths in document order: ``args.x[2]`` before ``args.x[10]``."""
+    if not path:
+        return ()
+    return tuple(
+        (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", path) if part
     )
 
 

@@ -14,14 +14,16 @@ from pydantic import BaseModel, Field
 
 from obelisk.errors import ObeliskError, ToolDefinitionError
 from obelisk.interpreter import tools as tools_module
+from obelisk.interpreter.registry import Registry
 from obelisk.interpreter.tools import (
     ArgumentProblem,
     ArgumentValidationError,
     Outcome,
-    Registry,
     Tool,
     tool,
 )
+
+NAME_RULE = "must be a non-empty string without control characters or surrounding whitespace"
 
 
 class Address(BaseModel):
@@ -73,8 +75,8 @@ def test_public_names_are_exported_sorted() -> None:
         "ArgumentProblem",
         "ArgumentValidationError",
         "Outcome",
-        "Registry",
         "Tool",
+        "check_options",
         "tool",
     }
 
@@ -338,15 +340,15 @@ def test_type_without_json_schema_names_the_parameter() -> None:
     [
         (
             {"name": ""},
-            "invalid tool name '': must be a non-empty string without control characters or surrounding whitespace",
+            "invalid tool name '': " + NAME_RULE,
         ),
         (
             {"name": " padded"},
-            "invalid tool name ' padded': must be a non-empty string without control characters or surrounding whitespace",
+            "invalid tool name ' padded': " + NAME_RULE,
         ),
         (
             {"name": "tab\there"},
-            "invalid tool name 'tab\\there': must be a non-empty string without control characters or surrounding whitespace",
+            "invalid tool name 'tab\\there': " + NAME_RULE,
         ),
         ({"timeout": 0}, "tool 'f': timeout must be a positive number of seconds, got 0"),
         ({"timeout": -1.5}, "tool 'f': timeout must be a positive number of seconds, got -1.5"),
@@ -599,11 +601,11 @@ def test_schema_dialect_follows_dollar_schema() -> None:
         ({"type": "function", "function": "f"}, "tool description: 'function' must be an object"),
         (
             {"name": 5},
-            "invalid tool name 5: must be a non-empty string without control characters or surrounding whitespace",
+            "invalid tool name 5: " + NAME_RULE,
         ),
         (
             {"name": "a b "},
-            "invalid tool name 'a b ': must be a non-empty string without control characters or surrounding whitespace",
+            "invalid tool name 'a b ': " + NAME_RULE,
         ),
         ({"name": "t", "description": 3}, "tool 't': 'description' must be a string, got 3"),
         (

@@ -141,7 +141,11 @@ Expression = Union[Reference, Conjunction, Alternatives]  # noqa: UP007
 
 @dataclass(frozen=True, slots=True)
 class Escaped:
-    """A string that began with ``††``: the literal text with one dagger removed."""
+    """A string that began with ``††``: an escaped literal.
+
+    ``text`` is what follows the ``††``; the literal value is ``"†" + text``,
+    which is also ``str(node)`` (``"††x"`` means the text ``"†x"``).
+    """
 
     text: str
 

@@ -60,32 +60,51 @@ def _span(token: Token) -> tuple[int, int]:
     return (token.start_pos or 0, token.end_pos or 0)
 
 
+_JSON_ESCAPES = frozenset('"\\/bfnrtu')
+
+
 def _unquote(token: Token) -> str:
+    """Decode a quoted key; JSON escapes, plus ``\\'`` inside single quotes.
+
+    Raises ``_QuotedKeyError`` with the offset (inside the token) of a bad escape
+    or a raw control character.
+    """
     text = str(token)
-    if text[0] == "'":
-        body: list[str] = []
-        chars = iter(text[1:-1])
-        for ch in chars:
-            if ch == "\\":
-                nxt = next(chars)
-                body.append("'" if nxt == "'" else "\\" + nxt)
-            elif ch == '"':
-                body.append('\\"')
+    quote = text[0]
+    body: list[str] = ['"']
+    position = 1
+    while position < len(text) - 1:
+        ch = text[position]
+        if ch == "\\":
+            nxt = text[position + 1]
+            hex_digits = text[position + 2 : position + 6]
+            if nxt == quote == "'":
+                body.append("'")
+            elif nxt not in _JSON_ESCAPES or (
+                nxt == "u" and not re.fullmatch(r"[0-9A-Fa-f]{4}", hex_digits)
+            ):
+                raise _QuotedKeyError(token, position, "invalid escape in quoted key")
             else:
-                body.append(ch)
-        text = '"' + "".join(body) + '"'
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _QuotedKeyError(token, exc.pos) from None
+                body.append(ch + nxt)
+            position += 2
+            continue
+        if ch < " ":
+            raise _QuotedKeyError(
+                token, position, "a quoted key cannot hold a raw control character; escape it"
+            )
+        body.append('\\"' if ch == '"' else ch)
+        position += 1
+    body.append('"')
+    value = json.loads("".join(body))
     assert isinstance(value, str)
     return value
 
 
 class _QuotedKeyError(Exception):
-    def __init__(self, token: Token, offset: int) -> None:
+    def __init__(self, token: Token, offset: int, reason: str) -> None:
         self.token = token
         self.offset = offset
+        self.reason = reason
 
 
 class _Build(Transformer[Token, Any]):
@@ -147,6 +166,8 @@ _TERMINAL_WORDS = {
     "$END": "the end of the expression",
 }
 _ORDER = list(_TERMINAL_WORDS)
+# Tokens reported whole when unexpected; anything else is shown as one character.
+_WHOLE_TOKENS = frozenset({"NAME", "INT", "QUOTED", "OR", "AND", "DOUBLE_DAGGER"})
 
 # Known mistakes: (pattern matched at the error position, message).  Checked
 # before the generic "expected ..." message, like lark's ``match_examples``.
@@ -157,10 +178,13 @@ _KNOWN_MISTAKES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<=\.)\*"), "a wildcard is written '[*]', not '.*'"),
     (re.compile(r"(?<=\[)\]"), "empty brackets: write an index, a quoted key or '*' inside"),
     (re.compile(r"(?<=\[)[\"'](?:[^\"'\\]|\\.)*$"), "unterminated quoted key"),
-    (re.compile(r"(?<=[0-9])[^\W\d][\w\-]*"), "a name cannot start with a digit; quote it"),
-    (re.compile(r"[ \t]+$"), "trailing whitespace after the expression"),
+    (re.compile(r"[ \t]+\Z"), "trailing whitespace after the expression"),
     (re.compile(r"[ \t]+"), "whitespace is allowed only around '||' and '&&'"),
 )
+
+
+_DIGIT_NAME = re.compile(r"\.-?[0-9]+")
+_NAME_TAIL = re.compile(r"[\w\-]+")
 
 
 def _describe_found(text: str, pos: int) -> str:
@@ -191,8 +215,17 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
     if pos == 1 and text.startswith(DAGGER) and "NAME" in expected_terms:
         expected = ["a kind such as 'state' or 'input'"]
     end = pos + 1 if pos < len(text) else pos
-    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+    found = _describe_found(text, pos)
+    if isinstance(exc, UnexpectedToken) and exc.token.type in _WHOLE_TOKENS:
         end = max(end, exc.token.end_pos or end)
+        found = repr(str(exc.token))
+    digits = _DIGIT_NAME.search(text, 0, pos)
+    if digits is not None and digits.end() == pos and _NAME_TAIL.match(text, pos):
+        start = digits.start() + 1
+        stop = _NAME_TAIL.match(text, pos).end()  # type: ignore[union-attr]
+        name = text[start:stop]
+        reason = f"a name cannot start with a digit; quote it: [{json.dumps(name)}]"
+        return ReferenceSyntaxError(text, (start, stop), reason, expected)
     for pattern, message in _KNOWN_MISTAKES:
         match = pattern.match(text, pos)
         if match:
@@ -200,7 +233,6 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
             if start == match.end():  # the mistake is only whitespace
                 start = pos
             return ReferenceSyntaxError(text, (start, match.end()), message, expected)
-    found = _describe_found(text, pos)
     if len(expected) > 1:
         wanted = ", ".join(expected[:-1]) + " or " + expected[-1]
     else:
@@ -294,7 +326,7 @@ Reference(kind='state', segments=(Field(name='error'),))))
     except _QuotedKeyError as exc:
         start = (exc.token.start_pos or 0) + exc.offset
         raise ReferenceSyntaxError(
-            text, (start, start + 1), "invalid escape in quoted key", ["a valid JSON escape"]
+            text, (start, start + 1), exc.reason, ["a valid JSON escape"]
         ) from None
     return result
 

@@ -21,13 +21,14 @@ from obelisk.grammar import Alternatives, Escaped, Field, Index, Reference, Segm
 from obelisk.interpreter.graph import PlanGraph, Read, Write
 from obelisk.interpreter.paths_index import ANY_INDEX, path_key
 from obelisk.interpreter.plan import Call, Plan, format_argument_path, parse_plan
+from obelisk.interpreter.registry import Registry
 from obelisk.interpreter.schema_types import (
     admitted_types,
     describe_types,
     schema_at,
     types_compatible,
 )
-from obelisk.interpreter.tools import Registry, Tool
+from obelisk.interpreter.tools import Tool
 
 __all__ = ["ERROR_ARM_SCHEMA", "CheckResult", "check", "gc_paused", "path_exists"]
 

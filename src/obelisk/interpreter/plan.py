@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from obelisk.errors import Diagnostic, PlanError, ReferenceSyntaxError
+from obelisk.errors import Diagnostic, PlanError, ReferenceSyntaxError, sort_diagnostics
 from obelisk.grammar import (
     DAGGER,
     Alternatives,
@@ -60,6 +60,7 @@ META_KEYS = (
     "_id",
     "_reasoningForCall",
 )
+_ROUND_TRIP_KEYS = ("_id", "_outputPath", "_outputMethod", "_instance", "_reasoningForCall")
 _IDENTIFIER = re.compile(r"[^\W\d][\w\-]*")
 
 
@@ -111,7 +112,9 @@ class Call(BaseModel):
     still strings there); ``expressions`` lists every expression found in them,
     parsed, with its location; ``target`` is the parsed ``_outputPath``.
     ``has_output`` tells a latent call's ``_output`` (which may be ``null``)
-    from an absent one.  ``extra`` keeps unknown ``_keys`` for round-trips.
+    from an absent one.  ``extra`` keeps unknown ``_keys``, and ``written_meta``
+    the known meta-properties exactly as written (``"_outputMethod": "set"``,
+    ``"_id": null``), so that serializing gives back equal JSON.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -127,6 +130,7 @@ class Call(BaseModel):
     id: str | int | None = None
     reasoning: str | None = None
     extra: dict[str, Any] = {}
+    written_meta: dict[str, Any] = {}
     expressions: tuple[ArgumentExpression, ...] = ()
     target: Expression | None = None
 
@@ -153,19 +157,22 @@ class Call(BaseModel):
     def to_data(self) -> dict[str, Any]:
         """The call as a JSON object (a ``dict``), as it would appear in a plan."""
         data: dict[str, Any] = {"_tool": self.tool}
-        if self.id is not None:
-            data["_id"] = self.id
+        if "_id" in self.written_meta or self.id is not None:
+            data["_id"] = self.written_meta.get("_id", self.id)
         data.update(self.arguments)
-        if self.output_path is not None:
-            data["_outputPath"] = self.output_path
-        if self.output_method != "set":
-            data["_outputMethod"] = self.output_method
+        values = {
+            "_outputPath": self.output_path,
+            "_outputMethod": None if self.output_method == "set" else self.output_method,
+            "_instance": self.instance,
+            "_reasoningForCall": self.reasoning,
+        }
+        for key, value in values.items():
+            if key in self.written_meta:
+                data[key] = self.written_meta[key]
+            elif value is not None:
+                data[key] = value
         if self.has_output:
             data["_output"] = self.output
-        if self.instance is not None:
-            data["_instance"] = self.instance
-        if self.reasoning is not None:
-            data["_reasoningForCall"] = self.reasoning
         data.update(self.extra)
         return data
 
@@ -183,6 +190,7 @@ class Plan(BaseModel):
     calls: tuple[Call, ...]
     mode: PlanMode | None = None
     form: Literal["list", "object", "message"] = "list"
+    mode_written: bool = False
     diagnostics: tuple[Diagnostic, ...] = ()
 
     def __len__(self) -> int:
@@ -201,11 +209,11 @@ class Plan(BaseModel):
             return calls
         if self.form == "object":
             data: dict[str, Any] = {"calls": calls}
-            if self.mode is not None:
+            if self.mode is not None or self.mode_written:
                 data["mode"] = self.mode
             return data
         message: dict[str, Any] = {"type": "plan", "plan": calls}
-        if self.mode is not None:
+        if self.mode is not None or self.mode_written:
             message["mode"] = self.mode
         return message
 
@@ -275,20 +283,29 @@ def _json_kind(value: object) -> str:
 
 def _decode(source: str | bytes | bytearray, out: _Collector) -> Any:
     if isinstance(source, (bytes, bytearray)):
+        raw = bytes(source)
+        bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
         try:
-            source = bytes(source).decode("utf-8-sig")
+            source = raw[bom:].decode("utf-8")
         except UnicodeDecodeError as exc:
-            out.fail("json_syntax", f"plan is not valid UTF-8: {exc.reason} at byte {exc.start}")
+            where = exc.start + bom
+            out.fail("json_syntax", f"plan is not valid UTF-8: {exc.reason} at byte {where}")
             return None
+    elif source.startswith("\ufeff"):
+        source = source[1:]  # a byte-order mark decoded into the text
     try:
         return json.loads(source)
     except json.JSONDecodeError as exc:
+        end = exc.pos + 1 if exc.pos < len(source) else exc.pos
         out.fail(
             "json_syntax",
             f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-            span=(exc.pos, exc.pos + 1),
+            span=(exc.pos, end),
             source=source,
         )
+        return None
+    except RecursionError:
+        out.fail("json_syntax", "invalid JSON: nested too deeply to decode")
         return None
 
 
@@ -329,8 +346,22 @@ def _unwrap(data: Any, out: _Collector) -> tuple[Any, PlanMode | None, str]:
 ArgPath = tuple[str | int, ...]
 
 
+MAX_ARGUMENT_DEPTH = 256
+"""Arguments nested deeper than this many levels are a ``plan_shape`` error."""
+
+
+class _TooDeep(Exception):
+    def __init__(self, path: ArgPath) -> None:
+        self.path = path
+
+
 def _walk(value: Any, path: ArgPath, found: list[tuple[ArgPath, str]]) -> None:
-    """Append ``(path, text)`` for every string starting with ``†`` inside ``value``."""
+    """Append ``(path, text)`` for every string starting with ``†`` inside ``value``.
+
+    Raises ``_TooDeep`` past :data:`MAX_ARGUMENT_DEPTH` levels.
+    """
+    if len(path) > MAX_ARGUMENT_DEPTH:
+        raise _TooDeep(path[:3])
     if isinstance(value, str):
         if value.startswith(DAGGER):
             found.append((path, value))
@@ -344,7 +375,7 @@ def _walk(value: Any, path: ArgPath, found: list[tuple[ArgPath, str]]) -> None:
                 _walk(item, (*path, position), found)
 
 
-def _parse_target(text: str, index: int, tool: str, out: _Collector) -> Expression | None:
+def _parse_target(text: str, index: int, tool: str | None, out: _Collector) -> Expression | None:
     try:
         node = parse_expression(text)
     except ReferenceSyntaxError as exc:
@@ -389,7 +420,7 @@ def _string_field(
     raw: Mapping[str, Any],
     key: str,
     index: int,
-    tool: str,
+    tool: str | None,
     out: _Collector,
     allow_int: bool = False,
 ) -> Any:
@@ -415,14 +446,15 @@ def _parse_call(raw: Any, index: int, out: _Collector) -> Call | None:
         out.fail("plan_shape", f"a call must be a JSON object, found {_json_kind(raw)}", call=index)
         return None
     tool = raw.get("_tool")
-    if not isinstance(tool, str) or not tool:
-        found = "it is missing" if tool is None else f"found {_json_kind(tool)}"
-        if tool == "":
+    tool_name: str | None = tool if isinstance(tool, str) and tool else None
+    if tool_name is None:
+        if "_tool" not in raw:
+            found = "it is missing"
+        elif tool == "":
             found = "found an empty string"
+        else:
+            found = f"found {_json_kind(tool)}"
         out.fail("plan_shape", f"'_tool' must name a tool; {found}", call=index, path="_tool")
-        tool_name = "?"
-    else:
-        tool_name = tool
     errors_before = len(out.diagnostics)
 
     arguments: dict[str, Any] = {}
@@ -443,7 +475,16 @@ def _parse_call(raw: Any, index: int, out: _Collector) -> Call | None:
 
     expressions: list[ArgumentExpression] = []
     located: list[tuple[ArgPath, str]] = []
-    _walk(arguments, (), located)
+    try:
+        _walk(arguments, (), located)
+    except _TooDeep as exc:
+        out.fail(
+            "plan_shape",
+            f"argument nested deeper than {MAX_ARGUMENT_DEPTH} levels",
+            call=index,
+            tool=tool_name,
+            path=format_argument_path(exc.path) + "...",
+        )
     for path, text in located:
         try:
             expressions.append(ArgumentExpression(path, text, parse_expression(text)))
@@ -485,8 +526,10 @@ def _parse_call(raw: Any, index: int, out: _Collector) -> Call | None:
         else:
             target = _parse_target(output_path, index, tool_name, out)
 
-    method = raw.get("_outputMethod", "set")
-    if method not in _OUTPUT_METHODS:
+    method = raw.get("_outputMethod")
+    if method is None:
+        method = "set"
+    elif method not in _OUTPUT_METHODS:
         allowed = ", ".join(_OUTPUT_METHODS)
         out.fail(
             "plan_shape",
@@ -500,7 +543,7 @@ def _parse_call(raw: Any, index: int, out: _Collector) -> Call | None:
     call_id = _string_field(raw, "_id", index, tool_name, out, allow_int=True)
     reasoning = _string_field(raw, "_reasoningForCall", index, tool_name, out)
 
-    if tool_name == "?" or any(d.severity == "error" for d in out.diagnostics[errors_before:]):
+    if tool_name is None or any(d.severity == "error" for d in out.diagnostics[errors_before:]):
         return None
     return _new_call(
         {
@@ -515,6 +558,7 @@ def _parse_call(raw: Any, index: int, out: _Collector) -> Call | None:
             "id": call_id,
             "reasoning": reasoning,
             "extra": extra,
+            "written_meta": {key: raw[key] for key in _ROUND_TRIP_KEYS if key in raw},
             "expressions": tuple(expressions),
             "target": target,
         }
@@ -558,7 +602,11 @@ def parse_plan(source: str | bytes | bytearray | list[Any] | dict[str, Any] | Pl
     if any(d.severity == "error" for d in out.diagnostics):
         raise PlanError(out.diagnostics)
     return Plan.model_construct(
-        calls=tuple(calls), mode=mode, form=form, diagnostics=tuple(out.diagnostics)
+        calls=tuple(calls),
+        mode=mode,
+        form=form,
+        mode_written=isinstance(data, dict) and "mode" in data,
+        diagnostics=sort_diagnostics(out.diagnostics),
     )
 
 

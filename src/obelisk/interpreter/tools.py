@@ -10,51 +10,36 @@ the tools a plan may call.  Declaration problems raise
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import difflib
 import functools
-import importlib
-import importlib.util
 import inspect
-import itertools
-import json
 import re
-import sys
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
 from typing import Any, cast
 
-import jsonschema
 from pydantic import Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from obelisk.errors import ObeliskError, ToolDefinitionError
+from obelisk.errors import ToolDefinitionError
+from obelisk.interpreter.validation import ArgumentProblem as ArgumentProblem
+from obelisk.interpreter.validation import ArgumentValidationError as ArgumentValidationError
+from obelisk.interpreter.validation import (
+    bad,
+    pydantic_problems,
+    schema_problems,
+    validator_for,
+)
 
-__all__ = ["ArgumentProblem", "ArgumentValidationError", "Outcome", "Registry", "Tool", "tool"]
+__all__ = ["ArgumentProblem", "ArgumentValidationError", "Outcome", "Tool", "check_options", "tool"]
 
 Loc = tuple[str | int, ...]
 # Any visible name: no control characters, no surrounding whitespace.  Real
 # catalogs use spaces ("requestFirst Aid Assistance" in Seal-Tools).
 _NAME = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
 _NAME_RULE = "a non-empty string without control characters or surrounding whitespace"
-_CHECKED_SCHEMAS: set[tuple[type, str]] = set()
 _OPTIONS = ("outcomes", "timeout", "capacity", "pure")
-_PHRASES = {
-    "integer": "an integer", "number": "a number", "string": "a string", "boolean": "a boolean",
-    "object": "an object", "array": "an array", "null": "null",
-}  # fmt: skip
-_PYDANTIC_KINDS = {
-    "int_type": "integer", "int_parsing": "integer", "int_from_float": "integer",
-    "float_type": "number", "float_parsing": "number", "string_type": "string",
-    "bool_type": "boolean", "bool_parsing": "boolean", "dict_type": "object",
-    "model_type": "object", "dataclass_type": "object", "list_type": "array",
-    "tuple_type": "array", "set_type": "array", "none_required": "null",
-}  # fmt: skip
-_module_ids = itertools.count()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,107 +55,16 @@ class Outcome:
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ArgumentProblem:
-    """One validation problem.  ``loc`` is the path inside the validated value
-    (``()`` = the value itself; strings are keys, ints list indices); ``message``
-    says what was expected, e.g. ``expected an integer, got "abc"``."""
-
-    loc: Loc
-    message: str
-
-    @property
-    def path(self) -> str:
-        """``loc`` as text, e.g. ``customer.lines[0]``."""
-        return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.loc).lstrip(".")
-
-
-class ArgumentValidationError(ObeliskError):
-    """A call's arguments do not fit its tool's schema (DESIGN §2.2, §2.3).
-
-    ``tool_name`` names the tool; ``problems`` holds every problem, each ``loc``
-    starting with the argument name.  ``str()`` lists them one per line.
-    """
-
-    code = "invalid_argument"
-
-    def __init__(self, tool_name: str, problems: Iterable[ArgumentProblem]) -> None:
-        self.tool_name = tool_name
-        self.problems: tuple[ArgumentProblem, ...] = tuple(problems)
-        lines = [f"\n  {p.path or '<arguments>'}: {p.message}" for p in self.problems]
-        super().__init__(f"invalid arguments for tool {tool_name!r}:" + "".join(lines))
-
-
-def _bad(tool_name: Any, message: str) -> ToolDefinitionError:
-    return ToolDefinitionError(f"tool {tool_name!r}: {message}")
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _expected(kinds: Any, value: Any) -> str:
-    names = kinds if isinstance(kinds, list) else [kinds]
-    return f"expected {' or '.join(_PHRASES.get(k, str(k)) for k in names)}, got {_show(value)}"
-
-
-def _pydantic_problems(exc: ValidationError) -> list[ArgumentProblem]:
-    problems = []
-    for err in exc.errors():
-        kind = _PYDANTIC_KINDS.get(err["type"])
-        message = (
-            _expected(kind, err["input"]) if kind else f"{err['msg']}, got {_show(err['input'])}"
-        )
-        if err["type"] in ("missing", "extra_forbidden"):
-            message = "missing required field" if err["type"] == "missing" else "unexpected field"
-        problems.append(ArgumentProblem(tuple(err["loc"]), message))
-    return problems
-
-
-def _schema_problems(validator: Any, value: Any) -> list[ArgumentProblem]:
-    return [
-        ArgumentProblem(
-            tuple(err.absolute_path),
-            _expected(err.validator_value, err.instance)
-            if err.validator == "type"
-            else err.message,
-        )
-        for err in validator.iter_errors(value)
-    ]
-
-
-def _validator_for(schema: Any, tool_name: str, key: str) -> Any:
-    """A checked jsonschema validator for ``schema``; the class follows ``$schema``."""
-    if not isinstance(schema, (Mapping, bool)):
-        raise _bad(tool_name, f"{key!r} must be a JSON schema (an object or a boolean)")
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    # Checking a schema against its metaschema costs milliseconds; catalogs repeat schemas.
-    fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
-    if fingerprint in _CHECKED_SCHEMAS:
-        return cls(schema)
-    try:
-        cls.check_schema(schema)
-        _CHECKED_SCHEMAS.add(fingerprint)
-    except jsonschema.SchemaError as exc:
-        at = ".".join(map(str, exc.absolute_path))
-        raise _bad(
-            tool_name,
-            f"{key!r} is not a valid JSON schema{' at ' + at if at else ''}: {exc.message}",
-        ) from None
-    return cls(schema)
-
-
 def _adapter(tool_name: str, what: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
         return adapter, adapter.json_schema()
     except Exception as exc:
         reason = str(exc).strip().split("\n")[0].split(". ")[0].rstrip(".")
-        raise _bad(tool_name, f"{what} has no JSON schema: {reason}") from None
+        raise bad(tool_name, f"{what} has no JSON schema: {reason}") from None
 
 
-def _check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
+def check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ToolDefinitionError(f"invalid tool name {name!r}: must be {_NAME_RULE}")
     outs = list(outcomes) if isinstance(outcomes, (list, tuple)) else None
@@ -179,14 +73,14 @@ def _check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: 
         or not all(o and isinstance(o, str) for o in outs)
         or len(set(outs)) < len(outs)
     ):
-        raise _bad(name, f"outcomes must be a list of unique non-empty strings, got {outcomes!r}")
+        raise bad(name, f"outcomes must be a list of unique non-empty strings, got {outcomes!r}")
     number = (int, float)
     if timeout is not None and (type(timeout) not in number or not timeout > 0):
-        raise _bad(name, f"timeout must be a positive number of seconds, got {timeout!r}")
+        raise bad(name, f"timeout must be a positive number of seconds, got {timeout!r}")
     if capacity is not None and (type(capacity) is not int or capacity < 1):
-        raise _bad(name, f"capacity must be an integer >= 1, got {capacity!r}")
+        raise bad(name, f"capacity must be an integer >= 1, got {capacity!r}")
     if not isinstance(pure, bool):
-        raise _bad(name, f"pure must be true or false, got {pure!r}")
+        raise bad(name, f"pure must be true or false, got {pure!r}")
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -228,16 +122,16 @@ class Tool:
     _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
+        check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
         self.timeout = None if self.timeout is None else float(self.timeout)
         self.parameter_names = tuple(self.parameters.get("properties") or ())
         self.required = frozenset(self.parameters.get("required") or ())
         self.accepts_extra = self.parameters.get("additionalProperties", True) is not False
         if self.function is None:  # schema-only: validate with jsonschema
-            self._validator = _validator_for(self.parameters, self.name, "parameters")
+            self._validator = validator_for(self.parameters, self.name, "parameters")
             if self.output_schema is not None:
-                self._output_validator = _validator_for(
+                self._output_validator = validator_for(
                     self.output_schema, self.name, "output_schema"
                 )
         call = getattr(self.function, "__call__", None)  # noqa: B004
@@ -279,13 +173,13 @@ class Tool:
         )
         if isinstance(outcomes, Iterable) and not isinstance(outcomes, str):
             outcomes = tuple(outcomes)
-        _check_options(tool_name, outcomes, timeout, capacity, pure)
+        check_options(tool_name, outcomes, timeout, capacity, pure)
         try:
             signature = inspect.signature(fn)
             source = target if inspect.isroutine(target) else type(target).__call__
             hints = typing.get_type_hints(source, include_extras=True)
         except Exception as exc:
-            raise _bad(tool_name, f"cannot read the signature: {exc}") from None
+            raise bad(tool_name, f"cannot read the signature: {exc}") from None
         adapters: dict[str, TypeAdapter[Any]] = {}
         fields: dict[str, Any] = {}
         extra: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
@@ -293,7 +187,7 @@ class Tool:
         for index, param in enumerate(signature.parameters.values()):
             annotation = hints.get(param.name, Any)
             if param.kind in (param.VAR_POSITIONAL, param.POSITIONAL_ONLY):
-                raise _bad(
+                raise bad(
                     tool_name, f"parameter {param.name!r} is positional; tools take named arguments"
                 )
             if isinstance(param.default, FieldInfo):
@@ -310,7 +204,7 @@ class Tool:
             model = create_model(f"{tool_name}_arguments", **fields)
             generated = model.model_json_schema(by_alias=True)
         except Exception as exc:
-            raise _bad(tool_name, f"cannot build the arguments schema: {exc}") from None
+            raise bad(tool_name, f"cannot build the arguments schema: {exc}") from None
         properties = generated.get("properties", {})
         for info in model.model_fields.values():
             if info.title is None and isinstance(properties.get(info.alias), dict):
@@ -341,7 +235,7 @@ class Tool:
         self._adapters, self._output_adapter = adapters, out[0] if out else None
         self._extra_adapter = extra[0] if extra else None
         if output_schema is not None:
-            self._output_validator = _validator_for(self.output_schema, tool_name, "output_schema")
+            self._output_validator = validator_for(self.output_schema, tool_name, "output_schema")
         return self
 
     @classmethod
@@ -366,24 +260,24 @@ class Tool:
             raise ToolDefinitionError("tool description has no 'name'")
         name, description = spec["name"], spec.get("description", "")
         options = {k: spec[k] for k in _OPTIONS if k in spec}
-        _check_options(
+        check_options(
             name,
             *(options.get(k, d) for k, d in zip(_OPTIONS, ((), None, None, False), strict=True)),
         )
         if not isinstance(description, str):
-            raise _bad(name, f"'description' must be a string, got {description!r}")
+            raise bad(name, f"'description' must be a string, got {description!r}")
         key = "input_schema" if "input_schema" in spec else "parameters"
         params = spec.get(key) or {"type": "object", "properties": {}}
         if not isinstance(params, Mapping) or params.get("type", "object") != "object":
-            raise _bad(name, f'{key!r} must be a JSON schema with "type": "object"')
+            raise bad(name, f'{key!r} must be a JSON schema with "type": "object"')
         out_key = "output" if "output" in spec else "output_schema"
         output = spec.get(out_key)
         if output is not None and not isinstance(output, Mapping):
-            raise _bad(name, f"{out_key!r} must be a JSON schema object")
+            raise bad(name, f"{out_key!r} must be a JSON schema object")
         output_schema = dict(output) if output is not None else None
-        _validator_for(params, name, key)  # report problems under the key the user wrote
+        validator_for(params, name, key)  # report problems under the key the user wrote
         if output_schema is not None:
-            _validator_for(output_schema, name, out_key)
+            validator_for(output_schema, name, out_key)
         return cls(name, inspect.cleandoc(description), dict(params), output_schema, **options)
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:
@@ -404,10 +298,10 @@ class Tool:
             try:
                 return [], adapter.validate_python(value)
             except ValidationError as exc:
-                return _pydantic_problems(exc), value
+                return pydantic_problems(exc), value
         if self._validator is None and self.function is not None:
             # a hand-built Tool(function=..., parameters=...) without pydantic adapters
-            self._validator = _validator_for(self.parameters, self.name, "parameters")
+            self._validator = validator_for(self.parameters, self.name, "parameters")
         if self._validator is not None:
             sub_validator = self._sub_validators.get(name)
             if sub_validator is None:
@@ -419,7 +313,7 @@ class Tool:
                 if not isinstance(sub, (Mapping, bool)):
                     return [], value
                 sub_validator = self._sub_validators[name] = self._validator.evolve(schema=sub)
-            return _schema_problems(sub_validator, value), value
+            return schema_problems(sub_validator, value), value
         return [], value
 
     def validate_argument(self, name: str, value: Any) -> list[ArgumentProblem]:
@@ -455,13 +349,13 @@ class Tool:
             try:
                 self._output_adapter.validate_python(value)
             except ValidationError as exc:
-                return _pydantic_problems(exc)
+                return pydantic_problems(exc)
         elif self.output_schema is not None:
             if self._output_validator is None:  # a hand-built Tool with a function
-                self._output_validator = _validator_for(
+                self._output_validator = validator_for(
                     self.output_schema, self.name, "output_schema"
                 )
-            return _schema_problems(self._output_validator, value)
+            return schema_problems(self._output_validator, value)
         return []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -503,156 +397,3 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     if fn is not None:
         return Tool.from_function(fn, **options)
     return lambda f: Tool.from_function(f, **options)
-
-
-class Registry:
-    """The tools a plan may call, by name, in insertion order (DESIGN §3).
-
-    ``Registry(tools)`` takes :class:`Tool` objects and plain functions (wrapped by
-    :meth:`Tool.from_function`).  Iterating yields tools; ``in`` tests names.  A
-    second tool with a registered name raises :class:`ToolDefinitionError`
-    (``tool 'x' is already registered``) unless ``override=True``.
-    """
-
-    __slots__ = ("_tools",)
-
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
-        for item in tools:
-            self.add(item)
-
-    def add(self, tool_or_fn: Tool | Callable[..., Any], *, override: bool = False) -> Tool:
-        """Add a tool (a function is wrapped first) and return it."""
-        item = tool_or_fn if isinstance(tool_or_fn, Tool) else Tool.from_function(tool_or_fn)
-        if item.name in self._tools and not override:
-            raise ToolDefinitionError(f"tool {item.name!r} is already registered")
-        self._tools[item.name] = item
-        return item
-
-    def get(self, name: str) -> Tool | None:
-        """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
-
-    def names(self) -> list[str]:
-        """Tool names in insertion order."""
-        return list(self._tools)
-
-    def suggest(self, name: str) -> list[str]:
-        """Up to 3 registered names similar to ``name`` (difflib ratio >= 0.6,
-        ignoring case), best first; for "did you mean" diagnostics (§2.2)."""
-        score = {
-            k: difflib.SequenceMatcher(None, name.lower(), k.lower()).ratio() for k in self._tools
-        }
-        return sorted((k for k in score if score[k] >= 0.6), key=lambda k: -score[k])[:3]
-
-    def __getitem__(self, name: str) -> Tool:
-        """The tool called ``name``; ``KeyError("unknown tool 'x'; did you mean 'y'?")``."""
-        if name not in self._tools:
-            close = " or ".join(map(repr, self.suggest(name)))
-            raise KeyError(f"unknown tool {name!r}" + (f"; did you mean {close}?" if close else ""))
-        return self._tools[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __iter__(self) -> Iterator[Tool]:
-        return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def __repr__(self) -> str:
-        return f"Registry({self.names()!r})"
-
-    def merge(self, other: Registry, *, override: bool = False) -> Registry:
-        """A new registry: these tools, then ``other``'s (name clashes as in :meth:`add`)."""
-        merged = Registry(self)
-        for item in other:
-            merged.add(item, override=override)
-        return merged
-
-    @classmethod
-    def from_schemas(cls, specs: Iterable[Mapping[str, Any]]) -> Registry:
-        """Latent tools from JSON tool descriptions (see :meth:`Tool.from_schema`)."""
-        return cls(Tool.from_schema(spec) for spec in specs)
-
-    @classmethod
-    def from_module(cls, target: str | ModuleType) -> Registry:
-        """Every :class:`Tool` among a module's attributes, in definition order.
-
-        ``target`` is a module, an importable dotted name, or a path to a ``.py``
-        file (its directory is importable while it loads).  A missing file or an
-        import failure raises :class:`ToolDefinitionError` naming the module or path
-        and the underlying error (no traceback attached).
-        """
-        module = target if isinstance(target, ModuleType) else _load(target)
-        found = {id(v): v for v in vars(module).values() if isinstance(v, Tool)}
-        return cls(found.values())
-
-    @classmethod
-    def coerce(cls, tools: Any) -> Registry:
-        """Normalize a user's ``tools=``: ``None`` (empty), a Registry (as is), a
-        module, a mapping ``{name: Tool | function | JSON description}``, one JSON
-        tool description, or an iterable of Tools, functions and JSON descriptions.
-        Raises :class:`ToolDefinitionError` for anything else."""
-        if isinstance(tools, Registry):
-            return tools
-        if tools is None:
-            return cls()
-        if isinstance(tools, ModuleType):
-            return cls.from_module(tools)
-        if isinstance(tools, Mapping):
-            if isinstance(tools.get("name"), str) or isinstance(tools.get("function"), Mapping):
-                return cls([Tool.from_schema(tools)])
-            return cls(_as_tool(value, str(key)) for key, value in tools.items())
-        if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
-            raise ToolDefinitionError(f"cannot make a tool registry from {tools!r}")
-        return cls(_as_tool(item) for item in tools)
-
-
-def _as_tool(item: Any, name: str | None = None) -> Tool:
-    """A Tool from a Tool, a function or a JSON description, renamed to ``name``."""
-    if isinstance(item, Mapping):
-        return Tool.from_schema(item if name is None else {**item, "name": name})
-    if not isinstance(item, Tool):
-        if not callable(item):
-            raise ToolDefinitionError(
-                f"cannot use {item!r} as a tool: expected a Tool, a function or a JSON tool"
-                " description"
-            )
-        return Tool.from_function(item, name=name)
-    if name is None or item.name == name:
-        return item
-    _check_options(name, (), None, None, False)
-    renamed = copy.copy(item)
-    renamed.name = name
-    return renamed
-
-
-def _load(target: str) -> ModuleType:
-    path = Path(target)
-    if not (target.endswith(".py") or path.is_file()):
-        try:
-            return importlib.import_module(target)
-        except Exception as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            raise ToolDefinitionError(f"cannot import tools module {target!r}: {message}") from None
-    path = path.resolve()
-    if not path.is_file():
-        raise ToolDefinitionError(f"cannot load tools from {path}: no such file")
-    module_name = f"_obelisk_tools_{next(_module_ids)}_" + re.sub(r"\W", "_", path.stem)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ToolDefinitionError(f"cannot load tools from {path}: not a Python file")
-    module = sys.modules[module_name] = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[module_name]
-        message = f"{type(exc).__name__}: {exc}"
-        raise ToolDefinitionError(f"cannot load tools from {path}: {message}") from None
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(str(path.parent))
-    return module
