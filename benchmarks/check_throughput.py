@@ -52,24 +52,28 @@ def make_plan(size: int, seed: int = 7, width: int = 50) -> list[dict[str, Any]]
     for index in range(size):
         layer = index // width
         if layer == 0:
-            calls.append({
-                "_tool": "fetch",
-                "key": "†input.keys.k" + str(index % 10),
-                "limit": rng.randint(1, 100),
-                "_outputPath": f"†state.v{index}",
-            })
+            calls.append(
+                {
+                    "_tool": "fetch",
+                    "key": "†input.keys.k" + str(index % 10),
+                    "limit": rng.randint(1, 100),
+                    "_outputPath": f"†state.v{index}",
+                }
+            )
             continue
         previous = (layer - 1) * width
         a = previous + rng.randrange(width)
         b = previous + rng.randrange(width)
-        calls.append({
-            "_tool": "combine",
-            "left": f"†state.v{a}",
-            "right": f"†state.v{b}.value",
-            "label": f"step {index}",
-            "weight": rng.random(),
-            "_outputPath": f"†state.v{index}",
-        })
+        calls.append(
+            {
+                "_tool": "combine",
+                "left": f"†state.v{a}",
+                "right": f"†state.v{b}.value",
+                "label": f"step {index}",
+                "weight": rng.random(),
+                "_outputPath": f"†state.v{index}",
+            }
+        )
     return calls
 
 

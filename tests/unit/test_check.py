@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from obelisk import Diagnostic, Outcome, PlanError, Registry, Tool, check, parse_plan, tool
 from obelisk.grammar import parse_reference
-from obelisk.interpreter.check import ERROR_ARM_SCHEMA, CheckResult, path_exists
+from obelisk.interpreter.check import ERROR_ARM_SCHEMA, CheckResult
+from obelisk.interpreter.check_result import path_exists
 
 # -- tools -------------------------------------------------------------------------
 

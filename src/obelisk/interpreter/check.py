@@ -9,15 +9,14 @@ into one :class:`~obelisk.errors.PlanError`.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import gc
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from obelisk.errors import Diagnostic, PlanError, sort_diagnostics
-from obelisk.grammar import Alternatives, Escaped, Field, Index, Reference, Segment
+from obelisk.grammar import Alternatives, Escaped, Reference, Segment
+from obelisk.interpreter.check_result import CheckResult as CheckResult
+from obelisk.interpreter.check_result import gc_paused, path_exists
 from obelisk.interpreter.graph import PlanGraph, Read, Write
 from obelisk.interpreter.paths_index import ANY_INDEX, path_key
 from obelisk.interpreter.plan import Call, Plan, format_argument_path, parse_plan
@@ -30,7 +29,7 @@ from obelisk.interpreter.schema_types import (
 )
 from obelisk.interpreter.tools import Tool
 
-__all__ = ["ERROR_ARM_SCHEMA", "CheckResult", "check", "gc_paused", "path_exists"]
+__all__ = ["ERROR_ARM_SCHEMA", "CheckResult", "check"]
 
 ERROR_ARM_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -47,62 +46,6 @@ ERROR_ARM_SCHEMA: dict[str, Any] = {
     },
 }
 _WRITABLE_HINT = "write to †state or a data kind instead"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """The outcome of :func:`check`.
-
-    ``plan`` is None only when the plan text could not be parsed;
-    ``graph`` is the dependency graph (None in that case too).
-    """
-
-    plan: Plan | None
-    graph: PlanGraph | None
-    diagnostics: tuple[Diagnostic, ...]
-
-    @property
-    def errors(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity == "error")
-
-    @property
-    def warnings(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity == "warning")
-
-    @property
-    def ok(self) -> bool:
-        """True when there is no error (warnings allowed): the plan may run."""
-        return not self.errors
-
-    def raise_for_errors(self) -> None:
-        """Raise :class:`~obelisk.errors.PlanError` with every diagnostic if any is an error."""
-        if not self.ok:
-            raise PlanError(self.diagnostics)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"ok": bool, "diagnostics": [...]}``, the shape of ``obelisk check --json``."""
-        return {"ok": self.ok, "diagnostics": [d.to_dict() for d in self.diagnostics]}
-
-
-def path_exists(document: Any, reference: Reference) -> bool:
-    """True when ``reference``'s path exists in ``document`` (existence, not truthiness).
-
-    ``[*]`` exists when it meets a list or an object; the rest of the path after it
-    is not followed.
-    """
-    current = document
-    for segment in reference.segments:
-        if isinstance(segment, Field):
-            if not isinstance(current, Mapping) or segment.name not in current:
-                return False
-            current = current[segment.name]
-        elif isinstance(segment, Index):
-            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
-                return False
-            current = current[segment.index]
-        else:
-            return isinstance(current, (list, Mapping))
-    return True
 
 
 class _Checker:
@@ -462,21 +405,3 @@ def check(
         except PlanError as exc:
             return CheckResult(None, None, exc.diagnostics)
         return _Checker(parsed, registry, input, state, data or {}).run()
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a plan is analysed.
-
-    Analysis allocates many small objects and no reference cycles; letting the
-    collector walk the growing heap costs about a third of the time on large
-    plans (benchmarks/check_throughput.py).  Reference counting still frees
-    everything; the collector resumes, in its previous state, on exit.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
