@@ -42,6 +42,7 @@ _NAME = r"[^\W\d][\w\-]*"
 _INT = r"-?(?:0|[1-9][0-9]*)"
 _PLAIN = re.compile(rf"†({_NAME})((?:\.{_NAME}|\.{_INT}|\[{_INT}\])*)")
 _PLAIN_SEGMENT = re.compile(rf"\.({_NAME})|\.({_INT})|\[({_INT})\]")
+_DOTTED = re.compile(rf"†{_NAME}(?:\.(?:{_NAME}|{_INT}))*")
 _OPERATOR = re.compile(r"[ \t]*(\|\||&&)[ \t]*")
 _PLAIN_REF_TEXT = rf"†{_NAME}(?:\.{_NAME}|\.{_INT}|\[{_INT}\])*"
 _PLAIN_EXPRESSION = re.compile(rf"{_PLAIN_REF_TEXT}(?:[ \t]*(?:\|\||&&)[ \t]*{_PLAIN_REF_TEXT})*")
@@ -275,8 +276,26 @@ def _conjunction(parts: list[Reference]) -> Reference | Conjunction:
     return Conjunction(tuple(parts), (parts[0].span[0], parts[-1].span[1]))
 
 
+def _parse_dotted(text: str) -> Reference:
+    """``†kind.a.2.b`` (already matched by ``_DOTTED``) without a second regex."""
+    kind, *parts = text[1:].split(".")
+    segments: list[Segment] = []
+    offset = len(kind) + 1
+    for part in parts:
+        end = offset + 1 + len(part)
+        first = part[0]
+        if first == "-" or "0" <= first <= "9":
+            segments.append(Index(int(part), (offset, end)))
+        else:
+            segments.append(Field(part, (offset, end)))
+        offset = end
+    return Reference(kind, tuple(segments), (0, len(text)))
+
+
 def _parse_plain(text: str) -> Expression | None:
     """Fast path: plain references joined by ``||``/``&&``; None for anything else."""
+    if _DOTTED.fullmatch(text) is not None:  # the commonest form: one dotted reference
+        return _parse_dotted(text)
     if _PLAIN_EXPRESSION.fullmatch(text) is None:
         return None
     options: list[Reference | Conjunction] = []

@@ -65,6 +65,7 @@ class _Checker:
         self.out: list[Diagnostic] = list(plan.diagnostics)
         self.graph = PlanGraph(plan, self.exists_outside)
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
+        self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
 
     def fail(
@@ -250,7 +251,7 @@ class _Checker:
         tool = registry.get(call.tool)
         if tool is None or not read.required:  # a lone reference is optional only via [*]
             return
-        accepted = self.accepted_types(tool, str(read.argument.path[0]))
+        accepted: frozenset[str] | None = None
         for write in sources:
             producer_call = self.plan.calls[write.call]
             producer = registry.get(producer_call.tool)
@@ -275,6 +276,10 @@ class _Checker:
                 continue
             if schema is None:
                 continue
+            param = str(read.argument.path[0])
+            verdict_key = (tool.name, param, id(schema), read.key[depth:])
+            if verdict_key in self._fitting:
+                continue  # this parameter already met this schema at this path
             reason, produced = self.produced_types(
                 schema, read.reference.segments[depth - 1 :], read.key[depth:]
             )
@@ -285,7 +290,10 @@ class _Checker:
                     "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
                 )
                 continue
-            if not types_compatible(produced, accepted):
+            accepted = self.accepted_types(tool, param)
+            if types_compatible(produced, accepted):
+                self._fitting.add(verdict_key)
+            else:
                 assert produced is not None and accepted is not None
                 message = (
                     f"{read.reference} is {describe_types(produced)} "

@@ -302,6 +302,10 @@ class PlanGraph:
             return self._tags, self._unreachable
         tags: list[frozenset[Tag]] = [frozenset()] * self.size
         unreachable: dict[int, str] = {}
+        if not any(writes and writes[0].alternatives > 1 for writes in self.writes):
+            # no output has alternatives: nothing is exclusive, everything can run
+            self._tags, self._unreachable = tags, unreachable
+            return tags, unreachable
         labels = [call.label for call in self.plan.calls]
         for node in self._orderable():
             acc: set[Tag] = set()
