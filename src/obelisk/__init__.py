@@ -21,6 +21,7 @@ from obelisk.errors import ObeliskError as ObeliskError
 from obelisk.errors import PlanError as PlanError
 from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
 from obelisk.errors import ToolDefinitionError as ToolDefinitionError
+from obelisk.errors import UsageError as UsageError
 from obelisk.grammar import parse_expression as parse_expression
 from obelisk.interpreter.check import CheckResult as CheckResult
 from obelisk.interpreter.check import check as check
@@ -28,9 +29,16 @@ from obelisk.interpreter.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.plan import Call as Call
 from obelisk.interpreter.plan import Plan as Plan
 from obelisk.interpreter.plan import parse_plan as parse_plan
+from obelisk.interpreter.records import CallRecord as CallRecord
+from obelisk.interpreter.records import Event as Event
+from obelisk.interpreter.records import RunResult as RunResult
 from obelisk.interpreter.registry import Registry as Registry
+from obelisk.interpreter.run import run as run
+from obelisk.interpreter.run import run_sync as run_sync
+from obelisk.interpreter.state import WriteEntry as WriteEntry
 from obelisk.interpreter.tools import ArgumentValidationError as ArgumentValidationError
 from obelisk.interpreter.tools import Outcome as Outcome
+from obelisk.interpreter.tools import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools import Tool as Tool
 from obelisk.interpreter.tools import tool as tool
 
@@ -39,8 +47,10 @@ __version__ = "0.1.0"
 __all__ = [
     "ArgumentValidationError",
     "Call",
+    "CallRecord",
     "CheckResult",
     "Diagnostic",
+    "Event",
     "ExecutionError",
     "ObeliskError",
     "Outcome",
@@ -49,10 +59,16 @@ __all__ = [
     "PlanGraph",
     "ReferenceSyntaxError",
     "Registry",
+    "RetryPolicy",
+    "RunResult",
     "Tool",
     "ToolDefinitionError",
+    "UsageError",
+    "WriteEntry",
     "check",
     "parse_expression",
     "parse_plan",
+    "run",
+    "run_sync",
     "tool",
 ]

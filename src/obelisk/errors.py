@@ -25,6 +25,7 @@ __all__ = [
     "ReferenceSyntaxError",
     "Severity",
     "ToolDefinitionError",
+    "UsageError",
     "caret_lines",
     "sort_diagnostics",
 ]
@@ -63,6 +64,12 @@ class ToolDefinitionError(ObeliskError):
     """A tool could not be declared: bad signature, schema, option or name clash."""
 
     code = "tool_definition"
+
+
+class UsageError(ObeliskError, ValueError):
+    """An API was called with values it cannot take (e.g. ``concurrency=0``)."""
+
+    code = "usage"
 
 
 class ExecutionError(ObeliskError):

@@ -32,7 +32,15 @@ from obelisk.interpreter.validation import (
     validator_for,
 )
 
-__all__ = ["ArgumentProblem", "ArgumentValidationError", "Outcome", "Tool", "check_options", "tool"]
+__all__ = [
+    "ArgumentProblem",
+    "ArgumentValidationError",
+    "Outcome",
+    "RetryPolicy",
+    "Tool",
+    "check_options",
+    "tool",
+]
 
 Loc = tuple[str | int, ...]
 # Any visible name: no control characters, no surrounding whitespace.  Real
@@ -40,6 +48,36 @@ Loc = tuple[str | int, ...]
 _NAME = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
 _NAME_RULE = "a non-empty string without control characters or surrounding whitespace"
 _OPTIONS = ("outcomes", "timeout", "capacity", "pure")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often a failing call is tried again before it counts as failed (DESIGN §2.4).
+
+    ``attempts``: total tries, at least 1.  ``backoff``: seconds before the second
+    try, doubling for each further one (exponential backoff, no jitter).
+    ``retry_on``: exception types that are retried; others fail at once.  A
+    timeout (``TimeoutError``) is retried when it is listed.  Applied by the
+    engine with tenacity.  Raises :class:`ToolDefinitionError` for bad values.
+    """
+
+    attempts: int = 3
+    backoff: float = 0.0
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
+
+    def __post_init__(self) -> None:
+        if type(self.attempts) is not int or self.attempts < 1:
+            raise ToolDefinitionError(
+                f"retry attempts must be an integer >= 1, got {self.attempts!r}"
+            )
+        if type(self.backoff) not in (int, float) or self.backoff < 0:
+            raise ToolDefinitionError(f"retry backoff must be >= 0 seconds, got {self.backoff!r}")
+        types = self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
+        if not types or not all(
+            isinstance(t, type) and issubclass(t, BaseException) for t in types
+        ):
+            raise ToolDefinitionError(f"retry_on must be exception types, got {self.retry_on!r}")
+        object.__setattr__(self, "retry_on", types)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +135,7 @@ class Tool:
     - ``outcomes``: names usable as :class:`Outcome` ``k`` (§1.3).
     - ``timeout``: seconds per attempt (§2.4); ``capacity``: max concurrent calls
       (§2.3); ``None`` = no limit.  ``pure``: no side effects (safe to dry-run, §2.7).
+    - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
     - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
       ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
     """
@@ -110,6 +149,7 @@ class Tool:
     timeout: float | None = None
     capacity: int | None = None
     pure: bool = False
+    retry: RetryPolicy | None = None
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -156,6 +196,7 @@ class Tool:
         capacity: int | None = None,
         pure: bool = False,
         output_schema: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
@@ -231,6 +272,7 @@ class Tool:
             timeout,
             capacity,
             pure,
+            retry,
         )
         self._adapters, self._output_adapter = adapters, out[0] if out else None
         self._extra_adapter = extra[0] if extra else None

@@ -1,0 +1,243 @@
+"""State: an append-only write log with a materialized view for reads (DESIGN §1.4).
+
+Documents are addressed by kind: ``state`` and data kinds are writable, ``input``
+is read-only.  Every write appends a :class:`WriteEntry` ``(seq, call, instance,
+path, method, value, time)`` to the log, which is the audit trail; the view is
+what reads see.  Instances: a write made under ``_instance: "a"`` goes to the
+layer of ``a`` and is seen by calls of ``a`` only; a write with no instance goes
+to the shared base, seen by all; a read prefers the most specific layer.
+
+Paths are found and written with jsonpath-ng expressions compiled from the parsed
+references (:func:`obelisk.grammar.to_jsonpath`).  Values are copied on the way in
+and out, so a tool that mutates what it was given or returned cannot change the
+state behind the log's back.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from obelisk.errors import ExecutionError
+from obelisk.grammar import Field, Index, Reference, Wildcard, to_jsonpath
+from obelisk.interpreter.plan_model import OutputMethod
+
+__all__ = ["MISSING", "State", "StateWriteError", "WriteEntry", "deep_merge"]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+"""Returned by :meth:`State.read` for a path that does not exist."""
+
+
+class StateWriteError(ExecutionError):
+    """A write cannot be applied, e.g. ``push`` onto a path that holds a string."""
+
+    code = "state_write"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteEntry:
+    """One entry of the write log.
+
+    ``seq`` counts from 0 in commit order; ``call`` is the call index (``None`` for
+    writes made outside a plan); ``path`` the reference text written, e.g.
+    ``"†state.receipt"``; ``time`` seconds since the epoch.
+    """
+
+    seq: int
+    call: int | None
+    instance: str | None
+    path: str
+    method: OutputMethod
+    value: Any
+    time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"seq", "call", "instance", "path", "method", "value", "time"}``."""
+        return {
+            "seq": self.seq,
+            "call": self.call,
+            "instance": self.instance,
+            "path": self.path,
+            "method": self.method,
+            "value": self.value,
+            "time": self.time,
+        }
+
+
+def deep_merge(base: Any, update: Any) -> Any:
+    """Merge ``update`` into a copy of ``base``: objects merge key by key, recursively;
+    anything else is replaced by ``update``."""
+    if isinstance(base, dict) and isinstance(update, dict):
+        merged = dict(base)
+        for key, value in update.items():
+            merged[key] = deep_merge(merged[key], value) if key in merged else value
+        return merged
+    return update
+
+
+def _copy(value: Any) -> Any:
+    return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+
+
+def _lookup(document: Any, reference: Reference) -> Any:
+    """Value at the reference's path in ``document``, or MISSING; ``[*]`` yields a list."""
+    segments = reference.segments
+    if not segments:
+        return document
+    for position, segment in enumerate(segments):
+        if isinstance(segment, Wildcard):
+            container = _lookup(document, Reference(reference.kind, segments[:position]))
+            if not isinstance(container, (list, dict)):
+                return MISSING
+            return [match.value for match in to_jsonpath(reference).find(document)]
+    current = document
+    for segment in segments:
+        if isinstance(segment, Field):
+            if not isinstance(current, dict) or segment.name not in current:
+                return MISSING
+            current = current[segment.name]
+        elif isinstance(segment, Index):
+            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
+                return MISSING
+            current = current[segment.index]
+    return current
+
+
+class State:
+    """The documents a plan reads and writes, their instance layers and the write log.
+
+    ``State(state=None, input=None, data=None)``: ``state`` is the state the run
+    starts from (default ``{}``), ``input`` the read-only input, ``data`` maps other
+    data kinds to their starting documents.  All are copied.
+    """
+
+    def __init__(
+        self,
+        state: Mapping[str, Any] | None = None,
+        input: Any = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._base: dict[str, Any] = {"state": _copy(dict(state or {}))}
+        for kind, document in (data or {}).items():
+            self._base[kind] = _copy(document)
+        self._input = _copy(input)
+        self._layers: dict[str, dict[str, Any]] = {}
+        self.log: list[WriteEntry] = []
+
+    # -- reads -----------------------------------------------------------------
+    def read(self, reference: Reference, instance: str | None = None) -> Any:
+        """A copy of the value at ``reference`` as ``instance`` sees it, or :data:`MISSING`.
+
+        The instance's layer wins over the shared base; where both hold an object
+        at the path, the two are merged (the layer's keys win).
+        """
+        if reference.kind == "input":
+            return _copy(_lookup(self._input, reference))
+        base = _lookup(self._base.get(reference.kind, MISSING), reference)
+        layer_docs = self._layers.get(instance) if instance is not None else None
+        if layer_docs is None or reference.kind not in layer_docs:
+            return _copy(base)
+        layered = _lookup(layer_docs[reference.kind], reference)
+        if layered is MISSING:
+            return _copy(base)
+        if isinstance(base, dict) and isinstance(layered, dict):
+            return deep_merge(_copy(base), _copy(layered))
+        return _copy(layered)
+
+    def document(self, kind: str = "state", instance: str | None = None) -> Any:
+        """A copy of a whole document (``†state`` by default) as ``instance`` sees it."""
+        value = self.read(Reference(kind), instance)
+        return None if value is MISSING else value
+
+    @property
+    def kinds(self) -> list[str]:
+        """Writable document kinds present, ``"state"`` first."""
+        return list(self._base)
+
+    @property
+    def instances(self) -> list[str]:
+        """Instances that have a layer of their own, in order of first write."""
+        return list(self._layers)
+
+    # -- writes ----------------------------------------------------------------
+    def write(
+        self,
+        reference: Reference,
+        value: Any,
+        method: OutputMethod = "set",
+        *,
+        call: int | None = None,
+        instance: str | None = None,
+    ) -> WriteEntry:
+        """Apply one write and append it to the log; returns the entry.
+
+        Methods (DESIGN §1.1): ``set`` replaces; ``merge`` merges objects deeply;
+        ``assign`` merges one level; ``push`` appends ``value`` to a list;
+        ``concat`` appends the items of a list; ``erase`` removes the path.
+        Raises :class:`StateWriteError` for ``†input``, for a wildcard, and for
+        ``push``/``concat`` onto something that is not a list.
+        """
+        if reference.kind == "input":
+            raise StateWriteError(f"cannot write {reference}: the input is read-only")
+        if reference.has_wildcard:
+            raise StateWriteError(f"cannot write through a wildcard: {reference}")
+        value = _copy(value)
+        documents = self._base if instance is None else self._layers.setdefault(instance, {})
+        document = documents.get(reference.kind, MISSING)
+        current = _lookup(document, reference) if document is not MISSING else MISSING
+        new = self._combine(reference, method, current, value)
+        if not reference.segments:
+            if method == "erase":
+                documents.pop(reference.kind, None)
+            else:
+                documents[reference.kind] = new
+        else:
+            if document is MISSING or not isinstance(document, (dict, list)):
+                document = documents[reference.kind] = {}
+            path = to_jsonpath(reference)
+            if method == "erase":
+                if current is not MISSING:
+                    path.filter(lambda _: True, document)
+            else:
+                documents[reference.kind] = path.update_or_create(document, new)
+        entry = WriteEntry(
+            len(self.log), call, instance, str(reference), method, _copy(value), time.time()
+        )
+        self.log.append(entry)
+        return entry
+
+    @staticmethod
+    def _combine(reference: Reference, method: OutputMethod, current: Any, value: Any) -> Any:
+        if method == "set" or method == "erase":
+            return value
+        if method == "merge":
+            return deep_merge(current, value) if current is not MISSING else value
+        if method == "assign":
+            if isinstance(current, dict) and isinstance(value, dict):
+                return {**current, **value}
+            return value
+        if current is MISSING:
+            current = []
+        if not isinstance(current, list):
+            raise StateWriteError(
+                f"cannot {method} onto {reference}: it holds {type(current).__name__}, not a list"
+            )
+        if method == "push":
+            return [*current, value]
+        if not isinstance(value, list):
+            raise StateWriteError(f"cannot concat onto {reference}: the value is not a list")
+        return [*current, *value]
