@@ -123,7 +123,8 @@ class Engine:
     async def run(self) -> RunResult:
         """Run every call; returns the :class:`RunResult` (never raises for tool errors)."""
         self._done = asyncio.get_running_loop().create_future()
-        self._emit(RunStarted(time.time(), len(self.records)))
+        if self.listeners:
+            self._emit(RunStarted(time.time(), len(self.records)))
         for index, waiting in enumerate(self._waiting):
             if waiting == 0:
                 self._make_ready(index)
@@ -137,7 +138,8 @@ class Engine:
             if self._executor is not None:
                 self._executor.shutdown(wait=False, cancel_futures=True)
         status = self._status()
-        self._emit(RunFinished(time.time(), status))
+        if self.listeners:
+            self._emit(RunFinished(time.time(), status))
         state = self.state
         return RunResult(
             status=status,
@@ -157,7 +159,8 @@ class Engine:
         return "completed"
 
     def _make_ready(self, index: int) -> None:
-        self._emit(CallReady(time.time(), index, self.records[index].tool))
+        if self.listeners:
+            self._emit(CallReady(time.time(), index, self.records[index].tool))
         heapq.heappush(self._ready, index)
 
     def _dispatch(self) -> None:
@@ -196,13 +199,15 @@ class Engine:
         if reason is not None:
             record.status, record.reason = "skipped", reason
             record.started = record.finished = time.time()
-            self._emit(CallSkipped(record.finished, index, call.tool, reason))
+            if self.listeners:
+                self._emit(CallSkipped(record.finished, index, call.tool, reason))
             self._finish(index, [])
             return
         assert arguments is not None
         record.arguments = arguments
         record.started = time.time()
-        self._emit(CallStarted(record.started, index, call.tool, arguments))
+        if self.listeners:
+            self._emit(CallStarted(record.started, index, call.tool, arguments))
         if tool.latent:
             self._run_latent(call, tool, record)
             return
@@ -225,7 +230,8 @@ class Engine:
             self._finish(call.index, [])
             return
         record.status, record.output = "succeeded", call.output
-        self._emit(CallSucceeded(record.finished, call.index, call.tool, call.output))
+        if self.listeners:
+            self._emit(CallSucceeded(record.finished, call.index, call.tool, call.output))
         self._finish(call.index, pending)
 
     async def _execute(
@@ -251,7 +257,8 @@ class Engine:
                 record.error = _error(exc)
                 value = {"error": {**record.error, "tool": call.tool, "call": call.index}}
                 record.status, record.output = "succeeded", None
-                self._emit(CallSucceeded(record.finished, call.index, call.tool, None))
+                if self.listeners:
+                    self._emit(CallSucceeded(record.finished, call.index, call.tool, None))
                 self._finish(call.index, [(ref, value) for ref in alternatives[-1]])
             else:
                 self._fail(record, exc)
@@ -266,17 +273,21 @@ class Engine:
             return
         record.status = "succeeded"
         record.output = output.value if isinstance(output, Outcome) else output
-        self._emit(CallSucceeded(record.finished, call.index, call.tool, record.output))
+        if self.listeners:
+            self._emit(CallSucceeded(record.finished, call.index, call.tool, record.output))
         self._finish(call.index, pending)
 
     async def _invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         policy = tool.retry
+        if policy is None or policy.attempts == 1:  # no retries: skip tenacity's set-up
+            record.attempts += 1
+            return await self._once(tool, arguments)
         retrying = tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(policy.attempts if policy else 1),
+            stop=tenacity.stop_after_attempt(policy.attempts),
             wait=tenacity.wait_exponential(multiplier=policy.backoff)
-            if policy and policy.backoff
+            if policy.backoff
             else tenacity.wait_none(),
-            retry=tenacity.retry_if_exception_type(policy.retry_on if policy else ()),
+            retry=tenacity.retry_if_exception_type(policy.retry_on),
             reraise=True,
         )
         async for attempt in retrying:
@@ -342,7 +353,8 @@ class Engine:
     def _fail(self, record: CallRecord, exc: BaseException) -> None:
         record.status, record.error = "failed", _error(exc)
         record.finished = record.finished or time.time()
-        self._emit(CallFailed(record.finished, record.index, record.tool, record.error))
+        if self.listeners:
+            self._emit(CallFailed(record.finished, record.index, record.tool, record.error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
             for index, task in self._running.items():
@@ -390,10 +402,12 @@ class Engine:
                 )
             except StateWriteError as exc:
                 record.status, record.error = "failed", _error(exc)
-                self._emit(CallFailed(time.time(), index, call.tool, record.error))
+                if self.listeners:
+                    self._emit(CallFailed(time.time(), index, call.tool, record.error))
                 break
             written.append(str(reference))
-            self._emit(StateWritten(entry.time, entry))
+            if self.listeners:
+                self._emit(StateWritten(entry.time, entry))
         self._written[index] = written
         self._committed[index] = True
         self._committed_count += 1
