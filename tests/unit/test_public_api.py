@@ -15,8 +15,10 @@ SRC = Path(obelisk.__file__).resolve().parent
 PUBLIC = [
     "ArgumentValidationError",
     "Call",
+    "CallRecord",
     "CheckResult",
     "Diagnostic",
+    "Event",
     "ExecutionError",
     "ObeliskError",
     "Outcome",
@@ -25,11 +27,17 @@ PUBLIC = [
     "PlanGraph",
     "ReferenceSyntaxError",
     "Registry",
+    "RetryPolicy",
+    "RunResult",
     "Tool",
     "ToolDefinitionError",
+    "UsageError",
+    "WriteEntry",
     "check",
     "parse_expression",
     "parse_plan",
+    "run",
+    "run_sync",
     "tool",
 ]
 

@@ -75,6 +75,7 @@ def test_public_names_are_exported_sorted() -> None:
         "ArgumentProblem",
         "ArgumentValidationError",
         "Outcome",
+        "RetryPolicy",
         "Tool",
         "check_options",
         "tool",
