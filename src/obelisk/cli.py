@@ -1,8 +1,10 @@
-"""The ``obelisk`` command line: ``check`` and ``graph`` (typer + rich).
+"""The ``obelisk`` command line: ``check``, ``graph`` and ``run`` (typer + rich).
 
-Exit codes: 0 when the plan has no errors, 2 when it has errors or the command
-line itself is wrong (a missing file, bad JSON in ``--input``, a tools module
-that does not import).  A plan argument of ``-`` reads standard input.
+Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
+when ``run`` had a call fail (or a latent call left pending), 2 when the plan
+has errors or the command line itself is wrong (a missing file, bad JSON in
+``--input``, a tools module that does not import).  A plan argument of ``-``
+reads standard input.
 """
 
 from __future__ import annotations
@@ -169,6 +171,164 @@ def graph_command(
         raise typer.Exit(2)
     graph_format: GraphFormat = "mermaid" if fmt == "mermaid" else "dot"
     sys.stdout.write(draw(result.graph, graph_format))
+
+
+def _registry_for_run(targets: list[str] | None, files_root: Path | None, override: bool) -> Any:
+    from obelisk.stdlib_tools import default_registry
+
+    registry = default_registry(files_root=files_root)
+    try:
+        for target in targets or ():
+            registry = registry.merge(Registry.from_module(target), override=override)
+    except ObeliskError as exc:
+        message = str(exc)
+        if "already registered" in message:
+            message += " (a standard tool has that name; pass --override to replace it)"
+        _fail(message)
+    return registry
+
+
+def _json_default(value: Any) -> Any:
+    return repr(value)
+
+
+@app.command("run")
+def run_command(
+    plan: PlanArgument,
+    tools: ToolsOption = None,
+    input: Annotated[
+        str | None, typer.Option("--input", "-i", help="JSON file with the input, or - for stdin.")
+    ] = None,
+    state: StateOption = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Calls in flight at once.")
+    ] = 64,
+    files_root: Annotated[
+        Path | None,
+        typer.Option("--files-root", help="Directory the file tools may read and write."),
+    ] = None,
+    trace: Annotated[
+        Path | None, typer.Option("--trace", help="Write every event to FILE as JSON lines.")
+    ] = None,
+    override: Annotated[
+        bool,
+        typer.Option("--override", help="Let --tools replace standard tools of the same name."),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {status, state, calls, diagnostics} as JSON.")
+    ] = False,
+) -> None:
+    """Run a plan with the standard tools plus --tools; print the final state.
+
+    Exits 0 when every call completed, 1 when a call failed (or a latent call is
+    left pending), 2 when the plan has errors and nothing ran.
+    """
+    from obelisk.errors import PlanError
+    from obelisk.interpreter.records import Event
+    from obelisk.interpreter.run import run_sync
+
+    if plan == "-" and input == "-":
+        _fail("the plan and --input cannot both be read from standard input")
+    plan_bytes = _read_plan(plan)
+    if input == "-":
+        try:
+            input_data = json.loads(sys.stdin.read())
+        except json.JSONDecodeError as exc:
+            _fail(
+                f"input from stdin is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                f"column {exc.colno}"
+            )
+    else:
+        input_data = _read_json(Path(input) if input else None, "input")
+    registry = _registry_for_run(tools, files_root, override)
+    handlers: list[Any] = []
+    trace_file = None
+    if trace is not None:
+        try:
+            trace_file = trace.open("w", encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write trace {str(trace)!r}: {exc.strerror or exc}")
+
+        def write_trace(event: Event) -> None:
+            assert trace_file is not None
+            trace_file.write(json.dumps(event.to_dict(), default=_json_default) + "\n")
+
+        handlers.append(write_trace)
+    progress = None
+    if not as_json and _err.is_terminal:
+        from rich.progress import Progress
+
+        progress = Progress(console=_err, transient=True)
+    try:
+        if progress is not None:
+            with progress:
+                task = progress.add_task("running", total=None)
+
+                def advance(event: Event) -> None:
+                    if event.event == "run_started":
+                        progress.update(task, total=getattr(event, "calls", None))
+                    elif event.event in ("call_succeeded", "call_failed", "call_skipped"):
+                        progress.advance(task)
+
+                handlers.append(advance)
+                result = run_sync(
+                    plan_bytes,
+                    registry,
+                    input_data,
+                    _read_json(state, "state"),
+                    concurrency=concurrency,
+                    on_event=handlers,
+                )
+        else:
+            result = run_sync(
+                plan_bytes,
+                registry,
+                input_data,
+                _read_json(state, "state"),
+                concurrency=concurrency,
+                on_event=handlers,
+            )
+    except PlanError as exc:
+        if as_json:
+            payload = {
+                "status": "invalid",
+                "state": None,
+                "calls": [],
+                "diagnostics": [d.to_dict() for d in exc.diagnostics],
+            }
+            sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        else:
+            for diagnostic in exc.diagnostics:
+                _err.print(str(diagnostic), markup=False)
+            _err.print(f"{plan}: the plan has errors; nothing ran", markup=False, style="bold red")
+        raise typer.Exit(2) from None
+    finally:
+        if trace_file is not None:
+            trace_file.close()
+    if as_json:
+        sys.stdout.write(
+            json.dumps(result.to_dict(), ensure_ascii=False, default=_json_default) + "\n"
+        )
+    else:
+        sys.stdout.write(
+            json.dumps(result.state, ensure_ascii=False, indent=2, default=_json_default) + "\n"
+        )
+        counts: dict[str, int] = {}
+        for record in result.calls:
+            counts[record.status] = counts.get(record.status, 0) + 1
+            if record.status == "failed" and record.error:
+                _err.print(
+                    f"{record.label} failed: {record.error['type']}: {record.error['message']}",
+                    markup=False,
+                    style="red",
+                )
+        summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+        _err.print(
+            f"{result.status}: {len(result.calls)} calls ({summary})",
+            markup=False,
+            style="bold green" if result.status == "completed" else "bold red",
+        )
+    raise typer.Exit(0 if result.status == "completed" else 1)
 
 
 def _version(value: bool) -> None:

@@ -22,13 +22,11 @@ import functools
 import heapq
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import tenacity
-
-from obelisk.grammar import Conjunction, Escaped, Expression, Reference
+from obelisk.grammar import Reference
 from obelisk.interpreter.graph import PlanGraph
+from obelisk.interpreter.invoke import Invoker
 from obelisk.interpreter.plan_model import Call, Plan
 from obelisk.interpreter.records import (
     CallFailed,
@@ -45,7 +43,8 @@ from obelisk.interpreter.records import (
     StateWritten,
 )
 from obelisk.interpreter.registry import Registry
-from obelisk.interpreter.state import MISSING, State, StateWriteError
+from obelisk.interpreter.resolve import explain_skip, resolve_arguments
+from obelisk.interpreter.state import State, StateWriteError
 from obelisk.interpreter.tools import ArgumentValidationError, Outcome, Tool
 
 __all__ = ["Engine", "Listener"]
@@ -97,7 +96,7 @@ class Engine:
         self._running: dict[int, asyncio.Task[None]] = {}
         self._per_tool: dict[str, int] = {}
         self._stopping: str | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._invoker = Invoker(threads=min(concurrency, 64))
         self._done: asyncio.Future[None] | None = None
 
     # -- set-up ------------------------------------------------------------------
@@ -135,8 +134,7 @@ class Engine:
         finally:
             for task in list(self._running.values()):
                 task.cancel()
-            if self._executor is not None:
-                self._executor.shutdown(wait=False, cancel_futures=True)
+            self._invoker.close()
         status = self._status()
         if self.listeners:
             self._emit(RunFinished(time.time(), status))
@@ -195,7 +193,12 @@ class Engine:
     def _start(self, index: int, tool: Tool | None) -> None:
         call, record = self.plan.calls[index], self.records[index]
         assert tool is not None, "a checked plan names only registered tools"
-        arguments, reason = self._resolve(call)
+        arguments, missing = resolve_arguments(call, self.state)
+        reason = (
+            None
+            if missing is None
+            else explain_skip(call, missing, self.graph, self.records, self._written)
+        )
         if reason is not None:
             record.status, record.reason = "skipped", reason
             record.started = record.finished = time.time()
@@ -244,7 +247,7 @@ class Engine:
             self._finish(call.index, [])
             return
         try:
-            output = await self._invoke(tool, record, validated)
+            output = await self._invoker.invoke(tool, record, validated)
         except asyncio.CancelledError:
             record.status, record.finished = "cancelled", time.time()
             record.reason = self._stopping or "cancelled"
@@ -276,46 +279,6 @@ class Engine:
         if self.listeners:
             self._emit(CallSucceeded(record.finished, call.index, call.tool, record.output))
         self._finish(call.index, pending)
-
-    async def _invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
-        policy = tool.retry
-        if policy is None or policy.attempts == 1:  # no retries: skip tenacity's set-up
-            record.attempts += 1
-            return await self._once(tool, arguments)
-        retrying = tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(policy.attempts),
-            wait=tenacity.wait_exponential(multiplier=policy.backoff)
-            if policy.backoff
-            else tenacity.wait_none(),
-            retry=tenacity.retry_if_exception_type(policy.retry_on),
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                record.attempts += 1
-                return await self._once(tool, arguments)
-        raise AssertionError("tenacity either returns or re-raises")  # pragma: no cover
-
-    async def _once(self, tool: Tool, arguments: dict[str, Any]) -> Any:
-        function = tool.function
-        assert function is not None
-        if tool.is_async:
-            awaitable = function(**arguments)
-        else:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=min(self.concurrency, 64), thread_name_prefix="obelisk-tool"
-                )
-            loop = asyncio.get_running_loop()
-            awaitable = loop.run_in_executor(
-                self._executor, functools.partial(function, **arguments)
-            )
-        if tool.timeout is None:
-            return await awaitable
-        try:
-            return await asyncio.wait_for(awaitable, tool.timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"timed out after {tool.timeout:g} s") from None
 
     def _outputs(self, call: Call, tool: Tool, output: Any) -> Pending:
         """The writes a result makes: its alternative's targets (fan-out), validated."""
@@ -415,84 +378,3 @@ class Engine:
             self._waiting[successor] -= 1
             if self._waiting[successor] == 0 and not self._stopping:
                 self._make_ready(successor)
-
-    # -- reading -------------------------------------------------------------------
-    def _resolve(self, call: Call) -> tuple[dict[str, Any] | None, str | None]:
-        """The call's arguments with every expression evaluated, or the skip reason."""
-        values: dict[tuple[str | int, ...], Any] = {}
-        for argument in call.expressions:
-            node = argument.expression
-            if isinstance(node, Escaped):
-                values[argument.path] = str(node)
-                continue
-            value, missing = self._evaluate(node, call.instance)
-            if missing is not None:
-                return None, self._explain(call, missing)
-            values[argument.path] = value
-        if not values:
-            return dict(call.arguments), None
-        return _substitute(call.arguments, values, ()), None
-
-    def _evaluate(
-        self, node: Expression, instance: str | None
-    ) -> tuple[Any, list[Reference] | None]:
-        if isinstance(node, Reference):
-            value = self.state.read(node, instance)
-            return (None, [node]) if value is MISSING else (value, None)
-        if isinstance(node, Conjunction):
-            value = None
-            for part in node.parts:
-                value = self.state.read(part, instance)
-                if value is MISSING:
-                    return None, [part]
-            return value, None
-        missing: list[Reference] = []
-        for option in node.options:
-            value, absent = self._evaluate(option, instance)
-            if absent is None:
-                return value, None
-            missing.extend(absent)
-        return None, missing
-
-    def _explain(self, call: Call, missing: list[Reference]) -> str:
-        """``†state.receipt was not written: #0 processPayment wrote †state.error``."""
-        reasons = []
-        for reference in missing:
-            writers: list[str] = []
-            for read, sources in zip(
-                self.graph.reads[call.index], self.graph.sources[call.index], strict=True
-            ):
-                if read.reference is not reference:
-                    continue
-                for source in sources:
-                    writer = self.records[source.call]
-                    if writer.status == "succeeded":
-                        wrote = self._written.get(source.call) or []
-                        what = " and ".join(wrote) if wrote else "nothing"
-                        text = f"{writer.label} wrote {what}"
-                    elif writer.status == "pending_latent":
-                        text = f"{writer.label} is a latent call still pending"
-                    else:
-                        text = f"{writer.label} {writer.status.replace('skipped', 'was skipped')}"
-                    if text not in writers:
-                        writers.append(text)
-            if writers:
-                reasons.append(f"{reference} was not written: {'; '.join(writers)}")
-            elif reference.kind == "input":
-                reasons.append(f"{reference} is not in the input")
-            else:
-                reasons.append(f"{reference} does not exist and no call writes it")
-        return "; ".join(reasons)
-
-
-def _substitute(
-    value: Any, values: dict[tuple[str | int, ...], Any], path: tuple[str | int, ...]
-) -> Any:
-    """A copy of ``value`` with the evaluated expressions put in at their paths."""
-    if path in values:
-        return values[path]
-    if isinstance(value, dict):
-        return {key: _substitute(item, values, (*path, key)) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_substitute(item, values, (*path, i)) for i, item in enumerate(value)]
-    return value
