@@ -1,0 +1,133 @@
+"""Helpers shared by the standard tools: relative paths and JSON equality.
+
+A *relative path* is the path part of a reference (DESIGN §1.2) without the
+``†kind``: ``"a.b[0]"``, ``"[2].name"``, ``'["a key"].x'``, ``"items[*].id"``,
+or ``""`` for the whole value.  It is parsed by the reference grammar and
+evaluated with the jsonpath-ng expression built from it, as state reads are.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from obelisk.errors import ReferenceSyntaxError
+from obelisk.grammar import (
+    Field,
+    Index,
+    Reference,
+    Segment,
+    Wildcard,
+    parse_reference,
+    to_jsonpath,
+)
+from obelisk.interpreter.tools import Tool
+
+__all__ = [
+    "compile_path",
+    "json_equal",
+    "json_key",
+    "json_type",
+    "lookup",
+    "one_line",
+    "path_text",
+]
+
+_KIND = "†v"
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_path(path: str) -> Reference:
+    """The reference for a relative path; ``ValueError`` naming the bad spot."""
+    if path.startswith("†"):
+        raise ValueError(
+            f"invalid path {path!r}: write a relative path such as 'a.b[0]', without '†kind'"
+        )
+    prefix = _KIND if path == "" or path.startswith(("[", ".")) else _KIND + "."
+    try:
+        return parse_reference(prefix + path)
+    except ReferenceSyntaxError as exc:
+        at = max(0, exc.span[0] - len(prefix))
+        raise ValueError(f"invalid path {path!r}: {exc.reason} (at character {at})") from None
+
+
+def lookup(value: Any, path: str) -> tuple[bool, Any]:
+    """``(True, found)`` or ``(False, None)`` when nothing is at ``path``.
+
+    Evaluated as a state read of the same path is: ``[*]`` yields the list of every
+    match (possibly empty) once the container before it exists.
+    """
+    reference = compile_path(path)
+    segments = reference.segments
+    for position, segment in enumerate(segments):
+        if isinstance(segment, Wildcard):
+            found, container = _walk(value, segments[:position])
+            if not found or not isinstance(container, (list, dict)):
+                return False, None
+            return True, [match.value for match in to_jsonpath(reference).find(value)]
+    return _walk(value, segments)
+
+
+def _walk(value: Any, segments: tuple[Segment, ...]) -> tuple[bool, Any]:
+    """The value at plain (wildcard-free) segments."""
+    current = value
+    for segment in segments:
+        if isinstance(segment, Field):
+            if not isinstance(current, dict) or segment.name not in current:
+                return False, None
+            current = current[segment.name]
+        elif isinstance(segment, Index):
+            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
+                return False, None
+            current = current[segment.index]
+    return True, current
+
+
+def path_text(parts: Iterable[str | int]) -> str:
+    """A relative path from keys and indexes: ``["a", 0, "b c"]`` -> ``'a[0]["b c"]'``."""
+    text = "".join(str(Index(p)) if isinstance(p, int) else str(Field(p)) for p in parts)
+    return text[1:] if text.startswith(".") else text
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a value: null, boolean, number, string, array, object."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_key(value: Any) -> Hashable:
+    """A hashable key with JSON equality: ``1 == 1.0``, ``true != 1``, key order ignored."""
+    kind = json_type(value)
+    if kind == "array":
+        return (kind, tuple(json_key(item) for item in value))
+    if kind == "object":
+        return (kind, frozenset((str(k), json_key(v)) for k, v in value.items()))
+    if kind in ("null", "boolean", "number", "string"):
+        return (kind, value)
+    return (kind, repr(value))
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """JSON equality (see :func:`json_key`)."""
+    return json_key(left) == json_key(right)
+
+
+def one_line(*tools: Tool) -> tuple[Tool, ...]:
+    """The tools, with the line breaks of their docstring descriptions turned into spaces
+    (a description is one paragraph for the model)."""
+    for item in tools:
+        item.description = re.sub(r"\s*\n\s*", " ", item.description)
+    return tools
