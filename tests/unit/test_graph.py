@@ -176,7 +176,7 @@ def test_reads_and_writes_of_a_call() -> None:
         ("†state.y", False, 0, ("fallback",)),
         ("†state.z", False, 1, ("fallback",)),
         ("†data.w", False, 1, ("fallback",)),
-        ("†state.rows[*].id", False, 0, ("all",)),
+        ("†state.rows[*].id", True, 0, ("all",)),  # the list must exist
         ("†input.q", True, 0, ("nested", "list", 1)),
     ]
     writes = [(str(w.reference), w.alternative, w.alternatives, w.instance) for w in g.writes[0]]

@@ -18,7 +18,7 @@ from obelisk.grammar import Alternatives, Escaped, Reference, Segment
 from obelisk.interpreter.check_result import CheckResult as CheckResult
 from obelisk.interpreter.check_result import gc_paused, path_exists
 from obelisk.interpreter.graph import PlanGraph, Read, Write
-from obelisk.interpreter.paths_index import ANY_INDEX, path_key
+from obelisk.interpreter.paths_index import ANY_INDEX, WILDCARD, path_key
 from obelisk.interpreter.plan import Call, Plan, format_argument_path, parse_plan
 from obelisk.interpreter.registry import Registry
 from obelisk.interpreter.schema_types import (
@@ -249,7 +249,7 @@ class _Checker:
         if registry is None:
             return
         tool = registry.get(call.tool)
-        if tool is None or not read.required:  # a lone reference is optional only via [*]
+        if tool is None or WILDCARD in read.key:  # a list of values: not typed here
             return
         accepted: frozenset[str] | None = None
         for write in sources:

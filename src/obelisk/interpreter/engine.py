@@ -18,6 +18,7 @@ value read, depend on the plan, the inputs and the tool results, never on timing
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import heapq
 import time
@@ -86,9 +87,11 @@ class Engine:
         self.listeners = listeners
         self.records = [CallRecord(c.index, c.id, c.tool) for c in plan.calls]
         self._waiting = [len(preds) for preds in graph.predecessors]
+        self._rank = self._commit_ranks()
         self._blockers = [self._blockers_of(c) for c in plan.calls]
         self._ready: list[int] = []
-        self._executed: list[int] = []  # heap of calls run but not yet committed
+        self._executed: list[int] = []  # calls run but not yet committed
+        self._succeeded: set[int] = set()
         self._pending: dict[int, Pending] = {}
         self._committed = [False] * len(plan.calls)
         self._committed_count = 0
@@ -100,17 +103,36 @@ class Engine:
         self._done: asyncio.Future[None] | None = None
 
     # -- set-up ------------------------------------------------------------------
+    def _commit_ranks(self) -> list[int]:
+        """Each call's place in the commit order: the topological order that takes
+        calls in plan order whenever dependencies allow (Kahn's, smallest index first).
+
+        Overlapping writes commit in this order.  It is plan order unless a
+        dependency says otherwise, and it depends on nothing but the plan.
+        """
+        waiting = [len(preds) for preds in self.graph.predecessors]
+        heap = [node for node, count in enumerate(waiting) if count == 0]
+        heapq.heapify(heap)
+        rank = [0] * len(waiting)
+        position = 0
+        while heap:
+            node = heapq.heappop(heap)
+            rank[node] = position
+            position += 1
+            for successor in self.graph.successors[node]:
+                waiting[successor] -= 1
+                if waiting[successor] == 0:
+                    heapq.heappush(heap, successor)
+        return rank
+
     def _blockers_of(self, call: Call) -> tuple[int, ...]:
-        """Earlier calls whose overlapping writes in the same layer must commit first."""
+        """Calls earlier in the commit order whose overlapping writes in the same layer
+        must commit before this call's writes do (DESIGN §1.4)."""
         found: set[int] = set()
+        mine = self._rank[call.index]
         for write in self.graph.writes[call.index]:
             for other in self.graph.index.overlapping(write.key):
-                if (
-                    other.call < call.index
-                    and other.instance == write.instance
-                    and other.call not in found
-                    and not self.graph.reaches(call.index, other.call)
-                ):
+                if self._rank[other.call] < mine and other.instance == write.instance:
                     found.add(other.call)
         return tuple(sorted(found))
 
@@ -185,8 +207,11 @@ class Engine:
             self._done.set_result(None)
         elif self._stopping and not self._running:
             for record in self.records:
-                if record.status == "waiting":
+                if record.status == "waiting" and record.index not in self._pending:
                     record.status, record.reason = "cancelled", self._stopping
+                    self._committed[record.index] = True  # nothing of it will ever come
+                    self._committed_count += 1
+            self._flush()
             self._done.set_result(None)
 
     # -- one call -----------------------------------------------------------------
@@ -232,14 +257,14 @@ class Engine:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
-        record.status, record.output = "succeeded", call.output
-        if self.listeners:
-            self._emit(CallSucceeded(record.finished, call.index, call.tool, call.output))
-        self._finish(call.index, pending)
+        record.output = call.output
+        self._finish(call.index, pending, succeeded=True)
 
     async def _execute(
         self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
     ) -> None:
+        if any(isinstance(value, (dict, list)) for value in arguments.values()):
+            arguments = copy.deepcopy(arguments)  # the tool may mutate what it gets
         try:
             validated = tool.validate_arguments(arguments)
         except ArgumentValidationError as exc:
@@ -259,10 +284,8 @@ class Engine:
             if len(alternatives) >= 2 and not tool.outcomes:  # the error arm (DESIGN §1.3)
                 record.error = _error(exc)
                 value = {"error": {**record.error, "tool": call.tool, "call": call.index}}
-                record.status, record.output = "succeeded", None
-                if self.listeners:
-                    self._emit(CallSucceeded(record.finished, call.index, call.tool, None))
-                self._finish(call.index, [(ref, value) for ref in alternatives[-1]])
+                record.output = None
+                self._finish(call.index, [(ref, value) for ref in alternatives[-1]], succeeded=True)
             else:
                 self._fail(record, exc)
                 self._finish(call.index, [])
@@ -274,11 +297,8 @@ class Engine:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
-        record.status = "succeeded"
         record.output = output.value if isinstance(output, Outcome) else output
-        if self.listeners:
-            self._emit(CallSucceeded(record.finished, call.index, call.tool, record.output))
-        self._finish(call.index, pending)
+        self._finish(call.index, pending, succeeded=True)
 
     def _outputs(self, call: Call, tool: Tool, output: Any) -> Pending:
         """The writes a result makes: its alternative's targets (fan-out), validated."""
@@ -336,41 +356,51 @@ class Engine:
         self._check_done()
 
     # -- commit, in plan order among overlapping writers --------------------------
-    def _finish(self, index: int, pending: Pending) -> None:
+    def _finish(self, index: int, pending: Pending, *, succeeded: bool = False) -> None:
+        """A call is done running: its writes wait for its blockers, then commit."""
         self._pending[index] = pending
-        heapq.heappush(self._executed, index)
-        progressed = True
-        while progressed:
-            progressed = False
-            for candidate in sorted(self._executed):
-                if (
-                    all(self._committed[b] for b in self._blockers[candidate])
-                    or not self._pending[candidate]
-                ):
-                    self._executed.remove(candidate)
-                    heapq.heapify(self._executed)
-                    self._commit(candidate)
-                    progressed = True
-                    break
+        if succeeded:
+            self._succeeded.add(index)
+        self._executed.append(index)
+        self._flush()
         self._dispatch()
         self._check_done()
 
+    def _flush(self) -> None:
+        """Commit every finished call whose blockers have all committed."""
+        progressed = True
+        while progressed:
+            progressed = False
+            for candidate in sorted(self._executed, key=self._rank.__getitem__):
+                blockers = self._blockers[candidate]
+                if not self._pending[candidate] or all(self._committed[b] for b in blockers):
+                    self._executed.remove(candidate)
+                    self._commit(candidate)
+                    progressed = True
+                    break
+
     def _commit(self, index: int) -> None:
+        """Apply a call's writes, all or nothing, then let its dependents go."""
         call, record = self.plan.calls[index], self.records[index]
+        pending = self._pending.pop(index)
         written: list[str] = []
-        for reference, value in self._pending.pop(index):
+        if index in self._succeeded:
             try:
-                entry = self.state.write(
-                    reference, value, call.output_method, call=index, instance=call.instance
-                )
+                for reference, value in pending:
+                    self.state.check(reference, value, call.output_method, call.instance)
             except StateWriteError as exc:
-                record.status, record.error = "failed", _error(exc)
+                self._fail(record, exc)
+            else:
+                record.status = "succeeded"
                 if self.listeners:
-                    self._emit(CallFailed(time.time(), index, call.tool, record.error))
-                break
-            written.append(str(reference))
-            if self.listeners:
-                self._emit(StateWritten(entry.time, entry))
+                    self._emit(CallSucceeded(time.time(), index, call.tool, record.output))
+                for reference, value in pending:
+                    entry = self.state.write(
+                        reference, value, call.output_method, call=index, instance=call.instance
+                    )
+                    written.append(str(reference))
+                    if self.listeners:
+                        self._emit(StateWritten(entry.time, entry))
         self._written[index] = written
         self._committed[index] = True
         self._committed_count += 1

@@ -33,7 +33,8 @@ class Read(NamedTuple):
     """One reference a call reads.
 
     ``required`` is False for the options of a ``||`` fallback (a missing option
-    does not skip the call) and for reads through ``[*]``; ``option`` is the
+    does not skip the call); a read through ``[*]`` is required (its list or object
+    must exist; it may be empty); ``option`` is the
     position of the fallback option it belongs to (0 when there is no ``||``);
     ``key`` is the path as a plain tuple (:func:`~obelisk.interpreter.paths_index.path_key`).
     """
@@ -67,7 +68,7 @@ def _reads_of(call: Call) -> list[Read]:
         fallback = len(options) > 1
         for position, option in enumerate(options):
             for ref in option.references:
-                required = not fallback and not ref.has_wildcard
+                required = not fallback
                 reads.append(Read(call.index, ref, argument, required, position, path_key(ref)))
     return reads
 

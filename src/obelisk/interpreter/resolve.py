@@ -9,6 +9,7 @@ call that did not write it.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from obelisk.grammar import Conjunction, Escaped, Expression, Reference
@@ -38,7 +39,10 @@ def resolve_arguments(
             return None, missing
         values[argument.path] = value
     if not values:
-        return dict(call.arguments), None
+        return {
+            name: copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+            for name, value in call.arguments.items()
+        }, None
     return _substitute(call.arguments, values, ()), None
 
 

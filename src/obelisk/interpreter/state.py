@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from obelisk.errors import ExecutionError
-from obelisk.grammar import Field, Index, Reference, Wildcard, to_jsonpath
+from obelisk.grammar import Field, Index, Reference, Segment, Wildcard, to_jsonpath
 from obelisk.interpreter.plan_model import OutputMethod
 
 __all__ = ["MISSING", "State", "StateWriteError", "WriteEntry", "deep_merge"]
@@ -121,10 +121,14 @@ def _lookup(document: Any, reference: Reference) -> Any:
     return current
 
 
-def _place(document: dict[str, Any] | list[Any], reference: Reference, value: Any) -> None:
-    """Put ``value`` at the reference's path, creating missing objects on the way.
+def _place(
+    document: dict[str, Any] | list[Any], reference: Reference, value: Any, dry_run: bool = False
+) -> None:
+    """Put ``value`` at the reference's path, creating missing containers on the way.
 
     An index may name an existing item or the position just past the end (append).
+    With ``dry_run`` nothing changes: the walk only raises :class:`StateWriteError`
+    where the write would fail.
     """
     segments = reference.segments
     current: Any = document
@@ -137,11 +141,14 @@ def _place(document: dict[str, Any] | list[Any], reference: Reference, value: An
                     f"holds {type(current).__name__}, not an object"
                 )
             if last:
-                current[segment.name] = value
+                if not dry_run:
+                    current[segment.name] = value
                 return
             child = current.get(segment.name)
-            if child is None:  # missing or null: create the object
-                child = current[segment.name] = {}
+            if child is None:  # missing or null: create what the next segment needs
+                if dry_run:
+                    return
+                child = current[segment.name] = _container_for(segments[position + 1])
             current = child
         else:
             assert isinstance(segment, Index)
@@ -152,7 +159,9 @@ def _place(document: dict[str, Any] | list[Any], reference: Reference, value: An
                 )
             index = segment.index
             if index == len(current):
-                current.append({} if not last else value)
+                if dry_run:
+                    return
+                current.append(value if last else _container_for(segments[position + 1]))
                 if last:
                     return
                 current = current[index]
@@ -163,11 +172,19 @@ def _place(document: dict[str, Any] | list[Any], reference: Reference, value: An
                     f"for a list of {len(current)}"
                 )
             if last:
-                current[index] = value
+                if not dry_run:
+                    current[index] = value
                 return
             if current[index] is None:
-                current[index] = {}
+                if dry_run:
+                    return
+                current[index] = _container_for(segments[position + 1])
             current = current[index]
+
+
+def _container_for(segment: Segment) -> dict[str, Any] | list[Any]:
+    """A new, empty container that ``segment`` can step into."""
+    return [] if isinstance(segment, Index) else {}
 
 
 def _erase(document: Any, reference: Reference) -> None:
@@ -183,8 +200,30 @@ def _erase(document: Any, reference: Reference) -> None:
         del parent[segment.index]
 
 
+def _apply(documents: dict[str, Any], reference: Reference, value: Any) -> None:
+    """Put ``value`` (or erase, for ``_ERASED``) at ``reference`` in ``documents[kind]``."""
+    kind = reference.kind
+    if not reference.segments:
+        if value is _ERASED:
+            documents.pop(kind, None)
+        else:
+            documents[kind] = value
+        return
+    document = documents.get(kind, MISSING)
+    if value is _ERASED:
+        if document is not MISSING:
+            _erase(document, reference)
+        return
+    if not isinstance(document, (dict, list)):
+        document = documents[kind] = {}
+    _place(document, reference, value)
+
+
 def _where(reference: Reference, position: int) -> str:
     return str(Reference(reference.kind, reference.segments[:position]))
+
+
+_ERASED: Any = object()
 
 
 class State:
@@ -193,6 +232,12 @@ class State:
     ``State(state=None, input=None, data=None)``: ``state`` is the state the run
     starts from (default ``{}``), ``input`` the read-only input, ``data`` maps other
     data kinds to their starting documents.  All are copied.
+
+    An instance layer is the ordered list of what that instance wrote (the value
+    each path was given, or its erasure).  The instance's view of a document is
+    the shared base with those writes applied on top, so the most specific layer
+    wins, a base write made later is still seen where the instance did not write,
+    and an instance's erase hides the base value from that instance only.
     """
 
     def __init__(
@@ -205,28 +250,35 @@ class State:
         for kind, document in (data or {}).items():
             self._base[kind] = _copy(document)
         self._input = _copy(input)
-        self._layers: dict[str, dict[str, Any]] = {}
+        self._layers: dict[str, list[tuple[Reference, Any]]] = {}
+        self._views: dict[tuple[str, str], Any] = {}
         self.log: list[WriteEntry] = []
 
     # -- reads -----------------------------------------------------------------
-    def read(self, reference: Reference, instance: str | None = None) -> Any:
-        """A copy of the value at ``reference`` as ``instance`` sees it, or :data:`MISSING`.
+    def _view(self, kind: str, instance: str | None) -> Any:
+        """The document ``kind`` as ``instance`` sees it (not a copy: do not mutate)."""
+        base = self._base.get(kind, MISSING)
+        ops = self._layers.get(instance) if instance is not None else None
+        if not ops or not any(reference.kind == kind for reference, _ in ops):
+            return base
+        assert instance is not None
+        key = (instance, kind)
+        if key not in self._views:
+            documents = {kind: _copy(base)}
+            for reference, value in ops:
+                if reference.kind == kind:
+                    _apply(documents, reference, value)
+            self._views[key] = documents.get(kind, MISSING)
+        return self._views[key]
 
-        The instance's layer wins over the shared base; where both hold an object
-        at the path, the two are merged (the layer's keys win).
-        """
+    def read(self, reference: Reference, instance: str | None = None) -> Any:
+        """A copy of the value at ``reference`` as ``instance`` sees it, or :data:`MISSING`."""
         if reference.kind == "input":
             return _copy(_lookup(self._input, reference))
-        base = _lookup(self._base.get(reference.kind, MISSING), reference)
-        layer_docs = self._layers.get(instance) if instance is not None else None
-        if layer_docs is None or reference.kind not in layer_docs:
-            return _copy(base)
-        layered = _lookup(layer_docs[reference.kind], reference)
-        if layered is MISSING:
-            return _copy(base)
-        if isinstance(base, dict) and isinstance(layered, dict):
-            return deep_merge(_copy(base), _copy(layered))
-        return _copy(layered)
+        document = self._view(reference.kind, instance)
+        if document is MISSING:
+            return MISSING
+        return _copy(_lookup(document, reference))
 
     def document(self, kind: str = "state", instance: str | None = None) -> Any:
         """A copy of a whole document (``†state`` by default) as ``instance`` sees it."""
@@ -244,6 +296,25 @@ class State:
         return list(self._layers)
 
     # -- writes ----------------------------------------------------------------
+    def check(
+        self, reference: Reference, value: Any, method: OutputMethod, instance: str | None
+    ) -> Any:
+        """The value ``reference`` would hold after the write, without writing.
+
+        Raises :class:`StateWriteError` when the write cannot be applied; used to
+        make a call's writes all-or-nothing.
+        """
+        if reference.kind == "input":
+            raise StateWriteError(f"cannot write {reference}: the input is read-only")
+        if reference.has_wildcard:
+            raise StateWriteError(f"cannot write through a wildcard: {reference}")
+        document = self._view(reference.kind, instance)
+        current = _lookup(document, reference) if document is not MISSING else MISSING
+        new = self._combine(reference, method, current, value)
+        if reference.segments and method != "erase" and isinstance(document, (dict, list)):
+            _place(document, reference, new, dry_run=True)
+        return new
+
     def write(
         self,
         reference: Reference,
@@ -257,31 +328,20 @@ class State:
 
         Methods (DESIGN §1.1): ``set`` replaces; ``merge`` merges objects deeply;
         ``assign`` merges one level; ``push`` appends ``value`` to a list;
-        ``concat`` appends the items of a list; ``erase`` removes the path.
-        Raises :class:`StateWriteError` for ``†input``, for a wildcard, and for
-        ``push``/``concat`` onto something that is not a list.
+        ``concat`` appends the items of a list; ``erase`` removes the path.  Each
+        combines with the value as ``instance`` sees it.  Raises
+        :class:`StateWriteError` for ``†input``, for a wildcard, for ``push`` or
+        ``concat`` onto something that is not a list, and for a path through a
+        value that is not a container.  A failed write changes nothing.
         """
-        if reference.kind == "input":
-            raise StateWriteError(f"cannot write {reference}: the input is read-only")
-        if reference.has_wildcard:
-            raise StateWriteError(f"cannot write through a wildcard: {reference}")
         value = _copy(value)
-        documents = self._base if instance is None else self._layers.setdefault(instance, {})
-        document = documents.get(reference.kind, MISSING)
-        current = _lookup(document, reference) if document is not MISSING else MISSING
-        new = self._combine(reference, method, current, value)
-        if not reference.segments:
-            if method == "erase":
-                documents.pop(reference.kind, None)
-            else:
-                documents[reference.kind] = new
-        elif method == "erase":
-            if current is not MISSING:
-                _erase(document, reference)
+        new = self.check(reference, value, method, instance)
+        stored = _ERASED if method == "erase" else new
+        if instance is None:
+            _apply(self._base, reference, stored)
         else:
-            if not isinstance(document, (dict, list)):
-                document = documents[reference.kind] = {}
-            _place(document, reference, new)
+            self._layers.setdefault(instance, []).append((reference, _copy(stored)))
+        self._views.clear()
         entry = WriteEntry(
             len(self.log), call, instance, str(reference), method, _copy(value), time.time()
         )
