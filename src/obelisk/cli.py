@@ -188,6 +188,20 @@ def _registry_for_run(targets: list[str] | None, files_root: Path | None, overri
     return registry
 
 
+_PROGRESS_FROM = 5
+"""``obelisk run`` shows a progress bar on a terminal for plans of more calls than this."""
+
+
+def _count_calls(plan_bytes: bytes) -> int:
+    from obelisk.errors import PlanError
+    from obelisk.interpreter.plan import parse_plan
+
+    try:
+        return len(parse_plan(plan_bytes))
+    except PlanError:
+        return 0
+
+
 def _json_default(value: Any) -> Any:
     return repr(value)
 
@@ -255,7 +269,7 @@ def run_command(
 
         handlers.append(write_trace)
     progress = None
-    if not as_json and _err.is_terminal:
+    if not as_json and _err.is_terminal and _count_calls(plan_bytes) > _PROGRESS_FROM:
         from rich.progress import Progress
 
         progress = Progress(console=_err, transient=True)
