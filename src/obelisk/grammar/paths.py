@@ -61,11 +61,22 @@ class _EveryChild(jp.JSONPath):  # type: ignore[misc,unused-ignore]
 _WILDCARD: type[jp.JSONPath] = getattr(jp, "Wildcard", _EveryChild)
 
 
+class _Index(jp.Index):  # type: ignore[misc,unused-ignore]
+    """``Index`` that matches nothing out of range (jsonpath-ng before 1.9 raised IndexError)."""
+
+    def find(self, datum: object) -> list[jp.DatumInContext]:
+        try:
+            found: list[jp.DatumInContext] = super().find(datum)
+        except IndexError:
+            return []
+        return found
+
+
 def _segment(segment: Segment) -> jp.JSONPath:
     if isinstance(segment, Field):
         return _LiteralFields(segment.name) if segment.name == "*" else jp.Fields(segment.name)
     if isinstance(segment, Index):
-        return jp.Index(segment.index)
+        return _Index(segment.index)
     return _WILDCARD()
 
 
