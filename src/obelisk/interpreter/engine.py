@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from obelisk.grammar import Reference
+from obelisk.interpreter.commit_order import commit_ranks
 from obelisk.interpreter.graph import PlanGraph
 from obelisk.interpreter.invoke import Invoker
 from obelisk.interpreter.plan_model import Call, Plan
@@ -87,7 +88,7 @@ class Engine:
         self.listeners = listeners
         self.records = [CallRecord(c.index, c.id, c.tool) for c in plan.calls]
         self._waiting = [len(preds) for preds in graph.predecessors]
-        self._rank = self._commit_ranks()
+        self._rank = commit_ranks(graph)
         self._blockers = [self._blockers_of(c) for c in plan.calls]
         self._ready: list[int] = []
         self._executed: list[int] = []  # calls run but not yet committed
@@ -103,28 +104,6 @@ class Engine:
         self._done: asyncio.Future[None] | None = None
 
     # -- set-up ------------------------------------------------------------------
-    def _commit_ranks(self) -> list[int]:
-        """Each call's place in the commit order: the topological order that takes
-        calls in plan order whenever dependencies allow (Kahn's, smallest index first).
-
-        Overlapping writes commit in this order.  It is plan order unless a
-        dependency says otherwise, and it depends on nothing but the plan.
-        """
-        waiting = [len(preds) for preds in self.graph.predecessors]
-        heap = [node for node, count in enumerate(waiting) if count == 0]
-        heapq.heapify(heap)
-        rank = [0] * len(waiting)
-        position = 0
-        while heap:
-            node = heapq.heappop(heap)
-            rank[node] = position
-            position += 1
-            for successor in self.graph.successors[node]:
-                waiting[successor] -= 1
-                if waiting[successor] == 0:
-                    heapq.heappush(heap, successor)
-        return rank
-
     def _blockers_of(self, call: Call) -> tuple[int, ...]:
         """Calls earlier in the commit order whose overlapping writes in the same layer
         must commit before this call's writes do (DESIGN §1.4)."""
@@ -385,21 +364,19 @@ class Engine:
         pending = self._pending.pop(index)
         written: list[str] = []
         if index in self._succeeded:
+            succeeded_at = time.time()  # before the writes, so event times never go back
             try:
-                for reference, value in pending:
-                    self.state.check(reference, value, call.output_method, call.instance)
+                entries = self.state.write_many(
+                    pending, call.output_method, call=index, instance=call.instance
+                )
             except StateWriteError as exc:
                 self._fail(record, exc)
             else:
                 record.status = "succeeded"
+                written = [entry.path for entry in entries]
                 if self.listeners:
-                    self._emit(CallSucceeded(time.time(), index, call.tool, record.output))
-                for reference, value in pending:
-                    entry = self.state.write(
-                        reference, value, call.output_method, call=index, instance=call.instance
-                    )
-                    written.append(str(reference))
-                    if self.listeners:
+                    self._emit(CallSucceeded(succeeded_at, index, call.tool, record.output))
+                    for entry in entries:
                         self._emit(StateWritten(entry.time, entry))
         self._written[index] = written
         self._committed[index] = True

@@ -81,7 +81,7 @@ class CallRecord:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class RunResult:
     """The outcome of :func:`obelisk.run`.
 
@@ -97,6 +97,17 @@ class RunResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     documents: dict[str, Any] = field(default_factory=dict)
     instances: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio.run (Python 3.11) formats the main task's
+        # result while restoring the SIGINT handler, and a full repr of a
+        # 10,000-call result cost 12% of a run (benchmarks/run_overhead.py).
+        counts: dict[str, int] = {}
+        for call in self.calls:
+            counts[call.status] = counts.get(call.status, 0) + 1
+        summary = ", ".join(f"{status}={n}" for status, n in counts.items())
+        calls = f"{len(self.calls)} ({summary})"
+        return f"RunResult(status={self.status!r}, calls={calls}, writes={len(self.log)})"
 
     def to_dict(self) -> dict[str, Any]:
         """``{"status", "state", "calls": [...], "diagnostics": [...]}``."""

@@ -309,8 +309,11 @@ class State:
         if reference.has_wildcard:
             raise StateWriteError(f"cannot write through a wildcard: {reference}")
         document = self._view(reference.kind, instance)
-        current = _lookup(document, reference) if document is not MISSING else MISSING
-        new = self._combine(reference, method, current, value)
+        if method == "set":  # the only method that does not combine with what is there
+            new = value
+        else:
+            current = _lookup(document, reference) if document is not MISSING else MISSING
+            new = self._combine(reference, method, current, value)
         if reference.segments and method != "erase" and isinstance(document, (dict, list)):
             _place(document, reference, new, dry_run=True)
         return new
@@ -334,19 +337,38 @@ class State:
         ``concat`` onto something that is not a list, and for a path through a
         value that is not a container.  A failed write changes nothing.
         """
-        value = _copy(value)
-        new = self.check(reference, value, method, instance)
-        stored = _ERASED if method == "erase" else new
-        if instance is None:
-            _apply(self._base, reference, stored)
-        else:
-            self._layers.setdefault(instance, []).append((reference, _copy(stored)))
-        self._views.clear()
-        entry = WriteEntry(
-            len(self.log), call, instance, str(reference), method, _copy(value), time.time()
-        )
-        self.log.append(entry)
-        return entry
+        return self.write_many([(reference, value)], method, call=call, instance=instance)[0]
+
+    def write_many(
+        self,
+        targets: list[tuple[Reference, Any]],
+        method: OutputMethod = "set",
+        *,
+        call: int | None = None,
+        instance: str | None = None,
+    ) -> list[WriteEntry]:
+        """Apply the writes of one call, all or nothing (DESIGN §2.4: a failed call
+        writes nothing): every target is checked before any is applied.  Raises
+        :class:`StateWriteError` as :meth:`write` does."""
+        checked = []
+        for reference, value in targets:
+            value = _copy(value)
+            checked.append((reference, value, self.check(reference, value, method, instance)))
+        entries = []
+        for reference, value, new in checked:
+            stored = _ERASED if method == "erase" else new
+            if instance is None:
+                _apply(self._base, reference, stored)
+            else:
+                self._layers.setdefault(instance, []).append((reference, _copy(stored)))
+            self._views.clear()
+            logged = _copy(value)  # the log never shares objects with the state
+            entry = WriteEntry(
+                len(self.log), call, instance, str(reference), method, logged, time.time()
+            )
+            self.log.append(entry)
+            entries.append(entry)
+        return entries
 
     @staticmethod
     def _combine(reference: Reference, method: OutputMethod, current: Any, value: Any) -> Any:
