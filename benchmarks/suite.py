@@ -1,0 +1,214 @@
+"""The side-by-side benchmark workloads: obelisk, the asyncio floor, LangGraph, Hamilton.
+
+Every workload runs the same DAG on every system in one process, so each ratio
+compares numbers measured minutes apart on the same machine.  DAG shapes
+(``deps[i]`` lists node ``i``'s dependencies):
+
+* ``layered(n)``: 50 wide, each node reads two nodes of the layer before;
+* ``chain(n)``: each node reads the one before;
+* ``fan(n)``: one root, ``n - 2`` nodes reading it, one node joining them all.
+
+Competitors come from the ``bench`` extra; a missing one is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import obelisk
+
+from .run_overhead import floor, layered
+
+__all__ = ["SYSTEMS", "blocking", "chain", "fan", "memory", "overhead", "makespan", "sync_tools"]
+
+SYSTEMS = ("floor", "obelisk", "langgraph", "hamilton")
+
+
+def chain(n: int) -> list[list[int]]:
+    return [[]] + [[i - 1] for i in range(1, n)]
+
+
+def fan(n: int) -> list[list[int]]:
+    return [[]] + [[0] for _ in range(1, n - 1)] + [list(range(1, n - 1))]
+
+
+@obelisk.tool
+async def zero(inputs: list[int] | None = None) -> int:
+    """Zero work."""
+    return 0
+
+
+@obelisk.tool
+def zero_sync(inputs: list[int] | None = None) -> int:
+    """Zero work, blocking style (runs in a worker thread)."""
+    return 0
+
+
+@obelisk.tool
+async def nap(ms: int, inputs: list[int] | None = None) -> int:
+    """Sleep ms milliseconds."""
+    await asyncio.sleep(ms / 1000)
+    return ms
+
+
+@obelisk.tool
+def block(ms: int) -> int:
+    """Block the thread for ms milliseconds."""
+    time.sleep(ms / 1000)
+    return ms
+
+
+def plan_for(deps: list[list[int]], tool: str, ms: list[int] | None = None) -> list[Any]:
+    """One call per node; a call reads its dependencies' outputs as a list."""
+    calls = []
+    for node, node_deps in enumerate(deps):
+        call: dict[str, Any] = {"_tool": tool, "_outputPath": f"†state.v{node}"}
+        if node_deps:
+            call["inputs"] = [f"†state.v{dep}" for dep in node_deps]
+        if ms is not None:
+            call["ms"] = ms[node]
+        calls.append(call)
+    return calls
+
+
+def _median(action: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def competitor(name: str) -> Any | None:
+    """The adapter module of a competitor, or None when its library is missing."""
+    try:
+        if name == "langgraph":
+            from .competitors import langgraph_runner
+
+            return langgraph_runner
+        from .competitors import hamilton_runner
+
+        return hamilton_runner
+    except ImportError:
+        return None
+
+
+def overhead(deps: list[list[int]], repeat: int, systems: tuple[str, ...]) -> dict[str, Any]:
+    """Seconds per run (median) of zero-work nodes, per system; None where skipped."""
+    plan = plan_for(deps, "zero")
+    found: dict[str, Any] = {}
+    for system in systems:
+        if system == "floor":
+            found[system] = _median(lambda: asyncio.run(floor(deps)), repeat)
+        elif system == "obelisk":
+            found[system] = _median(lambda: obelisk.run_sync(plan, [zero]), repeat)
+        else:
+            module = competitor(system)
+            if module is None:
+                found[system] = None
+                continue
+            runs = [module.overhead(deps) for _ in range(repeat)]
+            found[system] = statistics.median(t.run_s for t in runs)
+            found[f"{system}_build"] = statistics.median(t.build_s for t in runs)
+    return found
+
+
+def makespan(repeat: int, systems: tuple[str, ...], n: int = 60, seed: int = 11) -> dict[str, Any]:
+    """Makespan ÷ critical path of a DAG of 5-40 ms sleeps, per system."""
+    rng = random.Random(seed)
+    deps = [sorted(rng.sample(range(i), k=min(i, rng.randint(0, 2)))) for i in range(n)]
+    ms = [rng.randint(5, 40) for _ in range(n)]
+    finish = [0.0] * n
+    for node in range(n):
+        finish[node] = ms[node] + max((finish[d] for d in deps[node]), default=0)
+    critical = max(finish) / 1000
+    found: dict[str, Any] = {"critical_path_s": critical}
+    plan = plan_for(deps, "nap", ms)
+    for system in systems:
+        if system == "floor":
+            found[system] = _median(lambda: asyncio.run(floor(deps, ms)), repeat) / critical
+        elif system == "obelisk":
+            spans = []
+            for _ in range(repeat):
+                result = obelisk.run_sync(plan, [nap])
+                begun = min(c.started or 0.0 for c in result.calls)
+                ended = max(c.finished or 0.0 for c in result.calls)
+                spans.append(ended - begun)
+            found[system] = statistics.median(spans) / critical
+        else:
+            module = competitor(system)
+            if module is None:
+                found[system] = None
+                continue
+            timings = [module.makespan(deps, ms) for _ in range(repeat)]
+            found[system] = statistics.median(t.span_s or t.run_s for t in timings) / critical
+    return found
+
+
+def sync_tools(n: int, repeat: int) -> dict[str, float]:
+    """µs per call of zero-work *sync* tools (threads) vs async ones, layered DAG."""
+    deps = layered(n)
+    sync_plan, async_plan = plan_for(deps, "zero_sync"), plan_for(deps, "zero")
+    sync_s = _median(lambda: obelisk.run_sync(sync_plan, [zero_sync]), repeat)
+    async_s = _median(lambda: obelisk.run_sync(async_plan, [zero]), repeat)
+    return {"sync_us": sync_s / n * 1e6, "async_us": async_s / n * 1e6, "ratio": sync_s / async_s}
+
+
+def blocking(repeat: int, systems: tuple[str, ...], n: int = 8, ms: int = 50) -> dict[str, Any]:
+    """Wall seconds for n independent blocking calls of ms milliseconds each."""
+    plan = [{"_tool": "block", "ms": ms, "_outputPath": f"†state.b{i}"} for i in range(n)]
+    found: dict[str, Any] = {"serial_s": n * ms / 1000, "ideal_s": ms / 1000}
+    for system in systems:
+        if system == "obelisk":
+            found[system] = _median(lambda: obelisk.run_sync(plan, [block]), repeat)
+        elif system in ("langgraph", "hamilton"):
+            module = competitor(system)
+            if module is None:
+                found[system] = None
+                continue
+            kwargs = {"executor": "threads"} if system == "hamilton" else {}
+            found[system] = statistics.median(
+                module.blocking(n, ms, **kwargs).run_s for _ in range(repeat)
+            )
+    return found
+
+
+def _peak_rss_kib(command: list[str]) -> int:
+    """Peak resident set size (KiB) of ``command``, run alone in a fresh child."""
+    probe = (
+        "import resource, subprocess, sys; "
+        f"subprocess.run({command!r}, check=True, stdout=subprocess.DEVNULL); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def memory(n: int = 1000) -> dict[str, float]:
+    """Peak RSS (MiB) of ``obelisk run`` on an n-call plan, and of a bare Python."""
+    with tempfile.TemporaryDirectory() as folder:
+        plan_path = Path(folder) / "plan.json"
+        plan_path.write_text(json.dumps(plan_for(layered(n), "add_one")), encoding="utf-8")
+        tools = Path(folder) / "tools.py"
+        tools.write_text(
+            "from obelisk import tool\n\n@tool\nasync def add_one(inputs: list[int] | None = None)"
+            " -> int:\n    'One more than the sum of inputs.'\n    return 1 + sum(inputs or [])\n",
+            encoding="utf-8",
+        )
+        run = [sys.executable, "-m", "obelisk", "run", str(plan_path), "--tools", str(tools)]
+        obelisk_kib = _peak_rss_kib(run)
+        bare_kib = _peak_rss_kib([sys.executable, "-c", "pass"])
+    return {"obelisk_mib": obelisk_kib / 1024, "python_mib": bare_kib / 1024}
