@@ -198,7 +198,9 @@ def _path_order(path: str | None) -> tuple[tuple[int, str | int], ...]:
     if not path:
         return ()
     return tuple(
-        (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", path) if part
+        (1, int(part)) if part.isascii() and part.isdigit() else (0, part)
+        for part in re.split(r"([0-9]+)", path)
+        if part
     )
 
 

@@ -900,3 +900,9 @@ def test_warnings_alone_do_not_raise() -> None:
     plan = parse_plan([{"_tool": "t", "_a": 1}, {"_tool": "u", "_b": 2}])
     assert [d.severity for d in plan.diagnostics] == ["warning", "warning"]
     assert [d.call for d in plan.diagnostics] == [0, 1]
+
+
+def test_unknown_meta_key_with_unicode_digits_sorts_without_error() -> None:
+    # found by Hypothesis: '²' is str.isdigit() but not int()-able
+    plan = parse_plan([{"_tool": "fetch", "_0²": None, "_1": 1}])
+    assert [d.path for d in plan.diagnostics] == ["_0²", "_1"]
