@@ -9,6 +9,7 @@ from typing import Any
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.check import check
+from obelisk.interpreter.check_result import gc_paused
 from obelisk.interpreter.engine import Engine, Listener
 from obelisk.interpreter.plan_model import Plan
 from obelisk.interpreter.records import Event, RunResult
@@ -76,15 +77,16 @@ async def run(
     checked = check(plan, registry, input, state, data=data)
     checked.raise_for_errors()
     assert checked.plan is not None and checked.graph is not None
-    engine = Engine(
-        checked.plan,
-        checked.graph,
-        registry,
-        State(state, input, data),
-        concurrency=concurrency,
-        fail_fast=fail_fast,
-        listeners=listeners,
-    )
+    with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
+        engine = Engine(
+            checked.plan,
+            checked.graph,
+            registry,
+            State(state, input, data),
+            concurrency=concurrency,
+            fail_fast=fail_fast,
+            listeners=listeners,
+        )
     result = await engine.run()
     return dataclasses.replace(result, diagnostics=checked.diagnostics)
 
