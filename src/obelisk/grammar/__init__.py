@@ -17,6 +17,7 @@ from obelisk.grammar.parser import DAGGER as DAGGER
 from obelisk.grammar.parser import is_expression as is_expression
 from obelisk.grammar.parser import parse_expression as parse_expression
 from obelisk.grammar.parser import parse_reference as parse_reference
+from obelisk.grammar.paths import find as find
 from obelisk.grammar.paths import to_jsonpath as to_jsonpath
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "Segment",
     "Span",
     "Wildcard",
+    "find",
     "is_expression",
     "parse_expression",
     "parse_reference",

@@ -10,12 +10,13 @@ compiles to the expression for ``user.name`` inside the state document.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from jsonpath_ng import jsonpath as jp
 
 from obelisk.grammar.nodes import Field, Index, Reference, Segment
 
-__all__ = ["to_jsonpath"]
+__all__ = ["find", "to_jsonpath"]
 
 
 class _LiteralFields(jp.Fields):  # type: ignore[misc,unused-ignore]
@@ -97,3 +98,33 @@ def to_jsonpath(reference: Reference) -> jp.JSONPath:
     for segment in reference.segments:
         expression = jp.Child(expression, _segment(segment))
     return expression
+
+
+def find(document: Any, reference: Reference) -> tuple[bool, Any]:
+    """``(True, value)`` at the reference's path inside ``document``, or ``(False, None)``.
+
+    Existence, not truthiness (DESIGN §1.2).  A plain path is walked segment by
+    segment; ``[*]`` yields the list of every match (possibly empty) once the list
+    or object before it exists, found with the compiled jsonpath-ng expression.
+    Used by state reads, the checker and the standard tools alike.
+
+    >>> from obelisk.grammar.parser import parse_reference
+    >>> find({"a": [1, 2]}, parse_reference("†s.a[-1]")), find({}, parse_reference("†s.a"))
+    ((True, 2), (False, None))
+    """
+    segments = reference.segments
+    current = document
+    for segment in segments:
+        if isinstance(segment, Field):
+            if not isinstance(current, dict) or segment.name not in current:
+                return False, None
+            current = current[segment.name]
+        elif isinstance(segment, Index):
+            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
+                return False, None
+            current = current[segment.index]
+        else:
+            if not isinstance(current, (list, dict)):
+                return False, None
+            return True, [match.value for match in to_jsonpath(reference).find(document)]
+    return True, current

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from obelisk.errors import Diagnostic, PlanError
-from obelisk.grammar import Field, Index, Reference
+from obelisk.grammar import Reference, find
 from obelisk.interpreter.graph import PlanGraph
 from obelisk.interpreter.plan_model import Plan
 
@@ -57,19 +57,7 @@ def path_exists(document: Any, reference: Reference) -> bool:
     ``[*]`` exists when it meets a list or an object; the rest of the path after it
     is not followed.
     """
-    current = document
-    for segment in reference.segments:
-        if isinstance(segment, Field):
-            if not isinstance(current, Mapping) or segment.name not in current:
-                return False
-            current = current[segment.name]
-        elif isinstance(segment, Index):
-            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
-                return False
-            current = current[segment.index]
-        else:
-            return isinstance(current, (list, Mapping))
-    return True
+    return find(document, reference)[0]
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from obelisk.errors import ExecutionError
-from obelisk.grammar import Field, Index, Reference, Segment, Wildcard, to_jsonpath
+from obelisk.grammar import Field, Index, Reference, Segment, find
 from obelisk.interpreter.plan_model import OutputMethod
 
 __all__ = ["MISSING", "State", "StateWriteError", "WriteEntry", "deep_merge"]
@@ -99,26 +99,8 @@ def _copy(value: Any) -> Any:
 
 def _lookup(document: Any, reference: Reference) -> Any:
     """Value at the reference's path in ``document``, or MISSING; ``[*]`` yields a list."""
-    segments = reference.segments
-    if not segments:
-        return document
-    for position, segment in enumerate(segments):
-        if isinstance(segment, Wildcard):
-            container = _lookup(document, Reference(reference.kind, segments[:position]))
-            if not isinstance(container, (list, dict)):
-                return MISSING
-            return [match.value for match in to_jsonpath(reference).find(document)]
-    current = document
-    for segment in segments:
-        if isinstance(segment, Field):
-            if not isinstance(current, dict) or segment.name not in current:
-                return MISSING
-            current = current[segment.name]
-        elif isinstance(segment, Index):
-            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
-                return MISSING
-            current = current[segment.index]
-    return current
+    found, value = find(document, reference)
+    return value if found else MISSING
 
 
 def _place(

@@ -18,10 +18,8 @@ from obelisk.grammar import (
     Field,
     Index,
     Reference,
-    Segment,
-    Wildcard,
+    find,
     parse_reference,
-    to_jsonpath,
 )
 from obelisk.interpreter.tools import Tool
 
@@ -56,33 +54,11 @@ def compile_path(path: str) -> Reference:
 def lookup(value: Any, path: str) -> tuple[bool, Any]:
     """``(True, found)`` or ``(False, None)`` when nothing is at ``path``.
 
-    Evaluated as a state read of the same path is: ``[*]`` yields the list of every
-    match (possibly empty) once the container before it exists.
+    Evaluated exactly as a state read of the same path is (:func:`obelisk.grammar.find`):
+    ``[*]`` yields the list of every match (possibly empty) once the container
+    before it exists.
     """
-    reference = compile_path(path)
-    segments = reference.segments
-    for position, segment in enumerate(segments):
-        if isinstance(segment, Wildcard):
-            found, container = _walk(value, segments[:position])
-            if not found or not isinstance(container, (list, dict)):
-                return False, None
-            return True, [match.value for match in to_jsonpath(reference).find(value)]
-    return _walk(value, segments)
-
-
-def _walk(value: Any, segments: tuple[Segment, ...]) -> tuple[bool, Any]:
-    """The value at plain (wildcard-free) segments."""
-    current = value
-    for segment in segments:
-        if isinstance(segment, Field):
-            if not isinstance(current, dict) or segment.name not in current:
-                return False, None
-            current = current[segment.name]
-        elif isinstance(segment, Index):
-            if not isinstance(current, list) or not -len(current) <= segment.index < len(current):
-                return False, None
-            current = current[segment.index]
-    return True, current
+    return find(value, compile_path(path))
 
 
 def path_text(parts: Iterable[str | int]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from obelisk.interpreter.state import deep_merge
 from obelisk.interpreter.tools import Tool, tool
 from obelisk.stdlib_tools._common import lookup, one_line
 
@@ -46,24 +47,13 @@ def const(value: Any) -> Any:
     return value
 
 
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, item in update.items():
-        old = merged.get(key)
-        if isinstance(old, dict) and isinstance(item, dict):
-            merged[key] = _deep_merge(old, item)
-        else:
-            merged[key] = item
-    return merged
-
-
 @tool(pure=True)
 def merge(objects: list[dict[str, Any]]) -> dict[str, Any]:
     """Deep-merge objects left to right: nested objects merge key by key, anything else
     (lists too) is replaced by the later value. [] gives {}."""
     result: dict[str, Any] = {}
     for item in objects:
-        result = _deep_merge(result, item)
+        result = deep_merge(result, item)
     return result
 
 
