@@ -1,0 +1,36 @@
+"""Every example in a public docstring runs and gives what it says."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import obelisk
+
+MODULES = sorted(
+    name
+    for _, name, _ in pkgutil.walk_packages(obelisk.__path__, "obelisk.")
+    if not name.endswith("__main__")
+)
+
+
+def test_some_modules_have_examples() -> None:
+    with_examples = [
+        name
+        for name in MODULES
+        if doctest.DocTestFinder().find(importlib.import_module(name))
+        and any(t.examples for t in doctest.DocTestFinder().find(importlib.import_module(name)))
+    ]
+    assert {"obelisk.errors", "obelisk.grammar.paths", "obelisk.interpreter.run"} <= set(
+        with_examples
+    )
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
