@@ -128,14 +128,19 @@ def overhead(n: int, repeat: int) -> dict[str, float]:
     }
 
 
-def makespan(repeat: int, n: int = 60, seed: int = 11) -> dict[str, float]:
+def sleeping_dag(n: int = 60, seed: int = 11) -> tuple[list[list[int]], list[int], float]:
+    """The makespan DAG: ``(deps, ms per node, critical path in seconds)``; fixed seed."""
     rng = random.Random(seed)
     deps = [sorted(rng.sample(range(i), k=min(i, rng.randint(0, 2)))) for i in range(n)]
     ms = [rng.randint(5, 40) for _ in range(n)]
     finish = [0.0] * n
     for node in range(n):
         finish[node] = ms[node] + max((finish[d] for d in deps[node]), default=0)
-    critical = max(finish) / 1000
+    return deps, ms, max(finish) / 1000
+
+
+def makespan(repeat: int, n: int = 60, seed: int = 11) -> dict[str, float]:
+    deps, ms, critical = sleeping_dag(n, seed)
     plan = plan_for(deps, "nap", ms)
     spans = []
     walls = []

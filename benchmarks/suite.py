@@ -14,21 +14,19 @@ Competitors come from the ``bench`` extra; a missing one is reported as skipped.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import obelisk
 
-from .run_overhead import floor, layered
+from .check_throughput import median_seconds
+from .run_overhead import floor, layered, sleeping_dag
 
 __all__ = ["SYSTEMS", "blocking", "chain", "fan", "memory", "overhead", "makespan", "sync_tools"]
 
@@ -82,16 +80,6 @@ def plan_for(deps: list[list[int]], tool: str, ms: list[int] | None = None) -> l
     return calls
 
 
-def _median(action: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def competitor(name: str) -> Any | None:
     """The adapter module of a competitor, or None when its library is missing."""
     try:
@@ -112,9 +100,9 @@ def overhead(deps: list[list[int]], repeat: int, systems: tuple[str, ...]) -> di
     found: dict[str, Any] = {}
     for system in systems:
         if system == "floor":
-            found[system] = _median(lambda: asyncio.run(floor(deps)), repeat)
+            found[system] = median_seconds(lambda: asyncio.run(floor(deps)), repeat)
         elif system == "obelisk":
-            found[system] = _median(lambda: obelisk.run_sync(plan, [zero]), repeat)
+            found[system] = median_seconds(lambda: obelisk.run_sync(plan, [zero]), repeat)
         else:
             module = competitor(system)
             if module is None:
@@ -128,18 +116,12 @@ def overhead(deps: list[list[int]], repeat: int, systems: tuple[str, ...]) -> di
 
 def makespan(repeat: int, systems: tuple[str, ...], n: int = 60, seed: int = 11) -> dict[str, Any]:
     """Makespan ÷ critical path of a DAG of 5-40 ms sleeps, per system."""
-    rng = random.Random(seed)
-    deps = [sorted(rng.sample(range(i), k=min(i, rng.randint(0, 2)))) for i in range(n)]
-    ms = [rng.randint(5, 40) for _ in range(n)]
-    finish = [0.0] * n
-    for node in range(n):
-        finish[node] = ms[node] + max((finish[d] for d in deps[node]), default=0)
-    critical = max(finish) / 1000
+    deps, ms, critical = sleeping_dag(n, seed)
     found: dict[str, Any] = {"critical_path_s": critical}
     plan = plan_for(deps, "nap", ms)
     for system in systems:
         if system == "floor":
-            found[system] = _median(lambda: asyncio.run(floor(deps, ms)), repeat) / critical
+            found[system] = median_seconds(lambda: asyncio.run(floor(deps, ms)), repeat) / critical
         elif system == "obelisk":
             spans = []
             for _ in range(repeat):
@@ -162,8 +144,8 @@ def sync_tools(n: int, repeat: int) -> dict[str, float]:
     """µs per call of zero-work *sync* tools (threads) vs async ones, layered DAG."""
     deps = layered(n)
     sync_plan, async_plan = plan_for(deps, "zero_sync"), plan_for(deps, "zero")
-    sync_s = _median(lambda: obelisk.run_sync(sync_plan, [zero_sync]), repeat)
-    async_s = _median(lambda: obelisk.run_sync(async_plan, [zero]), repeat)
+    sync_s = median_seconds(lambda: obelisk.run_sync(sync_plan, [zero_sync]), repeat)
+    async_s = median_seconds(lambda: obelisk.run_sync(async_plan, [zero]), repeat)
     return {"sync_us": sync_s / n * 1e6, "async_us": async_s / n * 1e6, "ratio": sync_s / async_s}
 
 
@@ -173,7 +155,7 @@ def blocking(repeat: int, systems: tuple[str, ...], n: int = 8, ms: int = 50) ->
     found: dict[str, Any] = {"serial_s": n * ms / 1000, "ideal_s": ms / 1000}
     for system in systems:
         if system == "obelisk":
-            found[system] = _median(lambda: obelisk.run_sync(plan, [block]), repeat)
+            found[system] = median_seconds(lambda: obelisk.run_sync(plan, [block]), repeat)
         elif system in ("langgraph", "hamilton"):
             module = competitor(system)
             if module is None:
