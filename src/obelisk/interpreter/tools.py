@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,10 @@ from pydantic import Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from obelisk.errors import ToolDefinitionError
+from obelisk.interpreter.tool_options import Outcome as Outcome
+from obelisk.interpreter.tool_options import RetryPolicy as RetryPolicy
+from obelisk.interpreter.tool_options import check_options as check_options
+from obelisk.interpreter.tool_options import check_scopes
 from obelisk.interpreter.validation import ArgumentProblem as ArgumentProblem
 from obelisk.interpreter.validation import ArgumentValidationError as ArgumentValidationError
 from obelisk.interpreter.validation import (
@@ -42,55 +45,7 @@ __all__ = [
     "tool",
 ]
 
-Loc = tuple[str | int, ...]
-# Any visible name: no control characters, no surrounding whitespace.  Real
-# catalogs use spaces ("requestFirst Aid Assistance" in Seal-Tools).
-_NAME = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
-_NAME_RULE = "a non-empty string without control characters or surrounding whitespace"
 _OPTIONS = ("outcomes", "timeout", "capacity", "pure")
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often a failing call is tried again before it counts as failed (DESIGN §2.4).
-
-    ``attempts``: total tries, at least 1.  ``backoff``: seconds before the second
-    try, doubling for each further one (exponential backoff, no jitter).
-    ``retry_on``: exception types that are retried; others fail at once.  A
-    timeout (``TimeoutError``) is retried when it is listed.  Applied by the
-    engine with tenacity.  Raises :class:`ToolDefinitionError` for bad values.
-    """
-
-    attempts: int = 3
-    backoff: float = 0.0
-    retry_on: tuple[type[BaseException], ...] = (Exception,)
-
-    def __post_init__(self) -> None:
-        if type(self.attempts) is not int or self.attempts < 1:
-            raise ToolDefinitionError(
-                f"retry attempts must be an integer >= 1, got {self.attempts!r}"
-            )
-        if type(self.backoff) not in (int, float) or self.backoff < 0:
-            raise ToolDefinitionError(f"retry backoff must be >= 0 seconds, got {self.backoff!r}")
-        types = self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
-        if not types or not all(
-            isinstance(t, type) and issubclass(t, BaseException) for t in types
-        ):
-            raise ToolDefinitionError(f"retry_on must be exception types, got {self.retry_on!r}")
-        object.__setattr__(self, "retry_on", types)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """A tool result that picks its output alternative (DESIGN §1.3).
-
-    ``k`` is the 0-based index of the alternative in the call's ``_outputPath``
-    (``a || b || c``) or a name the tool declares in ``outcomes=``; ``value`` is
-    the JSON value written there.
-    """
-
-    k: int | str
-    value: Any
 
 
 def _adapter(tool_name: str, what: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
@@ -100,25 +55,6 @@ def _adapter(tool_name: str, what: str, annotation: Any) -> tuple[TypeAdapter[An
     except Exception as exc:
         reason = str(exc).strip().split("\n")[0].split(". ")[0].rstrip(".")
         raise bad(tool_name, f"{what} has no JSON schema: {reason}") from None
-
-
-def check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ToolDefinitionError(f"invalid tool name {name!r}: must be {_NAME_RULE}")
-    outs = list(outcomes) if isinstance(outcomes, (list, tuple)) else None
-    if (
-        outs is None
-        or not all(o and isinstance(o, str) for o in outs)
-        or len(set(outs)) < len(outs)
-    ):
-        raise bad(name, f"outcomes must be a list of unique non-empty strings, got {outcomes!r}")
-    number = (int, float)
-    if timeout is not None and (type(timeout) not in number or not timeout > 0):
-        raise bad(name, f"timeout must be a positive number of seconds, got {timeout!r}")
-    if capacity is not None and (type(capacity) is not int or capacity < 1):
-        raise bad(name, f"capacity must be an integer >= 1, got {capacity!r}")
-    if not isinstance(pure, bool):
-        raise bad(name, f"pure must be true or false, got {pure!r}")
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -136,6 +72,9 @@ class Tool:
     - ``timeout``: seconds per attempt (§2.4); ``capacity``: max concurrent calls
       (§2.3); ``None`` = no limit.  ``pure``: no side effects (safe to dry-run, §2.7).
     - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
+    - ``delegate``: a latent tool whose call runs as an isolated sub-request of
+      the execution loop (DESIGN §2.6); ``scopes`` names the parent context it
+      takes (``state``, ``data``, ``text``; its input is always the arguments).
     - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
       ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
     """
@@ -150,6 +89,8 @@ class Tool:
     capacity: int | None = None
     pure: bool = False
     retry: RetryPolicy | None = None
+    delegate: bool = False
+    scopes: tuple[str, ...] = ()
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -164,6 +105,11 @@ class Tool:
     def __post_init__(self) -> None:
         check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
+        self.scopes = check_scopes(self.name, list(self.scopes))
+        if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: delegate must be true or false, and only on a latent tool"
+            )
         self.timeout = None if self.timeout is None else float(self.timeout)
         self.parameter_names = tuple(self.parameters.get("properties") or ())
         self.required = frozenset(self.parameters.get("required") or ())
@@ -285,9 +231,10 @@ class Tool:
         """Declare a latent tool from a JSON tool description.
 
         Shape: ``{"name", "description"?, "parameters"?, "output"?, "outcomes"?,
-        "timeout"?, "capacity"?, "pure"?}`` (``output_schema`` is an alias of
-        ``output``, ``input_schema`` of ``parameters``; no ``parameters`` = no
-        arguments), or the OpenAI form ``{"type": "function", "function": {...}}``.
+        "timeout"?, "capacity"?, "pure"?, "_delegate"?, "_scopes"?}``
+        (``output_schema`` is an alias of ``output``, ``input_schema`` of
+        ``parameters``; no ``parameters`` = no arguments), or the OpenAI form
+        ``{"type": "function", "function": {...}}``.
         Schemas are checked with the jsonschema validator their ``$schema`` names
         (default draft 2020-12).  Raises :class:`ToolDefinitionError` naming the bad
         key.  Extra argument names are allowed unless ``additionalProperties`` is false.
@@ -320,7 +267,17 @@ class Tool:
         validator_for(params, name, key)  # report problems under the key the user wrote
         if output_schema is not None:
             validator_for(output_schema, name, out_key)
-        return cls(name, inspect.cleandoc(description), dict(params), output_schema, **options)
+        delegate = spec.get("_delegate", spec.get("delegate", False))
+        scopes = spec.get("_scopes", spec.get("scopes", ()))
+        return cls(
+            name,
+            inspect.cleandoc(description),
+            dict(params),
+            output_schema,
+            **options,
+            delegate=delegate,
+            scopes=check_scopes(name, scopes),
+        )
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:
         """JSON schema of parameter ``name`` (any ``$ref`` resolves against
