@@ -23,7 +23,7 @@ import functools
 import heapq
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from obelisk.grammar import Reference
 from obelisk.interpreter.commit_order import commit_ranks
@@ -49,9 +49,22 @@ from obelisk.interpreter.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.state import State, StateWriteError
 from obelisk.interpreter.tools import ArgumentValidationError, Outcome, Tool
 
-__all__ = ["Engine", "Listener"]
+__all__ = ["Engine", "LatentRunner", "Listener"]
 
 Listener = Callable[[Event], None]
+
+
+class LatentRunner(Protocol):
+    """Runs the latent calls the engine cannot: the execution loop's sub-requests
+    (DESIGN §2.6).  ``accepts(tool)`` says which latent tools it runs (a latent
+    call with ``_output`` is always written inline); ``run`` returns the result
+    (an :class:`Outcome` to choose an alternative) or raises to fail the call."""
+
+    def accepts(self, tool: Tool) -> bool: ...
+
+    async def run(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any: ...
+
+
 Pending = list[tuple[Reference, Any]]
 
 
@@ -81,8 +94,10 @@ class Engine:
         concurrency: int = 64,
         fail_fast: bool = False,
         listeners: tuple[Listener, ...] = (),
+        latent: LatentRunner | None = None,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
+        self.latent = latent
         self.concurrency = concurrency
         self.fail_fast = fail_fast
         self.listeners = listeners
@@ -215,7 +230,9 @@ class Engine:
         record.started = time.time()
         if self.listeners:
             self._emit(CallStarted(record.started, index, call.tool, arguments))
-        if tool.latent:
+        if tool.latent and (
+            call.has_output or self.latent is None or not self.latent.accepts(tool)
+        ):
             self._run_latent(call, tool, record)
             return
         self._per_tool[tool.name] = self._per_tool.get(tool.name, 0) + 1
@@ -251,7 +268,12 @@ class Engine:
             self._finish(call.index, [])
             return
         try:
-            output = await self._invoker.invoke(tool, record, validated)
+            if tool.latent:
+                assert self.latent is not None
+                record.attempts += 1
+                output = await self.latent.run(call, tool, validated)
+            else:
+                output = await self._invoker.invoke(tool, record, validated)
         except asyncio.CancelledError:
             record.status, record.finished = "cancelled", time.time()
             record.reason = self._stopping or "cancelled"

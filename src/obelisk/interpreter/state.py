@@ -213,7 +213,8 @@ class State:
 
     ``State(state=None, input=None, data=None)``: ``state`` is the state the run
     starts from (default ``{}``), ``input`` the read-only input, ``data`` maps other
-    data kinds to their starting documents.  All are copied.
+    data kinds to their starting documents, ``inputs`` an instance's own input
+    (read by that instance's calls instead of ``input``).  All are copied.
 
     An instance layer is the ordered list of what that instance wrote (the value
     each path was given, or its erasure).  The instance's view of a document is
@@ -227,8 +228,11 @@ class State:
         state: Mapping[str, Any] | None = None,
         input: Any = None,
         data: Mapping[str, Any] | None = None,
+        *,
+        inputs: Mapping[str, Any] | None = None,
     ) -> None:
         self._base: dict[str, Any] = {"state": _copy(dict(state or {}))}
+        self._inputs = {name: _copy(value) for name, value in (inputs or {}).items()}
         for kind, document in (data or {}).items():
             self._base[kind] = _copy(document)
         self._input = _copy(input)
@@ -256,7 +260,8 @@ class State:
     def read(self, reference: Reference, instance: str | None = None) -> Any:
         """A copy of the value at ``reference`` as ``instance`` sees it, or :data:`MISSING`."""
         if reference.kind == "input":
-            return _copy(_lookup(self._input, reference))
+            own = self._inputs.get(instance) if instance is not None else None
+            return _copy(_lookup(self._input if own is None else own, reference))
         document = self._view(reference.kind, instance)
         if document is MISSING:
             return MISSING

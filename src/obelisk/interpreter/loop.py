@@ -1,0 +1,393 @@
+"""The execution loop: eager and lazy modes driving a model (DESIGN §2.6).
+
+Every turn sends a fresh :class:`~obelisk.interpreter.messages.Request` (tools,
+input, current state, carried plan, error records) and gets a
+:class:`~obelisk.interpreter.messages.Solution` back.
+
+* **eager** (default): the solution's calls are checked and run at once (latent
+  calls carrying ``_output`` are written inline); failures and skips become
+  error messages and the calls that did not run are carried into the next
+  request's plan message.
+* **lazy**: the solution is a whole plan; it is checked (diagnostics go back for
+  correction), shown to ``approve``, then run, with each latent call answered
+  by one sub-request.
+
+The loop stops when ``output`` is not null and fits ``output_schema``, or after
+``max_turns`` requests (:class:`LoopBudgetExceeded`; the last request carries a
+notice).  More than ``max_corrections`` unusable answers in a row raise
+:class:`CorrectionBudgetExceeded`.  Every stop keeps the transcript, the state
+and the write log in the exception's ``result``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from obelisk.errors import UsageError
+from obelisk.grammar import Escaped, parse_expression
+from obelisk.interpreter.check import check
+from obelisk.interpreter.check_result import CheckResult
+from obelisk.interpreter.context import diagnostic_errors, last_turn_notice, turn_context
+from obelisk.interpreter.engine import Engine, Listener
+from obelisk.interpreter.loop_records import (
+    CorrectionBudgetExceeded,
+    LoopBudgetExceeded,
+    LoopResult,
+    LoopStopped,
+    Turn,
+)
+from obelisk.interpreter.messages import (
+    ErrorMessage,
+    Request,
+    SolutionError,
+    solution_schema,
+)
+from obelisk.interpreter.model import Model, ModelError, StreamingModel
+from obelisk.interpreter.records import RunResult
+from obelisk.interpreter.registry import Registry
+from obelisk.interpreter.resolve import evaluate
+from obelisk.interpreter.state import State
+from obelisk.interpreter.subrequests import SubRequests
+from obelisk.interpreter.validation import schema_problems, validator_for
+
+__all__ = ["Approver", "Decision", "Loop", "Mode"]
+
+Mode = Literal["eager", "lazy"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What an ``approve`` callback decided about a checked plan (lazy mode).
+
+    ``Decision.accept()``; ``Decision.reject(reason)`` (the reason goes back to the
+    model as an error message); ``Decision.edit(plan)`` (the edited plan, any form
+    :func:`~obelisk.interpreter.plan.parse_plan` takes, is checked again and shown
+    to ``approve`` again).  A callback may also return ``True`` / ``False``.
+    """
+
+    action: Literal["accept", "reject", "edit"]
+    reason: str | None = None
+    plan: Any = None
+
+    @classmethod
+    def accept(cls) -> Decision:
+        return cls("accept")
+
+    @classmethod
+    def reject(cls, reason: str) -> Decision:
+        return cls("reject", reason=reason)
+
+    @classmethod
+    def edit(cls, plan: Any) -> Decision:
+        return cls("edit", plan=plan)
+
+
+Approver = Callable[[CheckResult], "Decision | bool | Awaitable[Decision | bool]"]
+
+
+def _resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
+    """Evaluate expressions inside ``output`` (``"†state.summary"``); ``(value, problem)``."""
+    if isinstance(output, str) and output.startswith("†"):
+        node = parse_expression(output)
+        if isinstance(node, Escaped):
+            return str(node), None
+        value, missing = evaluate(node, state, None)
+        if missing is not None:
+            return None, f"output reads {missing[0]}, which does not exist"
+        return value, None
+    if isinstance(output, list):
+        items = [_resolve_output(item, state) for item in output]
+        problem = next((p for _, p in items if p), None)
+        return [v for v, _ in items], problem
+    if isinstance(output, dict):
+        pairs = {k: _resolve_output(v, state) for k, v in output.items()}
+        problem = next((p for _, p in pairs.values() if p), None)
+        return {k: v for k, (v, _) in pairs.items()}, problem
+    return output, None
+
+
+class Loop:
+    """An execution loop over ``model`` and ``tools`` (see the module docstring).
+
+    ``tools``: anything :meth:`Registry.coerce` takes.  ``output_schema``: JSON
+    schema of the final output (``None`` = any JSON value).  ``instructions``:
+    extra text for every request.  ``max_turns`` (count, >= 1), ``max_corrections``
+    (unusable answers in a row, >= 0), ``max_depth`` (delegate nesting, >= 0).
+    ``approve``: lazy-mode approval callback (sync or async) taking the
+    :class:`CheckResult`.  ``stream``: dispatch calls while a
+    :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
+    ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`).
+    Raises :class:`~obelisk.errors.UsageError` for bad settings.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Any,
+        *,
+        mode: Mode = "eager",
+        output_schema: Mapping[str, Any] | None = None,
+        instructions: str | None = None,
+        max_turns: int = 8,
+        max_corrections: int = 3,
+        max_depth: int = 3,
+        approve: Approver | None = None,
+        stream: bool = False,
+        concurrency: int = 64,
+        fail_fast: bool = False,
+        on_event: Listener | None = None,
+        depth: int = 0,
+    ) -> None:
+        if mode not in ("eager", "lazy"):
+            raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
+        for name, value, low in (
+            ("max_turns", max_turns, 1),
+            ("max_corrections", max_corrections, 0),
+            ("max_depth", max_depth, 0),
+            ("concurrency", concurrency, 1),
+        ):
+            if type(value) is not int or value < low:
+                raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
+        if not callable(getattr(model, "complete", None)):
+            raise UsageError(f"model must have an async complete(request) method, got {model!r}")
+        if stream and not isinstance(model, StreamingModel):
+            raise UsageError("stream=True needs a model with a stream(request) method")
+        if approve is not None and mode != "lazy":
+            raise UsageError("approve= applies to lazy mode only")
+        self.model, self.registry, self.mode = model, Registry.coerce(tools), mode
+        self.output_schema = None if output_schema is None else dict(output_schema)
+        self._output_validator = (
+            None
+            if self.output_schema is None
+            else validator_for(self.output_schema, "output", "output_schema")
+        )
+        self.instructions, self.approve, self.stream = instructions, approve, stream
+        self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
+        self.concurrency, self.fail_fast, self.depth = concurrency, fail_fast, depth
+        self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
+        self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
+
+    def child(self, *, output_schema: Mapping[str, Any] | None, instructions: str) -> Loop:
+        """The loop a delegate call runs: same model, tools and limits, one level deeper."""
+        return Loop(
+            self.model,
+            self.registry,
+            mode=self.mode,
+            output_schema=output_schema,
+            instructions=instructions,
+            max_turns=self.max_turns,
+            max_corrections=self.max_corrections,
+            max_depth=self.max_depth,
+            approve=None,
+            concurrency=self.concurrency,
+            depth=self.depth + 1,
+        )
+
+    # -- the loop ------------------------------------------------------------------
+    async def run(
+        self,
+        input: Any = None,
+        state: Mapping[str, Any] | None = None,
+        *,
+        data: Mapping[str, Any] | None = None,
+        instances: Mapping[str, Any] | None = None,
+    ) -> LoopResult:
+        """Run turns until the model gives an output; returns a :class:`LoopResult`.
+
+        ``input``: the read-only input; ``state``: the state to start from;
+        ``data``: other data documents by kind; ``instances``: instance name ->
+        that instance's own input (DESIGN §1.4; calls with ``_instance`` read it).
+        Raises :class:`LoopBudgetExceeded`, :class:`CorrectionBudgetExceeded` or
+        :class:`LoopStopped` (each carrying the partial result) as described on
+        the module.
+        """
+        inputs = dict(instances or {})
+        session = _Session(self, input, inputs, State(state, input, data, inputs=inputs))
+        for number in range(1, self.max_turns + 1):
+            if await session.turn(number):
+                return session.result("completed", session.output)
+        result = session.result("budget_exceeded", None)
+        raise LoopBudgetExceeded(f"no output after max_turns={self.max_turns} turns", result)
+
+
+class _Session:
+    """The mutable side of one :meth:`Loop.run`."""
+
+    def __init__(self, loop: Loop, input: Any, inputs: dict[str, Any], state: State) -> None:
+        self.loop, self.input, self.inputs, self.state = loop, input, inputs, state
+        self.turns: list[Turn] = []
+        self.carried: list[dict[str, Any]] = []
+        self.errors: list[ErrorMessage] = []
+        self.corrections = 0
+        self.output: Any = None
+
+    def result(self, status: Any, output: Any) -> LoopResult:
+        state = self.state
+        return LoopResult(
+            status=status,
+            output=output,
+            state=state.document("state") or {},
+            turns=self.turns,
+            log=list(state.log),
+            instances={name: state.document("state", name) for name in state.instances},
+        )
+
+    def request(self, number: int) -> Request:
+        loop = self.loop
+        notice = last_turn_notice(number, loop.max_turns) if number == loop.max_turns else None
+        context = turn_context(
+            mode=loop.mode,
+            instructions=loop.instructions,
+            registry=loop.registry,
+            input=self.input,
+            inputs=self.inputs,
+            state=self.state,
+            carried=self.carried,
+            errors=self.errors,
+            notice=notice,
+        )
+        config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
+        if loop.depth:
+            config["depth"] = loop.depth
+        return Request(config=config, schema=loop.schema, context=context)
+
+    def unusable(self, turn: Turn, errors: list[ErrorMessage]) -> None:
+        """An answer that could not be used: its errors go back; count a correction."""
+        turn.errors = self.errors = errors
+        self.corrections += 1
+        if self.corrections > self.loop.max_corrections:
+            raise CorrectionBudgetExceeded(
+                f"{self.corrections} unusable answers in a row "
+                f"(max_corrections={self.loop.max_corrections}); last: "
+                + "; ".join(str(e.error.get("message", "")) for e in errors),
+                self.result("corrections_exceeded", None),
+            )
+
+    async def turn(self, number: int) -> bool:
+        """One request and its consequences; True when the loop is done."""
+        loop = self.loop
+        request = self.request(number)
+        turn = Turn(number, request)
+        self.turns.append(turn)
+        started = time.perf_counter()
+        before = len(self.state.log)
+        try:
+            if loop.stream:
+                from obelisk.interpreter.stream import stream_turn
+
+                solution, run = await stream_turn(self, turn)
+            else:
+                solution, run = await loop.model.complete(request), None
+        except SolutionError as exc:
+            turn.raw = exc.text
+            turn.timings = {"model": time.perf_counter() - started, "run": 0.0}
+            turn.entries = self.state.log[before:]
+            self.unusable(turn, [ErrorMessage(error={"type": exc.code, "message": exc.reason})])
+            return False
+        except ModelError as exc:
+            turn.entries = self.state.log[before:]
+            raise LoopStopped(f"the model failed: {exc}", self.result("stopped", None)) from exc
+        answered = time.perf_counter()
+        turn.solution, turn.usage = solution, solution.usage
+        errors: list[ErrorMessage] = []
+        usable = True
+        if run is None and solution.calls:
+            run, errors = await self.execute(turn, solution.calls)
+            usable = run is not None
+        if run is not None:
+            errors = self.absorb(run, solution.calls)
+        turn.run, turn.entries = run, self.state.log[before:]
+        finished = time.perf_counter()
+        turn.timings = {
+            "model": answered - started,
+            "run": finished - answered,
+            "total": finished - started,
+        }
+        if solution.output is not None and usable:
+            output, problem = _resolve_output(solution.output, self.state)
+            if problem is None and loop._output_validator is not None:
+                found = schema_problems(loop._output_validator, output)
+                if found:
+                    where = ".".join(str(p) for p in found[0].loc)
+                    problem = (
+                        "output does not fit the output schema"
+                        + (f" at {where}" if where else "")
+                        + f": {found[0].message}"
+                    )
+            if problem is None:
+                self.output, turn.errors, self.errors = output, errors, errors
+                return True
+            errors.append(ErrorMessage(error={"type": "invalid_output", "message": problem}))
+            usable = False
+        if usable:
+            self.corrections = 0
+            turn.errors = self.errors = errors
+        else:
+            self.unusable(turn, errors)
+        return False
+
+    async def execute(
+        self, turn: Turn, calls: list[dict[str, Any]]
+    ) -> tuple[RunResult | None, list[ErrorMessage]]:
+        """Check the calls (and, lazy, have them approved), then run them."""
+        loop = self.loop
+        state_doc = self.state.document("state") or {}
+        data = {k: self.state.document(k) for k in self.state.kinds if k != "state"}
+        check_input = self.input if not self.inputs else None
+        checked = check(calls, loop.registry, check_input, state_doc, data=data)
+        while True:
+            if checked.errors:
+                self.carried = calls
+                return None, diagnostic_errors(checked.diagnostics, calls)
+            if loop.approve is None:
+                break
+            decision = loop.approve(checked)
+            if inspect.isawaitable(decision):
+                decision = await decision
+            if decision is True or (isinstance(decision, Decision) and decision.action == "accept"):
+                break
+            if isinstance(decision, Decision) and decision.action == "edit":
+                edited = decision.plan
+                checked = check(edited, loop.registry, check_input, state_doc, data=data)
+                if checked.plan is not None:
+                    calls = [call.to_data() for call in checked.plan.calls]
+                continue
+            reason = decision.reason if isinstance(decision, Decision) else None
+            self.carried = calls
+            message = f"the plan was rejected: {reason or 'no reason given'}"
+            return None, [ErrorMessage(error={"type": "rejected", "message": message})]
+        assert checked.plan is not None and checked.graph is not None
+        engine = Engine(
+            checked.plan,
+            checked.graph,
+            loop.registry,
+            self.state,
+            concurrency=loop.concurrency,
+            fail_fast=loop.fail_fast,
+            listeners=loop.listeners,
+            latent=SubRequests(loop, self.state, turn),
+        )
+        return await engine.run(), []
+
+    def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
+        """Error records of a run, and the calls to carry into the next request."""
+        errors: list[ErrorMessage] = []
+        carried: list[dict[str, Any]] = []
+        for record in run.calls:
+            if record.status == "succeeded":
+                if record.error is not None:  # handled by the error arm: still worth saying
+                    errors.append(ErrorMessage(call=record.label, error=record.error))
+                continue
+            if record.index < len(calls):
+                carried.append(calls[record.index])
+            if record.error is not None:
+                errors.append(ErrorMessage(call=record.label, error=record.error))
+            else:
+                error = {"type": record.status, "message": record.reason or record.status}
+                errors.append(ErrorMessage(call=record.label, error=error))
+        self.carried = carried
+        return errors

@@ -1,0 +1,158 @@
+"""What the execution loop leaves behind: turns, the loop result, loop errors (DESIGN §2.6).
+
+Shapes (``to_dict()``):
+
+* :class:`Turn` ``{"turn", "request", "solution", "raw", "state_diff", "errors",
+  "usage", "timings", "delegated"}``: ``request`` is the request sent
+  (:meth:`~obelisk.interpreter.messages.Request.to_data`); ``solution`` the
+  answer, or ``null`` when it was not a solution (then ``raw`` holds its text);
+  ``state_diff`` the write-log entries the turn committed; ``errors`` the error
+  records fed to the next turn; ``usage`` token counts or ``null``; ``timings``
+  ``{"model", "run", "total"}`` in seconds; ``delegated`` one summary per
+  sub-request ``{"call", "kind", "turns", "output"}``.
+* :class:`LoopResult` ``{"status", "output", "state", "turns"}``; ``status`` is
+  ``completed`` (the model gave a valid output), ``budget_exceeded``,
+  ``corrections_exceeded`` or ``stopped`` (model failure).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from obelisk.errors import ExecutionError
+from obelisk.interpreter.messages import ErrorMessage, Request, Solution
+from obelisk.interpreter.records import RunResult
+from obelisk.interpreter.state import WriteEntry
+
+__all__ = [
+    "CorrectionBudgetExceeded",
+    "DelegateDepthExceeded",
+    "LoopBudgetExceeded",
+    "LoopError",
+    "LoopResult",
+    "LoopStatus",
+    "LoopStopped",
+    "Turn",
+]
+
+LoopStatus = Literal["completed", "budget_exceeded", "corrections_exceeded", "stopped"]
+
+
+@dataclass(slots=True)
+class Turn:
+    """One request and what came of it (see the module docstring for the shape)."""
+
+    index: int
+    request: Request
+    solution: Solution | None = None
+    raw: str | None = None
+    entries: list[WriteEntry] = field(default_factory=list)
+    errors: list[ErrorMessage] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    run: RunResult | None = None
+    delegated: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "turn": self.index,
+            "request": self.request.to_data(),
+            "solution": None if self.solution is None else self.solution.to_data(),
+            "raw": self.raw,
+            "state_diff": [entry.to_dict() for entry in self.entries],
+            "errors": [e.model_dump(mode="json", exclude_none=True) for e in self.errors],
+            "usage": self.usage,
+            "timings": self.timings,
+            "delegated": self.delegated,
+        }
+
+
+@dataclass(slots=True, repr=False)
+class LoopResult:
+    """The outcome of an execution loop.
+
+    ``output``: the final answer (validated against the caller's output schema),
+    or ``None`` when the loop stopped without one.  ``state``: the final shared
+    state; ``instances``: the state each instance sees; ``log``: every write of
+    every turn; ``turns``: one :class:`Turn` per request, in order.
+    """
+
+    status: LoopStatus
+    output: Any
+    state: dict[str, Any]
+    turns: list[Turn]
+    log: list[WriteEntry] = field(default_factory=list)
+    instances: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Token counts summed over the turns (``{}`` when the model reported none)."""
+        total: dict[str, int] = {}
+        for turn in self.turns:
+            for key, value in (turn.usage or {}).items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+    def __repr__(self) -> str:
+        return (
+            f"LoopResult(status={self.status!r}, turns={len(self.turns)}, "
+            f"output={self.output!r:.60}, writes={len(self.log)})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"status", "output", "state", "turns": [turn, ...]}`` (``obelisk loop --json``)."""
+        return {
+            "status": self.status,
+            "output": self.output,
+            "state": self.state,
+            "turns": [turn.to_dict() for turn in self.turns],
+        }
+
+    def to_jsonl(self) -> str:
+        """One JSON line per turn (the :class:`Turn` shape); replayable with
+        ``ScriptedModel.from_jsonl``."""
+        return "".join(
+            json.dumps(turn.to_dict(), ensure_ascii=False, default=str) + "\n"
+            for turn in self.turns
+        )
+
+
+class LoopError(ExecutionError):
+    """The loop stopped without an output.  ``result`` is the :class:`LoopResult` so
+    far: every turn (the transcript), the partial state and the write log; nothing
+    the tools wrote is lost."""
+
+    code = "loop_error"
+
+    def __init__(self, message: str, result: LoopResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class LoopBudgetExceeded(LoopError):
+    """``max_turns`` requests were answered and none gave an output."""
+
+    code = "loop_budget"
+
+
+class CorrectionBudgetExceeded(LoopError):
+    """More than ``max_corrections`` answers in a row could not be used (not a
+    solution, a plan with errors, an output that misfits, a rejected plan)."""
+
+    code = "correction_budget"
+
+
+class LoopStopped(LoopError):
+    """The model failed (transport, authentication, a script that ran out); the
+    cause is chained as ``__cause__``."""
+
+    code = "loop_stopped"
+
+
+class DelegateDepthExceeded(ExecutionError):
+    """A delegate call would nest deeper than ``max_depth`` sub-requests.  It fails
+    that call (an error record for the model), not the loop."""
+
+    code = "delegate_depth"

@@ -1,0 +1,182 @@
+"""Latent calls and delegates as sub-requests of the execution loop (DESIGN §2.6).
+
+* In lazy mode every latent call runs as one sub-request: the tool's schema and
+  the call's resolved arguments go to the model, whose ``output`` is validated
+  against the tool's output schema and written to the chosen alternative.
+* In both modes a *delegate* tool (declared with ``_delegate``) runs its call as
+  an isolated execution loop of its own: its input is the call's arguments,
+  ``_scopes`` chooses which parent context it also sees, and its final output is
+  the call's result.  Nesting is bounded by ``max_depth``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from obelisk.errors import ExecutionError
+from obelisk.interpreter.context import LATENT_INSTRUCTIONS
+from obelisk.interpreter.loop_records import DelegateDepthExceeded, LoopError, Turn
+from obelisk.interpreter.messages import (
+    ErrorMessage,
+    InputMessage,
+    Message,
+    Request,
+    SolutionError,
+    TextMessage,
+    ToolMessage,
+    tool_description,
+)
+from obelisk.interpreter.model import ModelError
+from obelisk.interpreter.plan_model import Call
+from obelisk.interpreter.state import State
+from obelisk.interpreter.tool_options import Outcome
+from obelisk.interpreter.tools import Tool
+
+if TYPE_CHECKING:
+    from obelisk.interpreter.loop import Loop
+
+__all__ = ["SubRequests", "latent_output_schema"]
+
+
+class SubRequestError(ExecutionError):
+    """A sub-request gave no usable result; it fails the call that made it."""
+
+    code = "subrequest_failed"
+
+
+def latent_output_schema(tool: Tool, call: Call) -> dict[str, Any]:
+    """The schema of a latent sub-request's ``output``: the tool's output schema,
+    or ``{"outputPath": <one of the alternatives>, "value": ...}`` when the call's
+    ``_outputPath`` has two or more alternatives."""
+    value: dict[str, Any] = dict(tool.output_schema) if tool.output_schema is not None else {}
+    alternatives = call.alternatives
+    if len(alternatives) < 2:
+        return value
+    texts = [" && ".join(str(ref) for ref in option) for option in alternatives]
+    return {
+        "type": "object",
+        "properties": {"outputPath": {"enum": texts}, "value": value},
+        "required": ["outputPath", "value"],
+        "additionalProperties": False,
+    }
+
+
+class SubRequests:
+    """The :class:`~obelisk.interpreter.engine.LatentRunner` of one turn of ``loop``.
+
+    ``state`` is the turn's state (for the ``state`` scope); ``turn`` collects a
+    summary of every sub-request in ``turn.delegated``.
+    """
+
+    def __init__(self, loop: Loop, state: State, turn: Turn) -> None:
+        self.loop, self.state, self.turn = loop, state, turn
+
+    def accepts(self, tool: Tool) -> bool:
+        return tool.delegate or self.loop.mode == "lazy"
+
+    async def run(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any:
+        if tool.delegate:
+            return await self._delegate(call, tool, arguments)
+        return await self._latent(call, tool, arguments)
+
+    async def _latent(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any:
+        schema = latent_output_schema(tool, call)
+        solution_schema = {
+            "type": "object",
+            "properties": {"calls": {"type": "array", "maxItems": 0}, "output": schema},
+            "required": ["calls", "output"],
+        }
+        errors: list[Message] = []
+        for _attempt in range(self.loop.max_corrections + 1):
+            context: list[Message] = [
+                TextMessage(text=LATENT_INSTRUCTIONS),
+                ToolMessage(tools=[tool_description(tool)]),
+                InputMessage(input=arguments),
+                *errors,
+            ]
+            config = {"mode": "latent", "call": call.label, "depth": self.loop.depth}
+            request = Request(config=config, schema=solution_schema, context=context)
+            try:
+                solution = await self.loop.model.complete(request)
+            except SolutionError as exc:
+                problem = exc.reason
+            except ModelError as exc:
+                raise SubRequestError(f"the model failed on {call.label}: {exc}") from exc
+            else:
+                try:
+                    result = self._latent_result(call, tool, solution.output)
+                except SubRequestError as exc:
+                    problem = str(exc)
+                else:
+                    self.turn.delegated.append(
+                        {"call": call.label, "kind": "latent", "turns": 1, "output": result}
+                    )
+                    return result
+            error = {"type": "invalid_output", "message": problem}
+            errors = [ErrorMessage(call=call.label, error=error)]
+        raise SubRequestError(
+            f"no usable result for latent {call.label} after "
+            f"{self.loop.max_corrections + 1} answers: {problem}"
+        )
+
+    def _latent_result(self, call: Call, tool: Tool, output: Any) -> Any:
+        alternatives = call.alternatives
+        value: Any = output
+        chosen = 0
+        if len(alternatives) >= 2:
+            texts = [" && ".join(str(ref) for ref in option) for option in alternatives]
+            if not isinstance(output, dict) or output.get("outputPath") not in texts:
+                raise SubRequestError(
+                    f'output must be {{"outputPath": one of {texts}, "value": ...}}'
+                )
+            chosen, value = texts.index(output["outputPath"]), output.get("value")
+        problems = tool.validate_output(value)
+        if problems:
+            where = f" at {problems[0].path}" if problems[0].path else ""
+            raise SubRequestError(
+                f"the output does not fit the schema of {tool.name}{where}: {problems[0].message}"
+            )
+        return Outcome(chosen, value) if len(alternatives) >= 2 else value
+
+    async def _delegate(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any:
+        loop = self.loop
+        if loop.depth + 1 > loop.max_depth:
+            raise DelegateDepthExceeded(
+                f"{call.label} would nest sub-requests {loop.depth + 1} deep; "
+                f"the limit is max_depth={loop.max_depth}"
+            )
+        scopes = tool.scopes
+        child = loop.child(
+            output_schema=tool.output_schema,
+            instructions=(
+                f"You are carrying out {call.label}: {tool.description}".rstrip(": ")
+                + (f"\n{loop.instructions}" if "text" in scopes and loop.instructions else "")
+            ),
+        )
+        state = self.state.document("state") if "state" in scopes else None
+        data = (
+            {kind: self.state.document(kind) for kind in self.state.kinds if kind != "state"}
+            if "data" in scopes
+            else None
+        )
+        try:
+            result = await child.run(arguments, state, data=data)
+        except LoopError as exc:
+            self.turn.delegated.append(
+                {
+                    "call": call.label,
+                    "kind": "delegate",
+                    "turns": len(exc.result.turns),
+                    "output": None,
+                }
+            )
+            raise SubRequestError(f"delegate {call.label} stopped: {exc}") from exc
+        self.turn.delegated.append(
+            {
+                "call": call.label,
+                "kind": "delegate",
+                "turns": len(result.turns),
+                "output": result.output,
+            }
+        )
+        return result.output
