@@ -26,6 +26,23 @@ from obelisk.grammar import parse_expression as parse_expression
 from obelisk.interpreter.check import CheckResult as CheckResult
 from obelisk.interpreter.check import check as check
 from obelisk.interpreter.graph import PlanGraph as PlanGraph
+from obelisk.interpreter.loop import Decision as Decision
+from obelisk.interpreter.loop import Loop as Loop
+from obelisk.interpreter.loop_records import CorrectionBudgetExceeded as CorrectionBudgetExceeded
+from obelisk.interpreter.loop_records import DelegateDepthExceeded as DelegateDepthExceeded
+from obelisk.interpreter.loop_records import LoopBudgetExceeded as LoopBudgetExceeded
+from obelisk.interpreter.loop_records import LoopError as LoopError
+from obelisk.interpreter.loop_records import LoopResult as LoopResult
+from obelisk.interpreter.loop_records import LoopStopped as LoopStopped
+from obelisk.interpreter.loop_records import Turn as Turn
+from obelisk.interpreter.messages import Request as Request
+from obelisk.interpreter.messages import Solution as Solution
+from obelisk.interpreter.messages import SolutionError as SolutionError
+from obelisk.interpreter.messages import parse_solution as parse_solution
+from obelisk.interpreter.messages import solution_schema as solution_schema
+from obelisk.interpreter.model import Model as Model
+from obelisk.interpreter.model import ModelError as ModelError
+from obelisk.interpreter.model import StreamingModel as StreamingModel
 from obelisk.interpreter.plan import Call as Call
 from obelisk.interpreter.plan import Plan as Plan
 from obelisk.interpreter.plan import parse_plan as parse_plan
@@ -41,6 +58,8 @@ from obelisk.interpreter.tools import Outcome as Outcome
 from obelisk.interpreter.tools import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools import Tool as Tool
 from obelisk.interpreter.tools import tool as tool
+from obelisk.models.scripted import ScriptedModel as ScriptedModel
+from obelisk.models.scripted import ScriptExhausted as ScriptExhausted
 
 __version__ = "0.1.0"
 
@@ -49,9 +68,19 @@ __all__ = [
     "Call",
     "CallRecord",
     "CheckResult",
+    "CorrectionBudgetExceeded",
+    "Decision",
+    "DelegateDepthExceeded",
     "Diagnostic",
     "Event",
     "ExecutionError",
+    "Loop",
+    "LoopBudgetExceeded",
+    "LoopError",
+    "LoopResult",
+    "LoopStopped",
+    "Model",
+    "ModelError",
     "ObeliskError",
     "Outcome",
     "Plan",
@@ -59,16 +88,25 @@ __all__ = [
     "PlanGraph",
     "ReferenceSyntaxError",
     "Registry",
+    "Request",
     "RetryPolicy",
     "RunResult",
+    "ScriptExhausted",
+    "ScriptedModel",
+    "Solution",
+    "SolutionError",
+    "StreamingModel",
     "Tool",
     "ToolDefinitionError",
+    "Turn",
     "UsageError",
     "WriteEntry",
     "check",
     "parse_expression",
     "parse_plan",
+    "parse_solution",
     "run",
     "run_sync",
+    "solution_schema",
     "tool",
 ]

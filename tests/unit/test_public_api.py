@@ -17,9 +17,19 @@ PUBLIC = [
     "Call",
     "CallRecord",
     "CheckResult",
+    "CorrectionBudgetExceeded",
+    "Decision",
+    "DelegateDepthExceeded",
     "Diagnostic",
     "Event",
     "ExecutionError",
+    "Loop",
+    "LoopBudgetExceeded",
+    "LoopError",
+    "LoopResult",
+    "LoopStopped",
+    "Model",
+    "ModelError",
     "ObeliskError",
     "Outcome",
     "Plan",
@@ -27,17 +37,26 @@ PUBLIC = [
     "PlanGraph",
     "ReferenceSyntaxError",
     "Registry",
+    "Request",
     "RetryPolicy",
     "RunResult",
+    "ScriptExhausted",
+    "ScriptedModel",
+    "Solution",
+    "SolutionError",
+    "StreamingModel",
     "Tool",
     "ToolDefinitionError",
+    "Turn",
     "UsageError",
     "WriteEntry",
     "check",
     "parse_expression",
     "parse_plan",
+    "parse_solution",
     "run",
     "run_sync",
+    "solution_schema",
     "tool",
 ]
 
@@ -86,6 +105,13 @@ def test_layers_import_only_downward() -> None:
         assert not {m for m in imported if m.split(".")[0] in {"pydantic", "asyncio"}}, path
         assert not {m for m in imported if m.startswith(("obelisk.interpreter", "obelisk.cli"))}
     for path in (SRC / "interpreter").glob("*.py"):
+        imported = _imports(path)
+        assert not {
+            m
+            for m in imported
+            if m.startswith(("obelisk.cli", "obelisk.stdlib_tools", "obelisk.models"))
+        }
+    for path in (SRC / "models").glob("*.py"):
         imported = _imports(path)
         assert not {m for m in imported if m.startswith(("obelisk.cli", "obelisk.stdlib_tools"))}
     for path in [SRC / "errors.py"]:

@@ -21,6 +21,7 @@ and the write log in the exception's ``result``.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -212,6 +213,24 @@ class Loop:
                 return session.result("completed", session.output)
         result = session.result("budget_exceeded", None)
         raise LoopBudgetExceeded(f"no output after max_turns={self.max_turns} turns", result)
+
+
+    def run_sync(
+        self,
+        input: Any = None,
+        state: Mapping[str, Any] | None = None,
+        *,
+        data: Mapping[str, Any] | None = None,
+        instances: Mapping[str, Any] | None = None,
+    ) -> LoopResult:
+        """:meth:`run` for code without an event loop (starts one with ``asyncio.run``)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise UsageError("run_sync() cannot be called from a running event loop; await run()")
+        return asyncio.run(self.run(input, state, data=data, instances=instances))
 
 
 class _Session:
