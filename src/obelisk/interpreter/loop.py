@@ -157,6 +157,10 @@ class Loop:
             raise UsageError(f"model must have an async complete(request) method, got {model!r}")
         if stream and not isinstance(model, StreamingModel):
             raise UsageError("stream=True needs a model with a stream(request) method")
+        if stream and mode != "eager":
+            raise UsageError(
+                "stream=True applies to eager mode only (a lazy plan is approved whole)"
+            )
         if approve is not None and mode != "lazy":
             raise UsageError("approve= applies to lazy mode only")
         self.model, self.registry, self.mode = model, Registry.coerce(tools), mode
@@ -213,7 +217,6 @@ class Loop:
                 return session.result("completed", session.output)
         result = session.result("budget_exceeded", None)
         raise LoopBudgetExceeded(f"no output after max_turns={self.max_turns} turns", result)
-
 
     def run_sync(
         self,
