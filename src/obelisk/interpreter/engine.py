@@ -155,12 +155,13 @@ class Engine:
         if self.listeners:
             self._emit(RunFinished(time.time(), status))
         state = self.state
+        documents = {kind: state.document(kind) for kind in state.kinds}
         return RunResult(
             status=status,
-            state=state.document("state") or {},
+            state=documents.get("state") or {},
             calls=tuple(self.records),
             log=tuple(state.log),
-            documents={kind: state.document(kind) for kind in state.kinds},
+            documents=documents,
             instances={name: state.document("state", name) for name in state.instances},
         )
 

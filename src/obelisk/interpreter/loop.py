@@ -357,8 +357,8 @@ class _Session:
     ) -> tuple[RunResult | None, list[ErrorMessage]]:
         """Check the calls (and, lazy, have them approved), then run them."""
         loop = self.loop
-        state_doc = self.state.document("state") or {}
-        data = {k: self.state.document(k) for k in self.state.kinds if k != "state"}
+        state_doc = self.state.peek("state") or {}
+        data = {k: self.state.peek(k) for k in self.state.kinds if k != "state"}
         check_input = self.input if not self.inputs else None
         checked = check(calls, loop.registry, check_input, state_doc, data=data)
         while True:
