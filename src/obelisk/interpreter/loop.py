@@ -361,22 +361,31 @@ class _Session:
         data = {k: self.state.peek(k) for k in self.state.kinds if k != "state"}
         check_input = self.input if not self.inputs else None
         checked = check(calls, loop.registry, check_input, state_doc, data=data)
+        edits = 0
         while True:
-            if checked.errors:
+            if checked.errors and (edits == 0 or edits > loop.max_corrections):
                 self.carried = calls
                 return None, diagnostic_errors(checked.diagnostics, calls)
             if loop.approve is None:
                 break
-            decision = loop.approve(checked)
+            decision = loop.approve(checked)  # an edit with errors is shown again
             if inspect.isawaitable(decision):
                 decision = await decision
-            if decision is True or (isinstance(decision, Decision) and decision.action == "accept"):
+            accepted = decision is True or (
+                isinstance(decision, Decision) and decision.action == "accept"
+            )
+            if accepted and checked.errors:  # accepting a broken edit: the model fixes it
+                edits = loop.max_corrections + 1
+                continue
+            if accepted:
                 break
             if isinstance(decision, Decision) and decision.action == "edit":
-                edited = decision.plan
-                checked = check(edited, loop.registry, check_input, state_doc, data=data)
+                edits += 1
+                checked = check(decision.plan, loop.registry, check_input, state_doc, data=data)
                 if checked.plan is not None:
                     calls = [call.to_data() for call in checked.plan.calls]
+                elif isinstance(decision.plan, list):
+                    calls = decision.plan
                 continue
             reason = decision.reason if isinstance(decision, Decision) else None
             self.carried = calls

@@ -9,7 +9,7 @@ Shapes (``to_dict()``):
   ``state_diff`` the write-log entries the turn committed; ``errors`` the error
   records fed to the next turn; ``usage`` token counts or ``null``; ``timings``
   ``{"model", "run", "total"}`` in seconds; ``delegated`` one summary per
-  sub-request ``{"call", "kind", "turns", "output"}``.
+  sub-request ``{"call", "kind", "answers", "output"}``.
 * :class:`LoopResult` ``{"status", "output", "state", "turns"}``; ``status`` is
   ``completed`` (the model gave a valid output), ``budget_exceeded``,
   ``corrections_exceeded`` or ``stopped`` (model failure).
@@ -54,6 +54,13 @@ class Turn:
     timings: dict[str, float] = field(default_factory=dict)
     run: RunResult | None = None
     delegated: list[dict[str, Any]] = field(default_factory=list)
+
+    def answer(self) -> dict[str, Any]:
+        """The model's answer as a replayable record: ``{"solution": ...}`` or
+        ``{"raw": text}`` for an answer that was not a solution."""
+        if self.solution is None and self.raw is not None:
+            return {"raw": self.raw}
+        return {"solution": None if self.solution is None else self.solution.to_data()}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,13 +117,29 @@ class LoopResult:
             "turns": [turn.to_dict() for turn in self.turns],
         }
 
+    def answers(self) -> list[dict[str, Any]]:
+        """Every answer the model gave, in the order it was asked: each turn's, then
+        its sub-requests' (latent calls, delegates, recursively)."""
+        found: list[dict[str, Any]] = []
+        for turn in self.turns:
+            found.append(turn.answer())
+            for entry in turn.delegated:
+                found.extend(entry.get("answers", ()))
+        return found
+
     def to_jsonl(self) -> str:
-        """One JSON line per turn (the :class:`Turn` shape); replayable with
-        ``ScriptedModel.from_jsonl``."""
-        return "".join(
-            json.dumps(turn.to_dict(), ensure_ascii=False, default=str) + "\n"
-            for turn in self.turns
-        )
+        """One JSON line per turn (the :class:`Turn` shape), each followed by one line
+        ``{"subrequest": <call>, "solution" | "raw"}`` per sub-request answer.
+        ``ScriptedModel.from_jsonl`` replays it (sub-requests of parallel delegates
+        replay in the order they were recorded)."""
+        lines = []
+        for turn in self.turns:
+            lines.append(json.dumps(turn.to_dict(), ensure_ascii=False, default=str))
+            for entry in turn.delegated:
+                for answer in entry.get("answers", ()):
+                    record = {"subrequest": entry["call"], **answer}
+                    lines.append(json.dumps(record, ensure_ascii=False, default=str))
+        return "".join(line + "\n" for line in lines)
 
 
 class LoopError(ExecutionError):

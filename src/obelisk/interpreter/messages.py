@@ -292,7 +292,7 @@ def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     properties["_id"] = {"type": ["string", "integer"]}
     properties["_reasoningForCall"] = {"type": "string"}
     required = ["_tool", *(parameters.get("required") or [])]
-    if tool.latent and mode == "eager":
+    if tool.latent and not tool.delegate and mode == "eager":
         output = tool.output_schema
         properties["_output"] = _rewrite_refs(copy.deepcopy(dict(output)), prefix) if output else {}
     item: dict[str, Any] = {"type": "object", "properties": properties, "required": required}

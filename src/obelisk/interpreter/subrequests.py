@@ -87,6 +87,7 @@ class SubRequests:
             "required": ["calls", "output"],
         }
         errors: list[Message] = []
+        answers: list[dict[str, Any]] = []
         for _attempt in range(self.loop.max_corrections + 1):
             context: list[Message] = [
                 TextMessage(text=LATENT_INSTRUCTIONS),
@@ -100,20 +101,21 @@ class SubRequests:
                 solution = await self.loop.model.complete(request)
             except SolutionError as exc:
                 problem = exc.reason
+                answers.append({"raw": exc.text} if exc.text is not None else {"solution": None})
             except ModelError as exc:
                 raise SubRequestError(f"the model failed on {call.label}: {exc}") from exc
             else:
+                answers.append({"solution": solution.to_data()})
                 try:
                     result = self._latent_result(call, tool, solution.output)
                 except SubRequestError as exc:
                     problem = str(exc)
                 else:
-                    self.turn.delegated.append(
-                        {"call": call.label, "kind": "latent", "turns": 1, "output": result}
-                    )
+                    self._note(call, "latent", answers, solution.output)
                     return result
             error = {"type": "invalid_output", "message": problem}
             errors = [ErrorMessage(call=call.label, error=error)]
+        self._note(call, "latent", answers, None)
         raise SubRequestError(
             f"no usable result for latent {call.label} after "
             f"{self.loop.max_corrections + 1} answers: {problem}"
@@ -162,21 +164,13 @@ class SubRequests:
         try:
             result = await child.run(arguments, state, data=data)
         except LoopError as exc:
-            self.turn.delegated.append(
-                {
-                    "call": call.label,
-                    "kind": "delegate",
-                    "turns": len(exc.result.turns),
-                    "output": None,
-                }
-            )
+            self._note(call, "delegate", exc.result.answers(), None)
             raise SubRequestError(f"delegate {call.label} stopped: {exc}") from exc
-        self.turn.delegated.append(
-            {
-                "call": call.label,
-                "kind": "delegate",
-                "turns": len(result.turns),
-                "output": result.output,
-            }
-        )
+        self._note(call, "delegate", result.answers(), result.output)
         return result.output
+
+    def _note(self, call: Call, kind: str, answers: list[dict[str, Any]], output: Any) -> None:
+        """Summarize a sub-request in the turn: ``{"call", "kind", "answers", "output"}``."""
+        self.turn.delegated.append(
+            {"call": call.label, "kind": kind, "answers": answers, "output": output}
+        )
