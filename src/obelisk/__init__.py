@@ -23,10 +23,10 @@ from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
 from obelisk.errors import ToolDefinitionError as ToolDefinitionError
 from obelisk.errors import UsageError as UsageError
 from obelisk.grammar import parse_expression as parse_expression
+from obelisk.interpreter.approval import Decision as Decision
 from obelisk.interpreter.check import CheckResult as CheckResult
 from obelisk.interpreter.check import check as check
 from obelisk.interpreter.graph import PlanGraph as PlanGraph
-from obelisk.interpreter.loop import Decision as Decision
 from obelisk.interpreter.loop import Loop as Loop
 from obelisk.interpreter.loop_records import CorrectionBudgetExceeded as CorrectionBudgetExceeded
 from obelisk.interpreter.loop_records import DelegateDepthExceeded as DelegateDepthExceeded

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from obelisk.errors import Diagnostic
+from obelisk.grammar import Escaped, parse_expression
 from obelisk.interpreter.messages import (
     DataMessage,
     ErrorMessage,
@@ -24,6 +25,7 @@ from obelisk.interpreter.messages import (
     tool_description,
 )
 from obelisk.interpreter.registry import Registry
+from obelisk.interpreter.resolve import evaluate
 from obelisk.interpreter.state import State
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "LAZY_INSTRUCTIONS",
     "diagnostic_errors",
     "last_turn_notice",
+    "resolve_output",
     "turn_context",
 ]
 
@@ -126,3 +129,24 @@ def turn_context(
     if notice is not None:
         context.append(notice)
     return context
+
+
+def resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
+    """Evaluate expressions inside ``output`` (``"†state.summary"``); ``(value, problem)``."""
+    if isinstance(output, str) and output.startswith("†"):
+        node = parse_expression(output)
+        if isinstance(node, Escaped):
+            return str(node), None
+        value, missing = evaluate(node, state, None)
+        if missing is not None:
+            return None, f"output reads {missing[0]}, which does not exist"
+        return value, None
+    if isinstance(output, list):
+        items = [resolve_output(item, state) for item in output]
+        problem = next((p for _, p in items if p), None)
+        return [v for v, _ in items], problem
+    if isinstance(output, dict):
+        pairs = {k: resolve_output(v, state) for k, v in output.items()}
+        problem = next((p for _, p in pairs.values() if p), None)
+        return {k: v for k, (v, _) in pairs.items()}, problem
+    return output, None

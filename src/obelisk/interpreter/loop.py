@@ -24,15 +24,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from obelisk.errors import UsageError
-from obelisk.grammar import Escaped, parse_expression
+from obelisk.interpreter.approval import Approver, Decision
 from obelisk.interpreter.check import check
-from obelisk.interpreter.check_result import CheckResult
-from obelisk.interpreter.context import diagnostic_errors, last_turn_notice, turn_context
+from obelisk.interpreter.context import (
+    diagnostic_errors,
+    last_turn_notice,
+    resolve_output,
+    turn_context,
+)
 from obelisk.interpreter.engine import Engine, Listener
 from obelisk.interpreter.loop_records import (
     CorrectionBudgetExceeded,
@@ -50,7 +53,6 @@ from obelisk.interpreter.messages import (
 from obelisk.interpreter.model import Model, ModelError, StreamingModel
 from obelisk.interpreter.records import RunResult
 from obelisk.interpreter.registry import Registry
-from obelisk.interpreter.resolve import evaluate
 from obelisk.interpreter.state import State
 from obelisk.interpreter.subrequests import SubRequests
 from obelisk.interpreter.validation import schema_problems, validator_for
@@ -58,57 +60,6 @@ from obelisk.interpreter.validation import schema_problems, validator_for
 __all__ = ["Approver", "Decision", "Loop", "Mode"]
 
 Mode = Literal["eager", "lazy"]
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What an ``approve`` callback decided about a checked plan (lazy mode).
-
-    ``Decision.accept()``; ``Decision.reject(reason)`` (the reason goes back to the
-    model as an error message); ``Decision.edit(plan)`` (the edited plan, any form
-    :func:`~obelisk.interpreter.plan.parse_plan` takes, is checked again and shown
-    to ``approve`` again).  A callback may also return ``True`` / ``False``.
-    """
-
-    action: Literal["accept", "reject", "edit"]
-    reason: str | None = None
-    plan: Any = None
-
-    @classmethod
-    def accept(cls) -> Decision:
-        return cls("accept")
-
-    @classmethod
-    def reject(cls, reason: str) -> Decision:
-        return cls("reject", reason=reason)
-
-    @classmethod
-    def edit(cls, plan: Any) -> Decision:
-        return cls("edit", plan=plan)
-
-
-Approver = Callable[[CheckResult], "Decision | bool | Awaitable[Decision | bool]"]
-
-
-def _resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
-    """Evaluate expressions inside ``output`` (``"†state.summary"``); ``(value, problem)``."""
-    if isinstance(output, str) and output.startswith("†"):
-        node = parse_expression(output)
-        if isinstance(node, Escaped):
-            return str(node), None
-        value, missing = evaluate(node, state, None)
-        if missing is not None:
-            return None, f"output reads {missing[0]}, which does not exist"
-        return value, None
-    if isinstance(output, list):
-        items = [_resolve_output(item, state) for item in output]
-        problem = next((p for _, p in items if p), None)
-        return [v for v, _ in items], problem
-    if isinstance(output, dict):
-        pairs = {k: _resolve_output(v, state) for k, v in output.items()}
-        problem = next((p for _, p in pairs.values() if p), None)
-        return {k: v for k, (v, _) in pairs.items()}, problem
-    return output, None
 
 
 class Loop:
@@ -330,7 +281,7 @@ class _Session:
             "total": finished - started,
         }
         if solution.output is not None and usable:
-            output, problem = _resolve_output(solution.output, self.state)
+            output, problem = resolve_output(solution.output, self.state)
             if problem is None and loop._output_validator is not None:
                 found = schema_problems(loop._output_validator, output)
                 if found:
