@@ -272,17 +272,24 @@ def _rewrite_refs(schema: Any, prefix: str) -> Any:
     return schema
 
 
-def _nullable(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+def _hoist(schema: Mapping[str, Any], prefix: str, defs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` whose ``$defs`` move into ``defs`` as ``<prefix><name>``,
+    with its ``#/$defs/...`` references rewritten to match."""
+    copied: dict[str, Any] = _rewrite_refs(copy.deepcopy(dict(schema)), prefix)
+    for name, definition in (copied.pop("$defs", None) or {}).items():
+        defs[prefix + name] = definition
+    return copied
+
+
+def _nullable(schema: Mapping[str, Any] | None, defs: dict[str, Any]) -> dict[str, Any]:
     if schema is None:
         return {}
-    return {"anyOf": [dict(schema), {"type": "null"}]}
+    return {"anyOf": [_hoist(schema, "output.", defs), {"type": "null"}]}
 
 
 def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     prefix = f"{tool.name}."
-    parameters = _rewrite_refs(copy.deepcopy(tool.parameters), prefix)
-    for name, definition in (parameters.pop("$defs", None) or {}).items():
-        defs[prefix + name] = definition
+    parameters = _hoist(tool.parameters, prefix, defs)
     properties: dict[str, Any] = {"_tool": {"const": tool.name}}
     for name, schema in (parameters.get("properties") or {}).items():
         properties[name] = {"anyOf": [schema, _EXPRESSION]}
@@ -294,7 +301,7 @@ def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     required = ["_tool", *(parameters.get("required") or [])]
     if tool.latent and not tool.delegate and mode == "eager":
         output = tool.output_schema
-        properties["_output"] = _rewrite_refs(copy.deepcopy(dict(output)), prefix) if output else {}
+        properties["_output"] = _hoist(output, f"{prefix}output.", defs) if output else {}
     item: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
     extra = parameters.get("additionalProperties", True)
     item["additionalProperties"] = extra is not False
@@ -329,7 +336,7 @@ def solution_schema(
     calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else False}
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"calls": calls, "output": _nullable(output_schema)},
+        "properties": {"calls": calls, "output": _nullable(output_schema, defs)},
         "required": ["calls", "output"],
         "additionalProperties": False,
     }
