@@ -204,7 +204,12 @@ class GrowingEngine(Engine):
 
     # -- engine hooks ---------------------------------------------------------------
     def _make_ready(self, index: int) -> None:
-        if index in self._held:
+        if (  # held, or settled already: a cycle's member may be "freed" after it was refused
+            index in self._held
+            or self._committed[index]
+            or index in self._started
+            or index in self._rejected
+        ):
             return
         super()._make_ready(index)
 
