@@ -74,6 +74,20 @@ class Loop:
     :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
     ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
+
+    >>> import obelisk
+    >>> @obelisk.tool
+    ... def double(n: int) -> int:
+    ...     "Twice n."
+    ...     return 2 * n
+    >>> model = obelisk.ScriptedModel([
+    ...     {"calls": [{"_tool": "double", "n": "†input.n", "_outputPath": "†state.twice"}],
+    ...      "output": None},
+    ...     {"calls": [], "output": "†state.twice"},
+    ... ])
+    >>> result = obelisk.Loop(model, [double]).run_sync({"n": 21})
+    >>> result.output, result.state, len(result.turns)
+    (42, {'twice': 42}, 2)
     """
 
     def __init__(
