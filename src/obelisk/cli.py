@@ -1,4 +1,4 @@
-"""The ``obelisk`` command line: ``check``, ``graph`` and ``run`` (typer + rich).
+"""The ``obelisk`` command line: ``check``, ``graph``, ``run`` and ``loop`` (typer + rich).
 
 Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
 when ``run`` had a call fail (or a latent call left pending), 2 when the plan
@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from obelisk import __version__
+from obelisk.cli_loop import loop_command
 from obelisk.errors import ObeliskError
 from obelisk.interpreter.check import CheckResult, check
 from obelisk.interpreter.drawing import GraphFormat, draw
@@ -343,6 +344,9 @@ def run_command(
             style="bold green" if result.status == "completed" else "bold red",
         )
     raise typer.Exit(0 if result.status == "completed" else 1)
+
+
+app.command("loop")(loop_command)  # in cli_loop.py; the exit codes there add 3 (no output)
 
 
 def _version(value: bool) -> None:
