@@ -211,6 +211,7 @@ class _Session:
         self.errors: list[ErrorMessage] = []
         self.corrections = 0
         self.output: Any = None
+        self.ran: list[dict[str, Any]] | None = None
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
@@ -260,6 +261,7 @@ class _Session:
         request = self.request(number)
         turn = Turn(number, request)
         self.turns.append(turn)
+        self.ran = None
         started = time.perf_counter()
         before = len(self.state.log)
         try:
@@ -286,7 +288,7 @@ class _Session:
             run, errors = await self.execute(turn, solution.calls)
             usable = run is not None
         if run is not None:
-            errors = self.absorb(run, solution.calls)
+            errors = self.absorb(run, self.ran if self.ran is not None else solution.calls)
         turn.run, turn.entries = run, self.state.log[before:]
         finished = time.perf_counter()
         turn.timings = {
@@ -367,6 +369,7 @@ class _Session:
             listeners=loop.listeners,
             latent=SubRequests(loop, self.state, turn),
         )
+        self.ran = calls  # what runs, after any edit by the approver
         return await engine.run(), []
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
@@ -378,8 +381,7 @@ class _Session:
                 if record.error is not None:  # handled by the error arm: still worth saying
                     errors.append(ErrorMessage(call=record.label, error=record.error))
                 continue
-            if record.index < len(calls):
-                carried.append(calls[record.index])
+            carried.append(calls[record.index])
             if record.error is not None:
                 errors.append(ErrorMessage(call=record.label, error=record.error))
             else:
