@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
-from referencing.exceptions import Unresolvable
 
 import obelisk
 from obelisk import (
@@ -770,13 +769,6 @@ class Profile(BaseModel):
     address: Address
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=Unresolvable,
-    reason="BUG: a latent sub-request's schema nests the tool's output schema under "
-    "properties.output without hoisting its $defs (subrequests.py _latent / "
-    "latent_output_schema), so its #/$defs/X refs point nowhere",
-)
 def test_latent_sub_request_schema_with_defs_accepts_a_good_answer() -> None:
     profile = Tool.from_schema({"name": "profile", "output": Profile.model_json_schema()})
     good = {"name": "Ann", "address": {"city": "Oslo"}}
@@ -1010,14 +1002,6 @@ def test_instances_get_their_own_input_and_state_layer() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG: the loop checks each answer against the shared state only "
-    "(loop.py _Session.execute: check(calls, ..., state_doc) with state_doc = "
-    "self.state.peek('state')), so an _instance call reading its own layer's earlier "
-    "write is rejected as unresolved_reference",
-)
 def test_instance_reads_its_own_layer_in_a_later_turn() -> None:
     model = ScriptedModel(
         [

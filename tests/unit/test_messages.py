@@ -211,12 +211,6 @@ def test_request_from_data_rejects_unknown_top_level_keys() -> None:
         Request.from_data({"config": {}, "schema": {}, "context": [], "history": []})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValidationError,
-    reason="BUG: Request.to_data dumps messages with exclude_none=True, which drops a null "
-    "input/data/state payload, so from_data (documented as its inverse) fails",
-)
 @pytest.mark.parametrize(
     "message",
     [

@@ -53,7 +53,7 @@ from obelisk.interpreter.messages import (
 from obelisk.interpreter.model import Model, ModelError, StreamingModel
 from obelisk.interpreter.records import RunResult
 from obelisk.interpreter.registry import Registry
-from obelisk.interpreter.state import State
+from obelisk.interpreter.state import State, deep_merge
 from obelisk.interpreter.subrequests import SubRequests
 from obelisk.interpreter.validation import schema_problems, validator_for
 
@@ -319,14 +319,27 @@ class _Session:
             self.unusable(turn, errors)
         return False
 
+    def check_documents(self) -> tuple[Any, Any, dict[str, Any]]:
+        """``(input, state, data)`` a plan is checked against.  With instances, input
+        and state are every instance's view merged over the shared one (a path any
+        instance holds resolves; a call of another instance that reads it skips)."""
+        state = self.state
+        data = {k: state.peek(k) for k in state.kinds if k != "state"}
+        document = state.peek("state") or {}
+        check_input = self.input
+        if self.inputs or state.instances:
+            for name in state.instances:
+                document = deep_merge(document, state.peek("state", name) or {})
+            for value in self.inputs.values():
+                check_input = deep_merge(check_input, value) if check_input else value
+        return check_input, document, data
+
     async def execute(
         self, turn: Turn, calls: list[dict[str, Any]]
     ) -> tuple[RunResult | None, list[ErrorMessage]]:
         """Check the calls (and, lazy, have them approved), then run them."""
         loop = self.loop
-        state_doc = self.state.peek("state") or {}
-        data = {k: self.state.peek(k) for k in self.state.kinds if k != "state"}
-        check_input = self.input if not self.inputs else None
+        check_input, state_doc, data = self.check_documents()
         checked = check(calls, loop.registry, check_input, state_doc, data=data)
         edits = 0
         while True:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.errors import ExecutionError
-from obelisk.interpreter.messages import ErrorMessage, Request, Solution
+from obelisk.interpreter.messages import ErrorMessage, Request, Solution, message_data
 from obelisk.interpreter.records import RunResult
 from obelisk.interpreter.state import WriteEntry
 
@@ -69,7 +69,7 @@ class Turn:
             "solution": None if self.solution is None else self.solution.to_data(),
             "raw": self.raw,
             "state_diff": [entry.to_dict() for entry in self.entries],
-            "errors": [e.model_dump(mode="json", exclude_none=True) for e in self.errors],
+            "errors": [message_data(e) for e in self.errors],
             "usage": self.usage,
             "timings": self.timings,
             "delegated": self.delegated,

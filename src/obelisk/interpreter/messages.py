@@ -46,6 +46,7 @@ __all__ = [
     "TextMessage",
     "ToolMessage",
     "parse_solution",
+    "message_data",
     "solution_schema",
     "tool_description",
 ]
@@ -126,6 +127,16 @@ Message = Annotated[
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
+def message_data(message: Message) -> dict[str, Any]:
+    """A context message as plain JSON; an absent ``instance`` or ``call`` is left out,
+    a ``null`` payload is kept."""
+    data = message.model_dump(mode="json")
+    for key in ("instance", "call"):
+        if key in data and data[key] is None:
+            del data[key]
+    return data
+
+
 class Request(_Message):
     """One request to a model: ``config`` (loop settings: mode, turn, ...),
     ``schema`` (the JSON schema of the expected :class:`Solution`) and ``context``."""
@@ -146,7 +157,7 @@ class Request(_Message):
         return {
             "config": self.config,
             "schema": self.schema_,
-            "context": [m.model_dump(mode="json", exclude_none=True) for m in self.context],
+            "context": [message_data(m) for m in self.context],
         }
 
     def to_json(self) -> str:

@@ -231,11 +231,10 @@ async def stream_turn(session: _Session, turn: Turn) -> tuple[Solution, RunResul
     """
     loop = session.loop
     state = session.state
-    data = {k: state.peek(k) for k in state.kinds if k != "state"}
-    check_input = session.input if not session.inputs else None
 
     def check_plan(plan: Plan) -> CheckResult:
-        return check(plan, loop.registry, check_input, state.peek("state") or {}, data=data)
+        check_input, document, data = session.check_documents()
+        return check(plan, loop.registry, check_input, document, data=data)
 
     engine = GrowingEngine(
         state,

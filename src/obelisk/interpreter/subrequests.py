@@ -47,8 +47,10 @@ class SubRequestError(ExecutionError):
 def latent_output_schema(tool: Tool, call: Call) -> dict[str, Any]:
     """The schema of a latent sub-request's ``output``: the tool's output schema,
     or ``{"outputPath": <one of the alternatives>, "value": ...}`` when the call's
-    ``_outputPath`` has two or more alternatives."""
+    ``_outputPath`` has two or more alternatives.  Its ``$defs`` are left out:
+    they go at the top of the sub-request's schema."""
     value: dict[str, Any] = dict(tool.output_schema) if tool.output_schema is not None else {}
+    value.pop("$defs", None)  # hoisted to the top of the sub-request's schema
     alternatives = call.alternatives
     if len(alternatives) < 2:
         return value
@@ -86,6 +88,8 @@ class SubRequests:
             "properties": {"calls": {"type": "array", "maxItems": 0}, "output": schema},
             "required": ["calls", "output"],
         }
+        if tool.output_schema is not None and "$defs" in tool.output_schema:
+            solution_schema["$defs"] = tool.output_schema["$defs"]  # refs are #/$defs/...
         errors: list[Message] = []
         answers: list[dict[str, Any]] = []
         for _attempt in range(self.loop.max_corrections + 1):
