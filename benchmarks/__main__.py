@@ -1,14 +1,16 @@
 """``python -m benchmarks``: every benchmark, side by side, in one command.
 
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
-check throughput, sync tools, memory, NESTFUL.  Systems: obelisk, a minimal
-asyncio scheduler (the floor), LangGraph and Hamilton (``pip install -e
-'.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
+check throughput, sync tools, memory, NESTFUL, and the execution loop's own costs
+(per-turn overhead, request size, streaming; ``loop_overhead.py``).  Systems:
+obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
+install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
 
 Writes ``benchmarks/results/results.json`` and ``results.md``; ``--readme``
 also replaces the README's generated benchmark section.  ``--quick`` is a smoke
-run for CI: 1k calls, 1 repetition, no 100k plans and no competitors at 10k.
+run for CI: 1k calls, 1 repetition, no 100k plans and no competitors at 10k,
+5 loop turns instead of 20.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import suite
+from . import loop_overhead, suite
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -72,6 +74,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["blocking"] = suite.blocking(repeat, ("obelisk", "langgraph", "hamilton"))
     results["memory"] = suite.memory(1_000)
     results["nestful"] = nestful()
+    results["loop"] = loop_overhead.collect(quick, repeat)
     return results
 
 
@@ -171,6 +174,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"**NESTFUL** v2 math: {nest['passed']}/{nest['total']} in "
             f"{nest['seconds']:.2f} s total.",
         ]
+    if "loop" in results:
+        lines += ["", loop_overhead.markdown(results["loop"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
