@@ -80,8 +80,11 @@ def test_ideal_streaming_of_a_known_text() -> None:
     chars = 4
     result = loop_overhead.ideal(text, deps, rate=100, chars=chars)
     assert result["stream_s"] == pytest.approx(-(-len(text) // chars) / 100)
-    # The combiner is complete only at the end of the text: one tool time after it.
-    assert result["streaming_s"] == pytest.approx(result["stream_s"] + loop_overhead.TOOL_S)
+    # The combiner is complete when its closing brace arrives: one tool time after it.
+    brace = text.rindex("}]")
+    arrival = -(-(brace + 1) // chars) / 100
+    assert arrival < result["stream_s"]
+    assert result["streaming_s"] == pytest.approx(arrival + loop_overhead.TOOL_S)
 
 
 def test_markdown_sections(found: dict[str, Any]) -> None:

@@ -44,11 +44,19 @@ class TestCompleteCalls:
         cut = text.index('{"_tool": "b"') + 3
         assert complete_calls(text[:cut]) == [{"_tool": "a", "x": "abc"}]
 
+    def test_a_call_is_complete_when_its_closing_brace_arrives(self) -> None:
+        assert complete_calls('{"calls": [{"_tool": "a", "x": {"y": 1}') == []
+        assert complete_calls('{"calls": [{"_tool": "a", "x": {"y": 1}}') == [
+            {"_tool": "a", "x": {"y": 1}}
+        ]
+        assert complete_calls('{"calls": [{"_tool": "a", "x": "}"') == []
+        assert complete_calls('{"calls": [{"_tool": "a"},  ') == [{"_tool": "a"}]
+
     def test_the_last_call_is_complete_when_the_array_closes(self) -> None:
         text = '{"calls": [{"_tool": "a"}], "output": null'
         assert complete_calls(text) == [{"_tool": "a"}]
-        assert complete_calls('{"calls": [{"_tool": "a"}]') == []
-        assert complete_calls('{"calls": [{"_tool": "a"}]', final=True) == [{"_tool": "a"}]
+        assert complete_calls('{"calls": [{"_tool": "a"}]') == [{"_tool": "a"}]
+        assert complete_calls('{"calls": [{"_tool": "a"', final=True) == [{"_tool": "a"}]
 
     def test_text_that_is_not_a_solution_yet_has_no_calls(self) -> None:
         assert complete_calls("") == []

@@ -1,8 +1,8 @@
 """Streaming dispatch: run each call while the model is still writing the plan (DESIGN §2.6).
 
 The solution's JSON text is parsed as it arrives with jiter's partial mode.  A
-call is taken the moment its object is complete (the next call has begun, or
-the ``calls`` array has closed) and joins a growing plan, which is checked
+call is taken the moment its object is complete (its closing brace has arrived)
+and joins a growing plan, which is checked
 again as a whole each time.  A call is dispatched as soon as its inputs are
 settled, exactly as in :mod:`~obelisk.interpreter.engine`.
 
@@ -51,12 +51,14 @@ __all__ = ["GrowingEngine", "complete_calls", "stream_turn"]
 def complete_calls(text: str, final: bool = False) -> list[Any]:
     """The call objects of a partial solution text that are certainly complete.
 
-    A call is complete when another call has begun after it, when a key after
-    ``calls`` has appeared, or when the text is ``final``.
+    A call is complete once its closing brace has arrived (or a key after
+    ``calls`` has appeared, or the text is ``final``).
 
     >>> complete_calls('{"calls": [{"_tool": "a"}, {"_to')
     [{'_tool': 'a'}]
     >>> complete_calls('{"calls": [{"_tool": "a"}, {"_tool": "b"}')
+    [{'_tool': 'a'}, {'_tool': 'b'}]
+    >>> complete_calls('{"calls": [{"_tool": "a"}, {"_tool": "b", "x": {"y": 1}')
     [{'_tool': 'a'}]
     """
     try:
@@ -67,8 +69,21 @@ def complete_calls(text: str, final: bool = False) -> list[Any]:
         return []
     calls: list[Any] = value["calls"]
     keys = list(value)
-    closed = final or keys.index("calls") < len(keys) - 1
-    return calls if closed else calls[:-1]
+    if final or keys.index("calls") < len(keys) - 1:
+        return calls
+    # Partial mode cannot tell a finished last object from a cut one: close the
+    # array and the solution after it; if that parses, the last call is complete.
+    trimmed = text.rstrip().rstrip(",").rstrip()
+    ending = {"}": "]}", "]": "}"}.get(trimmed[-1:])
+    if calls and ending:
+        try:
+            closed = jiter.from_json((trimmed + ending).encode("utf-8"))
+        except ValueError:
+            pass
+        else:
+            if isinstance(closed, dict) and len(closed.get("calls") or ()) == len(calls):
+                return calls
+    return calls[:-1]
 
 
 class GrowingEngine(Engine):
