@@ -20,7 +20,9 @@ def found() -> dict[str, Any]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loop_overhead, "TOOL_S", 0.02)  # fast tools: structure, not speed
         streaming = loop_overhead.streaming(1, rate=4000)
+        deep = loop_overhead.streaming(1, rate=4000, deep=True)
     return {
+        "streaming_deep": deep,
         "overhead": loop_overhead.overhead(turns=3, calls=20, repeat=2),
         "sizes": loop_overhead.request_sizes(turns=5, calls=100, fail_turn=2),
         "streaming": streaming,
@@ -72,6 +74,14 @@ def test_streaming_reaches_the_same_state(found: dict[str, Any]) -> None:
     assert ideal["waiting_s"] == pytest.approx(ideal["stream_s"] + ideal["critical_path_s"])
     assert ideal["stream_s"] < ideal["streaming_s"] <= ideal["waiting_s"]
     assert len(ideal["arrival_s"]) == 8 and ideal["arrival_s"] == sorted(ideal["arrival_s"])
+
+
+def test_the_deep_plan_has_three_levels(found: dict[str, Any]) -> None:
+    _text, deps = loop_overhead.deep_plan(fetches=2)
+    assert deps == [[], [], [0], [1], [2, 3]]
+    deep = found["streaming_deep"]
+    assert deep["same_state"] and deep["calls"] == 9
+    assert deep["ideal"]["critical_path_s"] == pytest.approx(3 * 0.02)
 
 
 def test_ideal_streaming_of_a_known_text() -> None:
