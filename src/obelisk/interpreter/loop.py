@@ -21,7 +21,6 @@ and the write log in the exception's ``result``.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections.abc import Mapping
@@ -53,6 +52,7 @@ from obelisk.interpreter.messages import (
 from obelisk.interpreter.model import Model, ModelError, StreamingModel
 from obelisk.interpreter.records import RunResult
 from obelisk.interpreter.registry import Registry
+from obelisk.interpreter.run import run_blocking
 from obelisk.interpreter.state import State, deep_merge
 from obelisk.interpreter.subrequests import SubRequests
 from obelisk.interpreter.validation import schema_problems, validator_for
@@ -192,13 +192,7 @@ class Loop:
         instances: Mapping[str, Any] | None = None,
     ) -> LoopResult:
         """:meth:`run` for code without an event loop (starts one with ``asyncio.run``)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise UsageError("run_sync() cannot be called from a running event loop; await run()")
-        return asyncio.run(self.run(input, state, data=data, instances=instances))
+        return run_blocking(self.run(input, state, data=data, instances=instances))
 
 
 class _Session:

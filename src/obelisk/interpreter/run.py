@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.check import check
@@ -16,7 +16,9 @@ from obelisk.interpreter.records import Event, RunResult
 from obelisk.interpreter.registry import Registry
 from obelisk.interpreter.state import State
 
-__all__ = ["DEFAULT_CONCURRENCY", "run", "run_sync"]
+__all__ = ["DEFAULT_CONCURRENCY", "run", "run_blocking", "run_sync"]
+
+T = TypeVar("T")
 
 DEFAULT_CONCURRENCY = 64
 """Calls in flight at once unless ``concurrency=`` says otherwise."""
@@ -91,6 +93,20 @@ async def run(
     return dataclasses.replace(result, diagnostics=checked.diagnostics)
 
 
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` with ``asyncio.run``; the ``*_sync`` entry points use it.
+
+    Raises :class:`~obelisk.errors.UsageError` (and closes the coroutine) when an
+    event loop is already running in this thread: ``await`` the async form there.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise UsageError("run_sync() cannot be called from a running event loop; await run()")
+
+
 def run_sync(
     plan: Plan | str | bytes | list[Any] | dict[str, Any],
     tools: Any,
@@ -107,13 +123,7 @@ def run_sync(
     Raises :class:`~obelisk.errors.UsageError` when called from a running event
     loop; ``await obelisk.run(...)`` there instead.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise UsageError("run_sync() cannot be called from a running event loop; await run()")
-    return asyncio.run(
+    return run_blocking(
         run(
             plan,
             tools,
