@@ -73,24 +73,18 @@ def last_turn_notice(turn: int, max_turns: int) -> TextMessage:
     )
 
 
-def diagnostic_errors(
-    diagnostics: tuple[Diagnostic, ...], calls: list[dict[str, Any]]
-) -> list[ErrorMessage]:
-    """Error messages for a plan's error diagnostics: ``call`` is ``#3 issueRefund``,
-    ``error`` ``{"type": <code>, "message": <rendered, with caret>, "path"?}``."""
+def diagnostic_errors(diagnostics: tuple[Diagnostic, ...]) -> list[ErrorMessage]:
+    """Error messages for a plan's error diagnostics: ``call`` is the diagnostic's
+    label (``#3 issueRefund``), ``error`` ``{"type": <code>, "message": <rendered,
+    with caret>, "path"?}``."""
     found: list[ErrorMessage] = []
     for diagnostic in diagnostics:
         if diagnostic.severity != "error":
             continue
-        label = None
-        if diagnostic.call is not None and 0 <= diagnostic.call < len(calls):
-            raw = calls[diagnostic.call]
-            tool = raw.get("_tool") if isinstance(raw, dict) else None
-            label = f"#{diagnostic.call} {tool}" if isinstance(tool, str) else f"#{diagnostic.call}"
         error: dict[str, Any] = {"type": diagnostic.code, "message": str(diagnostic)}
         if diagnostic.path:
             error["path"] = diagnostic.path
-        found.append(ErrorMessage(call=label, error=error))
+        found.append(ErrorMessage(call=diagnostic.label, error=error))
     return found
 
 

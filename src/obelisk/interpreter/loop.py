@@ -205,7 +205,6 @@ class _Session:
         self.errors: list[ErrorMessage] = []
         self.corrections = 0
         self.output: Any = None
-        self.ran: list[dict[str, Any]] | None = None
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
@@ -255,7 +254,6 @@ class _Session:
         request = self.request(number)
         turn = Turn(number, request)
         self.turns.append(turn)
-        self.ran = None
         started = time.perf_counter()
         before = len(self.state.log)
         try:
@@ -281,8 +279,8 @@ class _Session:
         if run is None and solution.calls:
             run, errors = await self.execute(turn, solution.calls)
             usable = run is not None
-        if run is not None:
-            errors = self.absorb(run, self.ran if self.ran is not None else solution.calls)
+        elif run is not None:  # streamed: the calls already ran
+            errors = self.absorb(run, solution.calls)
         turn.run, turn.entries = run, self.state.log[before:]
         finished = time.perf_counter()
         turn.timings = {
@@ -331,7 +329,8 @@ class _Session:
     async def execute(
         self, turn: Turn, calls: list[dict[str, Any]]
     ) -> tuple[RunResult | None, list[ErrorMessage]]:
-        """Check the calls (and, lazy, have them approved), then run them."""
+        """Check the calls (and, lazy, have them approved), then run them; returns the
+        run (``None`` when nothing ran) and the error records for the next turn."""
         loop = self.loop
         check_input, state_doc, data = self.check_documents()
         checked = check(calls, loop.registry, check_input, state_doc, data=data)
@@ -339,7 +338,7 @@ class _Session:
         while True:
             if checked.errors and (edits == 0 or edits > loop.max_corrections):
                 self.carried = calls
-                return None, diagnostic_errors(checked.diagnostics, calls)
+                return None, diagnostic_errors(checked.diagnostics)
             if loop.approve is None:
                 break
             decision = loop.approve(checked)  # an edit with errors is shown again
@@ -376,8 +375,8 @@ class _Session:
             listeners=loop.listeners,
             latent=SubRequests(loop, self.state, turn),
         )
-        self.ran = calls  # what runs, after any edit by the approver
-        return await engine.run(), []
+        run = await engine.run()
+        return run, self.absorb(run, calls)  # the calls that ran, after any edit
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
         """Error records of a run, and the calls to carry into the next request."""

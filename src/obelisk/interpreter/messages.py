@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from obelisk.errors import ExecutionError
 from obelisk.interpreter.registry import Registry
@@ -124,7 +124,6 @@ Message = Annotated[
     | ErrorMessage,
     Field(discriminator="type"),
 ]
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 def message_data(message: Message) -> dict[str, Any]:
@@ -354,8 +353,3 @@ def solution_schema(
     if defs:
         schema["$defs"] = defs
     return schema
-
-
-def context_messages(data: list[Any]) -> list[Message]:
-    """Validate decoded context messages (e.g. from a JSONL transcript)."""
-    return _MESSAGES.validate_python(data)

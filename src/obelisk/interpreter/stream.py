@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import jiter
@@ -94,7 +95,9 @@ class GrowingEngine(Engine):
     returns once every call has settled and the stream is closed.
     """
 
-    def __init__(self, state: State, check_plan: Any, **options: Any) -> None:
+    def __init__(
+        self, state: State, check_plan: Callable[[Plan], CheckResult], **options: Any
+    ) -> None:
         empty = Plan(calls=())
         super().__init__(empty, PlanGraph(empty), options.pop("registry"), state, **options)
         self._check_plan = check_plan

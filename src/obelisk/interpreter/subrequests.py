@@ -44,6 +44,11 @@ class SubRequestError(ExecutionError):
     code = "subrequest_failed"
 
 
+def _alternative_texts(call: Call) -> list[str]:
+    """Each output alternative of ``call`` as written: ``†state.a && †state.b``."""
+    return [" && ".join(str(ref) for ref in option) for option in call.alternatives]
+
+
 def latent_output_schema(tool: Tool, call: Call) -> dict[str, Any]:
     """The schema of a latent sub-request's ``output``: the tool's output schema,
     or ``{"outputPath": <one of the alternatives>, "value": ...}`` when the call's
@@ -51,10 +56,9 @@ def latent_output_schema(tool: Tool, call: Call) -> dict[str, Any]:
     they go at the top of the sub-request's schema."""
     value: dict[str, Any] = dict(tool.output_schema) if tool.output_schema is not None else {}
     value.pop("$defs", None)  # hoisted to the top of the sub-request's schema
-    alternatives = call.alternatives
-    if len(alternatives) < 2:
+    texts = _alternative_texts(call)
+    if len(texts) < 2:
         return value
-    texts = [" && ".join(str(ref) for ref in option) for option in alternatives]
     return {
         "type": "object",
         "properties": {"outputPath": {"enum": texts}, "value": value},
@@ -126,11 +130,10 @@ class SubRequests:
         )
 
     def _latent_result(self, call: Call, tool: Tool, output: Any) -> Any:
-        alternatives = call.alternatives
+        texts = _alternative_texts(call)
         value: Any = output
         chosen = 0
-        if len(alternatives) >= 2:
-            texts = [" && ".join(str(ref) for ref in option) for option in alternatives]
+        if len(texts) >= 2:
             if not isinstance(output, dict) or output.get("outputPath") not in texts:
                 raise SubRequestError(
                     f'output must be {{"outputPath": one of {texts}, "value": ...}}'
@@ -142,7 +145,7 @@ class SubRequests:
             raise SubRequestError(
                 f"the output does not fit the schema of {tool.name}{where}: {problems[0].message}"
             )
-        return Outcome(chosen, value) if len(alternatives) >= 2 else value
+        return Outcome(chosen, value) if len(texts) >= 2 else value
 
     async def _delegate(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any:
         loop = self.loop

@@ -105,7 +105,7 @@ class Tool:
     def __post_init__(self) -> None:
         check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
-        self.scopes = check_scopes(self.name, list(self.scopes))
+        self.scopes = check_scopes(self.name, self.scopes)
         if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: delegate must be true or false, and only on a latent tool"
@@ -276,7 +276,7 @@ class Tool:
             output_schema,
             **options,
             delegate=delegate,
-            scopes=check_scopes(name, scopes),
+            scopes=scopes,
         )
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:
