@@ -1,4 +1,4 @@
-"""The execution loop's own costs (DESIGN §2.6), next to references measured in the same run.
+"""The execution loop's own costs (docs/loop.md), next to references measured in the same run.
 
 1. ``overhead``: T turns (20; 5 with ``--quick``) each answered by a 100-call plan of
    zero-work async calls (every other call reads the one before) as JSON *text*, then
@@ -30,10 +30,10 @@ from typing import Any
 
 import obelisk
 from obelisk import Loop, ScriptedModel
-from obelisk.interpreter.loop import _Session
-from obelisk.interpreter.messages import parse_solution
-from obelisk.interpreter.state import State
-from obelisk.interpreter.stream import complete_calls
+from obelisk.interpreter.loop.loop import _Session
+from obelisk.interpreter.loop.messages import parse_solution
+from obelisk.interpreter.loop.stream import complete_calls
+from obelisk.interpreter.runtime.state import State
 
 from .run_overhead import median
 

@@ -5,7 +5,7 @@ The call labelled ``$var_N`` becomes ``{"_tool": name, <arguments>,
 ``"$var_N.result$"`` becomes ``"†state.var_N.result"``.  Arguments keep their
 names (``arg_0``, ``arg_1``), which is upstream's positional passing in dict
 order.  Any other value is a literal (a string beginning with ``†`` is escaped
-as ``††…``, DESIGN §1.2); v2 has no references inside strings, lists or dicts,
+as ``††…``, docs/language.md); v2 has no references inside strings, lists or dicts,
 and upstream resolves none there, so none are looked for.
 
 This is the rule of ``tests/conformance/corpus.py`` (whose converter also

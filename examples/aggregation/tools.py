@@ -2,7 +2,7 @@
 
 The three quotes finish in the order south, east, north (their delays), yet the
 list holds them in plan order, north, south, east: writes to one path commit in
-plan order whatever order the calls finish in (DESIGN §1.4).
+plan order whatever order the calls finish in (docs/semantics.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The price list has no instance, so both instances see it; each basket total and
 receipt is written under its instance, so alice and bob never see each other's
-``†state.total`` (DESIGN §1.4).
+``†state.total`` (docs/semantics.md).
 """
 
 from __future__ import annotations

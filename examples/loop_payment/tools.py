@@ -2,7 +2,7 @@
 
 Turn 1 of ``transcript.jsonl`` charges the card with
 ``"_outputPath": "†state.receipt || †state.paymentError"``: ``chargeCard`` raises,
-so the error object goes to the error arm, ``†state.paymentError`` (DESIGN §1.3),
+so the error object goes to the error arm, ``†state.paymentError`` (docs/language.md),
 and the error record goes back to the model.  Turn 2 sees it in the state and
 replans: ``reportFailure`` with ``†state.paymentError``, then the answer::
 

@@ -3,7 +3,7 @@
 The scripted model (``transcript.jsonl``) plans the whole refund in one lazy
 turn: look the order up, check that it may be refunded, issue the refund, and
 answer with a confirmation read from the state.  ``check_eligibility`` picks its
-output alternative (``†state.eligible || †state.ineligible``, DESIGN §1.3), and
+output alternative (``†state.eligible || †state.ineligible``, docs/language.md), and
 ``issue_refund`` reads ``†state.eligible``, so an order that may not be refunded
 skips the refund instead of issuing it::
 

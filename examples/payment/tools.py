@@ -1,7 +1,7 @@
 """Tools of the payment example: a payment whose failure goes to an error arm.
 
 ``process_payment`` writes ``†state.receipt`` when it succeeds; when it raises,
-the error object goes to the last alternative, ``†state.error`` (DESIGN §1.3),
+the error object goes to the last alternative, ``†state.error`` (docs/language.md),
 so exactly one of ``send_receipt`` and ``report_failure`` can run, and both may
 write ``†state.notification`` without a conflict.
 """

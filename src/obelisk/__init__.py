@@ -1,6 +1,6 @@
 """obelisk: a strict, fast data-flow interpreter for LLM tool-call plans.
 
-Public API only; the implementation lives in private layers (DESIGN §3)::
+Public API only; the implementation lives in private layers (docs/architecture.md)::
 
     import obelisk
 
@@ -15,51 +15,51 @@ Public API only; the implementation lives in private layers (DESIGN §3)::
     result.raise_for_errors()
 """
 
+from obelisk.errors import ArgumentValidationError as ArgumentValidationError
+from obelisk.errors import CorrectionBudgetExceeded as CorrectionBudgetExceeded
+from obelisk.errors import DelegateDepthExceeded as DelegateDepthExceeded
 from obelisk.errors import Diagnostic as Diagnostic
 from obelisk.errors import ExecutionError as ExecutionError
+from obelisk.errors import LoopBudgetExceeded as LoopBudgetExceeded
+from obelisk.errors import LoopError as LoopError
+from obelisk.errors import LoopStopped as LoopStopped
+from obelisk.errors import ModelError as ModelError
 from obelisk.errors import ObeliskError as ObeliskError
 from obelisk.errors import PlanError as PlanError
 from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
+from obelisk.errors import ScriptExhausted as ScriptExhausted
+from obelisk.errors import SolutionError as SolutionError
 from obelisk.errors import ToolDefinitionError as ToolDefinitionError
 from obelisk.errors import UsageError as UsageError
 from obelisk.grammar import parse_expression as parse_expression
-from obelisk.interpreter.approval import Decision as Decision
-from obelisk.interpreter.check import CheckResult as CheckResult
-from obelisk.interpreter.check import check as check
-from obelisk.interpreter.graph import PlanGraph as PlanGraph
-from obelisk.interpreter.loop import Loop as Loop
-from obelisk.interpreter.loop_records import CorrectionBudgetExceeded as CorrectionBudgetExceeded
-from obelisk.interpreter.loop_records import DelegateDepthExceeded as DelegateDepthExceeded
-from obelisk.interpreter.loop_records import LoopBudgetExceeded as LoopBudgetExceeded
-from obelisk.interpreter.loop_records import LoopError as LoopError
-from obelisk.interpreter.loop_records import LoopResult as LoopResult
-from obelisk.interpreter.loop_records import LoopStopped as LoopStopped
-from obelisk.interpreter.loop_records import Turn as Turn
-from obelisk.interpreter.messages import Request as Request
-from obelisk.interpreter.messages import Solution as Solution
-from obelisk.interpreter.messages import SolutionError as SolutionError
-from obelisk.interpreter.messages import parse_solution as parse_solution
-from obelisk.interpreter.messages import solution_schema as solution_schema
-from obelisk.interpreter.model import Model as Model
-from obelisk.interpreter.model import ModelError as ModelError
-from obelisk.interpreter.model import StreamingModel as StreamingModel
-from obelisk.interpreter.plan import Call as Call
-from obelisk.interpreter.plan import Plan as Plan
-from obelisk.interpreter.plan import parse_plan as parse_plan
-from obelisk.interpreter.records import CallRecord as CallRecord
-from obelisk.interpreter.records import Event as Event
-from obelisk.interpreter.records import RunResult as RunResult
-from obelisk.interpreter.registry import Registry as Registry
-from obelisk.interpreter.run import run as run
-from obelisk.interpreter.run import run_sync as run_sync
-from obelisk.interpreter.state import WriteEntry as WriteEntry
-from obelisk.interpreter.tools import ArgumentValidationError as ArgumentValidationError
-from obelisk.interpreter.tools import Outcome as Outcome
-from obelisk.interpreter.tools import RetryPolicy as RetryPolicy
-from obelisk.interpreter.tools import Tool as Tool
-from obelisk.interpreter.tools import tool as tool
+from obelisk.interpreter.analysis.check import check as check
+from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
+from obelisk.interpreter.analysis.result import CheckResult as CheckResult
+from obelisk.interpreter.loop.approval import Decision as Decision
+from obelisk.interpreter.loop.loop import Loop as Loop
+from obelisk.interpreter.loop.messages import Request as Request
+from obelisk.interpreter.loop.messages import Solution as Solution
+from obelisk.interpreter.loop.messages import parse_solution as parse_solution
+from obelisk.interpreter.loop.messages import solution_schema as solution_schema
+from obelisk.interpreter.loop.model import Model as Model
+from obelisk.interpreter.loop.model import StreamingModel as StreamingModel
+from obelisk.interpreter.loop.records import LoopResult as LoopResult
+from obelisk.interpreter.loop.records import Turn as Turn
+from obelisk.interpreter.plan.model import Call as Call
+from obelisk.interpreter.plan.model import Plan as Plan
+from obelisk.interpreter.plan.parse import parse_plan as parse_plan
+from obelisk.interpreter.runtime.events import Event as Event
+from obelisk.interpreter.runtime.records import CallRecord as CallRecord
+from obelisk.interpreter.runtime.records import RunResult as RunResult
+from obelisk.interpreter.runtime.run import run as run
+from obelisk.interpreter.runtime.run import run_sync as run_sync
+from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
+from obelisk.interpreter.tools.options import Outcome as Outcome
+from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
+from obelisk.interpreter.tools.registry import Registry as Registry
+from obelisk.interpreter.tools.tool import Tool as Tool
+from obelisk.interpreter.tools.tool import tool as tool
 from obelisk.models.scripted import ScriptedModel as ScriptedModel
-from obelisk.models.scripted import ScriptExhausted as ScriptExhausted
 
 __version__ = "0.1.0"
 

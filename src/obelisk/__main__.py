@@ -1,5 +1,5 @@
 """``python -m obelisk``: the command line."""
 
-from obelisk.cli import main
+from obelisk.cli.app import main
 
 main()

@@ -1,11 +1,35 @@
-"""Error classes and diagnostics: the bottom layer of obelisk (DESIGN §3).
+"""Every exception obelisk raises, and the diagnostics it reports: the bottom layer.
 
-Every exception obelisk raises derives from :class:`ObeliskError` and carries a
-stable ``code`` string.  Problems found in a plan are :class:`Diagnostic` records
-(pydantic-core style structured data: ``code``, ``severity``, ``loc``, ``msg``);
+Every exception derives from :class:`ObeliskError` and carries a stable ``code``
+string.  Problems found in a plan are :class:`Diagnostic` records (structured
+data in the style of pydantic-core: ``code``, ``severity``, ``loc``, ``message``);
 all of them are collected and raised together as one :class:`PlanError`
-(DESIGN §2.2).  ``str()`` renders them for people, with a caret under the bad
-characters.
+(docs/diagnostics.md).  ``str()`` renders them for people, with a caret under
+the bad characters.  Where a builtin exception fits, it is mixed in, so that
+``except ValueError`` (or ``TimeoutError``) keeps working.
+
+The hierarchy (``code`` in brackets)::
+
+    ObeliskError [obelisk_error]
+    ├── UsageError [usage]                         (also ValueError)
+    ├── ToolDefinitionError [tool_definition]      (also TypeError)
+    ├── ReferenceSyntaxError [reference_syntax]    (also ValueError)
+    ├── PlanError [plan_error]                     (also ValueError)
+    ├── ArgumentValidationError [invalid_argument] (also ValueError)
+    └── ExecutionError [execution_error]
+        ├── OutputValidationError [invalid_output] (also ValueError)
+        ├── OutcomeError [outcome]                 (also ValueError)
+        ├── StateWriteError [state_write]          (also ValueError)
+        ├── SolutionError [invalid_solution]       (also ValueError)
+        ├── ModelError [model_error]
+        │   └── ScriptExhausted [script_exhausted]
+        ├── SubRequestError [subrequest_failed]
+        ├── DelegateDepthExceeded [delegate_depth]
+        ├── ApprovalAborted [approval_aborted]
+        └── LoopError [loop_error]
+            ├── LoopBudgetExceeded [loop_budget]
+            ├── CorrectionBudgetExceeded [correction_budget]
+            └── LoopStopped [loop_stopped]
 
 This module imports nothing from the rest of obelisk.
 """
@@ -18,12 +42,27 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "ApprovalAborted",
+    "ArgumentProblem",
+    "ArgumentValidationError",
+    "CorrectionBudgetExceeded",
+    "DelegateDepthExceeded",
     "Diagnostic",
     "ExecutionError",
+    "LoopBudgetExceeded",
+    "LoopError",
+    "LoopStopped",
+    "ModelError",
     "ObeliskError",
+    "OutcomeError",
+    "OutputValidationError",
     "PlanError",
     "ReferenceSyntaxError",
+    "ScriptExhausted",
     "Severity",
+    "SolutionError",
+    "StateWriteError",
+    "SubRequestError",
     "ToolDefinitionError",
     "UsageError",
     "caret_lines",
@@ -60,7 +99,7 @@ class ObeliskError(Exception):
     code: str = "obelisk_error"
 
 
-class ToolDefinitionError(ObeliskError):
+class ToolDefinitionError(ObeliskError, TypeError):
     """A tool could not be declared: bad signature, schema, option or name clash."""
 
     code = "tool_definition"
@@ -78,8 +117,8 @@ class ExecutionError(ObeliskError):
     code = "execution_error"
 
 
-class ReferenceSyntaxError(ObeliskError):
-    """An expression string that begins with ``†`` but does not parse (DESIGN §1.2).
+class ReferenceSyntaxError(ObeliskError, ValueError):
+    """An expression string that begins with ``†`` but does not parse (docs/language.md).
 
     Attributes:
         expression: the whole expression text.
@@ -114,7 +153,7 @@ class ReferenceSyntaxError(ObeliskError):
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One problem found in a plan (DESIGN §2.2).
+    """One problem found in a plan (docs/diagnostics.md).
 
     Fields:
         code: stable identifier such as ``"unresolved_reference"``.
@@ -204,7 +243,7 @@ def _path_order(path: str | None) -> tuple[tuple[int, str | int], ...]:
     )
 
 
-class PlanError(ObeliskError):
+class PlanError(ObeliskError, ValueError):
     """A plan has errors; nothing of it ran.  Carries every diagnostic found.
 
     ``diagnostics`` holds all problems (errors and warnings) in a stable order:
@@ -226,3 +265,152 @@ class PlanError(ObeliskError):
         count = len(self.errors)
         head = f"plan has {count} error{'s' if count != 1 else ''}"
         return head + "\n" + "\n".join(str(d) for d in self.diagnostics)
+
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    """One validation problem.  ``loc`` is the path inside the validated value
+    (``()`` = the value itself; strings are keys, ints list indices); ``message``
+    says what was expected, e.g. ``expected an integer, got "abc"``."""
+
+    loc: Loc
+    message: str
+
+    @property
+    def path(self) -> str:
+        """``loc`` as text, e.g. ``customer.lines[0]``."""
+        return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.loc).lstrip(".")
+
+
+class ArgumentValidationError(ObeliskError, ValueError):
+    """A call's arguments do not fit its tool's schema (docs/diagnostics.md).
+
+    ``tool_name`` names the tool; ``problems`` holds every problem, each ``loc``
+    starting with the argument name.  ``str()`` lists them one per line.
+    """
+
+    code = "invalid_argument"
+
+    def __init__(self, tool_name: str, problems: Iterable[ArgumentProblem]) -> None:
+        self.tool_name = tool_name
+        self.problems: tuple[ArgumentProblem, ...] = tuple(problems)
+        lines = [f"\n  {p.path or '<arguments>'}: {p.message}" for p in self.problems]
+        super().__init__(f"invalid arguments for tool {tool_name!r}:" + "".join(lines))
+
+
+# -- while a plan runs -------------------------------------------------------------
+
+
+class OutputValidationError(ExecutionError, ValueError):
+    """A tool's result does not fit its output schema, or is not JSON data; the
+    call fails (docs/semantics.md)."""
+
+    code = "invalid_output"
+
+
+class OutcomeError(ExecutionError, ValueError):
+    """A tool returned an :class:`~obelisk.Outcome` naming an alternative its
+    call's ``_outputPath`` does not have; the call fails."""
+
+    code = "outcome"
+
+
+class StateWriteError(ExecutionError, ValueError):
+    """A write cannot be applied, e.g. ``push`` onto a path that holds a string."""
+
+    code = "state_write"
+
+
+class SolutionError(ExecutionError, ValueError):
+    """A model's answer is not a usable solution (not JSON, wrong shape).
+
+    ``reason`` says what was wrong; ``text`` is the raw answer (may be ``None``).
+    The loop turns it into an ``error`` message for the next turn.
+    """
+
+    code = "invalid_solution"
+
+    def __init__(self, reason: str, text: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.text = reason, text
+
+
+class ModelError(ExecutionError):
+    """The model could not answer (transport, authentication, a script that ran out).
+
+    ``code`` is ``model_error``; adapters may use a more precise subclass.
+    """
+
+    code = "model_error"
+
+
+class ScriptExhausted(ModelError):
+    """A :class:`~obelisk.ScriptedModel` was asked more often than it has answers.
+
+    ``requests`` is how many requests it had answered (count).
+    """
+
+    code = "script_exhausted"
+
+    def __init__(self, answered: int) -> None:
+        super().__init__(
+            f"the scripted model ran out of answers: it had {answered} and was asked "
+            f"for answer {answered + 1}"
+        )
+        self.requests = answered
+
+
+class SubRequestError(ExecutionError):
+    """A sub-request (a latent call in lazy mode, or a delegate) gave no usable
+    result; it fails the call that made it."""
+
+    code = "subrequest_failed"
+
+
+class DelegateDepthExceeded(ExecutionError):
+    """A delegate call would nest deeper than ``max_depth`` sub-requests.  It fails
+    that call (an error record for the model), not the loop."""
+
+    code = "delegate_depth"
+
+
+class LoopError(ExecutionError):
+    """The loop stopped without an output.  ``result`` is the
+    :class:`~obelisk.LoopResult` so far: every turn (the transcript), the partial
+    state and the write log; nothing the tools wrote is lost."""
+
+    code = "loop_error"
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class LoopBudgetExceeded(LoopError):
+    """``max_turns`` requests were answered and none gave an output."""
+
+    code = "loop_budget"
+
+
+class CorrectionBudgetExceeded(LoopError):
+    """More than ``max_corrections`` answers in a row could not be used (not a
+    solution, a plan with errors, an output that misfits, a rejected plan)."""
+
+    code = "correction_budget"
+
+
+class LoopStopped(LoopError):
+    """The model failed (transport, authentication, a script that ran out); the
+    cause is chained as ``__cause__``."""
+
+    code = "loop_stopped"
+
+
+class ApprovalAborted(ExecutionError):
+    """Standard input ended, or the person gave up, while a plan awaited approval
+    on the command line; the loop stops with nothing more run."""
+
+    code = "approval_aborted"

@@ -6,7 +6,7 @@ Nothing here depends on pytest, so an execution benchmark can import it too.
 
 Every converter emits a plan as a plain JSON value (a list of call objects),
 ready for :func:`obelisk.parse_plan` / :func:`obelisk.check`.  A literal string
-that happens to begin with ``†`` is escaped as ``††…`` (DESIGN §1.2), so only
+that happens to begin with ``†`` is escaped as ``††…`` (docs/language.md), so only
 the references the rules below create are expressions.
 
 Seal-Tools (``seal-tools/{dev,test_in_domain,test_out_domain}.jsonl``)
@@ -195,7 +195,7 @@ def state_reference(*segments: str | int) -> str:
 
 
 def _literal(value: Any) -> Any:
-    """Escape literal strings that begin with ``†`` (DESIGN §1.2), anywhere inside."""
+    """Escape literal strings that begin with ``†`` (docs/language.md), anywhere inside."""
     if isinstance(value, str):
         return DAGGER + value if value.startswith(DAGGER) else value
     if isinstance(value, list):

@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 
 from obelisk import Loop, LoopResult, LoopStopped, Registry, ScriptedModel, check
-from obelisk.interpreter.messages import ErrorMessage, PlanMessage, StateMessage
+from obelisk.interpreter.loop.messages import ErrorMessage, PlanMessage, StateMessage
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODES = {

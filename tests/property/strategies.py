@@ -36,7 +36,7 @@ from obelisk.grammar import (
     Segment,
     Wildcard,
 )
-from obelisk.interpreter.plan import META_KEYS
+from obelisk.interpreter.plan.model import META_KEYS
 
 __all__ = [
     "KINDS",

@@ -1,4 +1,4 @@
-"""Property tests for the engine (DESIGN §1.4, §2.3, §4).
+"""Property tests for the engine (docs/semantics.md).
 
 Random small DAG plans: node ``k`` reads a random subset of the outputs
 ``†state.n{j}`` of earlier nodes (some through a ``||`` fallback onto their
@@ -15,7 +15,7 @@ and end.
 * A call runs iff every required read exists when it becomes ready; the
   expected statuses, outputs, errors and final state come from an independent
   sequential simulation in dependency order.  Writes to one path are applied in
-  plan order (DESIGN §1.4) unless one writer depends on the other, which forces
+  plan order (docs/semantics.md) unless one writer depends on the other, which forces
   the dependency's order.
 
 Plans whose writers of †state.last cannot be put in one such order (A before B

@@ -1,4 +1,4 @@
-"""Properties of the reference language (DESIGN §1.2, §4).
+"""Properties of the reference language (docs/language.md).
 
 * nodes round-trip through their canonical text, and every spelling the
   grammar allows parses back to the same node;

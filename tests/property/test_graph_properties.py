@@ -1,15 +1,15 @@
-"""Property tests for the dependency graph (DESIGN §2.1, §2.3, §4).
+"""Property tests for the dependency graph (docs/semantics.md).
 
 * Cycle detection agrees with networkx on random directed graphs.
 * Dependency edges agree with a brute-force oracle that compares every read
   with every write of a random plan.
-* ``topological_order`` / ``ready`` respect every edge, and the order does not
-  depend on the hash seed.
+* The commit order the runtime schedules by respects every edge, and neither it
+  nor the edges depend on the hash seed.  (That the engine starts a call only
+  after its producers settled is a property of tests/property/test_engine_properties.py.)
 """
 
 from __future__ import annotations
 
-import graphlib
 import itertools
 import json
 import os
@@ -19,12 +19,12 @@ import textwrap
 from typing import Any
 
 import networkx as nx
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from obelisk.interpreter.graph import PlanGraph
-from obelisk.interpreter.plan import parse_plan
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.runtime.commit_order import commit_ranks
 
 # -- random directed graphs as plans -------------------------------------------------
 
@@ -92,37 +92,14 @@ def test_cycle_nodes_are_every_node_of_a_nontrivial_component(graph: tuple[int, 
 
 
 @given(digraphs())
-def test_topological_order_respects_every_edge(graph: tuple[int, Edges]) -> None:
+def test_commit_order_respects_every_edge(graph: tuple[int, Edges]) -> None:
     n, edges = graph
-    g = PlanGraph(parse_plan(graph_plan(n, edges)))
     if not nx.is_directed_acyclic_graph(nx_graph(n, edges)):
-        with pytest.raises(graphlib.CycleError):
-            g.topological_order()
-        return
-    order = g.topological_order()
-    assert sorted(order) == list(range(n))
-    position = {call: at for at, call in enumerate(order)}
-    assert all(position[a] < position[b] for a, b in edges)
-
-
-@given(digraphs())
-def test_ready_releases_a_call_only_after_its_producers(graph: tuple[int, Edges]) -> None:
-    n, edges = graph
+        return  # a plan with a cycle never runs
     g = PlanGraph(parse_plan(graph_plan(n, edges)))
-    acyclic = nx.is_directed_acyclic_graph(nx_graph(n, edges))
-    settled: set[int] = set()
-    for _ in range(n + 1):
-        ready = g.ready(settled)
-        assert ready == sorted(ready)
-        assert not settled & set(ready)
-        for call in ready:
-            assert all(producer in settled for producer, consumer in edges if consumer == call)
-        if not ready:
-            break
-        settled.update(ready)
-    # every call settles exactly when the graph has no cycle
-    assert g.is_complete(settled) is acyclic
-    assert (settled == set(range(n))) is acyclic
+    ranks = commit_ranks(g)
+    assert sorted(ranks) == list(range(n))
+    assert all(ranks[a] < ranks[b] for a, b in edges)
 
 
 # -- dependency edges against a brute-force oracle -------------------------------------------
@@ -302,16 +279,18 @@ SEED_PLAN = [
 SEED_SCRIPT = textwrap.dedent(
     """
     import json, sys
-    from obelisk.interpreter.graph import PlanGraph
-    from obelisk.interpreter.plan import parse_plan
+    from obelisk.interpreter.analysis.graph import PlanGraph
+    from obelisk.interpreter.plan.parse import parse_plan
+    from obelisk.interpreter.runtime.commit_order import commit_ranks
     g = PlanGraph(parse_plan(json.loads(sys.argv[1])))
-    print(json.dumps({"order": g.topological_order(), "edges": sorted(g.edges),
-                      "ready": g.ready(set())}))
+    ranks = commit_ranks(g)
+    print(json.dumps({"order": sorted(range(g.size), key=ranks.__getitem__),
+                      "edges": sorted(g.edges)}))
     """
 )
 
 
-def test_topological_order_does_not_depend_on_the_hash_seed() -> None:
+def test_order_does_not_depend_on_the_hash_seed() -> None:
     outputs = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
@@ -325,8 +304,7 @@ def test_topological_order_does_not_depend_on_the_hash_seed() -> None:
         )
         outputs.append(json.loads(done.stdout))
     expected = {
-        "order": [0, 1, 3, 2, 5, 4],
+        "order": [0, 1, 2, 3, 4, 5],  # Kahn's order, smallest index first
         "edges": [[0, 2], [0, 5], [1, 2], [2, 4], [3, 4]],
-        "ready": [0, 1, 3],
     }
     assert outputs == [expected, expected]

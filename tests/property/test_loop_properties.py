@@ -1,4 +1,4 @@
-"""Properties of the execution loop (DESIGN §2.6, §4).
+"""Properties of the execution loop (docs/loop.md).
 
 * Eager and lazy runs of the same plan with deterministic tools give the same
   final state.  Random small DAG plans: node ``k`` reads a random subset of the

@@ -1,4 +1,4 @@
-"""Properties of parse_plan (DESIGN §1.1, §2.2, §4).
+"""Properties of parse_plan (docs/language.md, docs/diagnostics.md).
 
 * parse -> serialize -> parse is the identity on plans, and serializing gives
   back the JSON that was parsed, in all three shapes;
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from obelisk.errors import PlanError
 from obelisk.grammar import parse_expression
-from obelisk.interpreter.plan import META_KEYS, Plan, parse_plan
+from obelisk.interpreter.plan.model import META_KEYS, Plan
+from obelisk.interpreter.plan.parse import parse_plan
 
 
 def calls_of(data: Any) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Streaming dispatch gives the same result as waiting for the whole plan (DESIGN §1.4, §2.6).
+"""Streaming dispatch gives the same result as waiting for the whole plan (docs/loop.md).
 
 Random valid DAG plans written in dependency order (node ``k`` reads outputs of
 earlier nodes, directly or through a ``||`` fallback onto an error arm; some

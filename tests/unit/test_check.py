@@ -1,4 +1,4 @@
-"""Unit tests for check(): every diagnostic code of DESIGN §2.2, with exact fields.
+"""Unit tests for check(): every diagnostic code of docs/diagnostics.md, with exact fields.
 
 A Diagnostic compares on (code, severity, message, call, path, span); ``source``
 and ``label`` only feed the rendering and are checked separately.
@@ -13,9 +13,9 @@ import pytest
 from pydantic import BaseModel
 
 from obelisk import Diagnostic, Outcome, PlanError, Registry, Tool, check, parse_plan, tool
-from obelisk.grammar import parse_reference
-from obelisk.interpreter.check import ERROR_ARM_SCHEMA, CheckResult
-from obelisk.interpreter.check_result import path_exists
+from obelisk.grammar import parse_reference, path_exists
+from obelisk.interpreter.analysis.check import ERROR_ARM_SCHEMA
+from obelisk.interpreter.analysis.result import CheckResult
 
 # -- tools -------------------------------------------------------------------------
 

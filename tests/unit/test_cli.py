@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from obelisk import __version__
-from obelisk.cli import app
+from obelisk.cli.app import app
 
 runner = CliRunner()
 

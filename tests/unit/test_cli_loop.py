@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from obelisk import Loop, Registry, ScriptedModel
-from obelisk.cli import app
+from obelisk.cli.app import app
 
 runner = CliRunner()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from obelisk.cli import app
+from obelisk.cli.app import app
 
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""The engine, through ``obelisk.run_sync`` / ``obelisk.run`` (DESIGN §1.3, §1.4, §2.3–§2.5).
+"""The engine, through ``obelisk.run_sync`` / ``obelisk.run`` (docs/language.md, docs/semantics.md).
 
 Expected states, statuses, reasons and messages are derived from the spec:
 skip reasons ``<path> was not written: <label> <what happened>`` (§2.3), the
@@ -174,7 +174,7 @@ class TestDataFlow:
         ]
 
     def test_diamond_written_bottom_first(self) -> None:
-        # List order never creates an edge (DESIGN §2.1): the consumer may come first.
+        # List order never creates an edge (docs/semantics.md): the consumer may come first.
         plan = [
             call("add", "†state.bottom", a="†state.left", b="†state.right"),
             call("double", "†state.left", n="†state.top"),
@@ -674,7 +674,7 @@ class TestFailures:
         assert result.log == ()
 
     def test_a_failed_call_writes_nothing_even_when_one_target_took_the_write(self) -> None:
-        # DESIGN §2.4: a failed call writes nothing.  †state.l accepts the push,
+        # docs/semantics.md: a failed call writes nothing.  †state.l accepts the push,
         # †state.s (a string) does not, so the call fails and †state.l stays unwritten.
         plan = [call("echo", "†state.l && †state.s", value=1, _outputMethod="push")]
         result = run(plan, state={"s": "text"})
@@ -1197,7 +1197,7 @@ class TestInstances:
         ]
 
 
-# -- determinism (DESIGN §1.4) ---------------------------------------------------------
+# -- determinism (docs/semantics.md) ---------------------------------------------------------
 def ordered_finishers(order: list[int]) -> tuple[Tool, list[int]]:
     """An async tool ``step(i, value)`` whose calls finish in ``order`` (by ``i``)."""
     finished: list[int] = []
@@ -1288,7 +1288,7 @@ class TestDeterminism:
             ]
             result = run(plan, [step])
             records = [(r.status, r.output, r.error, r.reason) for r in result.calls]
-            # Only overlapping writes are ordered (DESIGN §1.4): compare each path's entries.
+            # Only overlapping writes are ordered (docs/semantics.md): compare each path's entries.
             per_path = sorted(
                 (path, [(e.call, e.method, e.value) for e in result.log if e.path == path])
                 for path in {e.path for e in result.log}

@@ -1,6 +1,6 @@
 """Unit tests for obelisk.grammar: nodes, parser, error messages, jsonpath compilation.
 
-Expected values are derived from DESIGN §1.2 and the grammar in
+Expected values are derived from docs/language.md and the grammar in
 ``src/obelisk/grammar/reference.lark``; spans are ``(start, end)`` character
 offsets, end exclusive, counted by hand in the comments.
 """

@@ -1,6 +1,6 @@
 """Unit tests for the dependency analysis: PathIndex (paths_index.py) and PlanGraph (graph.py).
 
-DESIGN §2.1: call B depends on call A when a path B reads overlaps a path A may
+docs/semantics.md: call B depends on call A when a path B reads overlaps a path A may
 write (any alternative or fan-out target); two paths overlap when one is a prefix
 of the other; ``[*]`` overlaps every index.  §1.4: a write under ``_instance: "a"``
 is visible to instance ``a`` only, a write with no instance to every call.
@@ -8,15 +8,13 @@ is visible to instance ``a`` only, a write with no instance to every call.
 
 from __future__ import annotations
 
-import graphlib
 from typing import Any
 
-import pytest
-
 from obelisk.grammar import Field, Index, parse_reference
-from obelisk.interpreter.graph import PlanGraph, build_graph
-from obelisk.interpreter.paths_index import ANY_INDEX, WILDCARD, PathIndex, path_key
-from obelisk.interpreter.plan import parse_plan
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, PathIndex, path_key
+from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.runtime.commit_order import commit_ranks
 
 
 def graph(*calls: dict[str, Any], exists: Any = None) -> PlanGraph:
@@ -289,7 +287,7 @@ def test_no_self_edges() -> None:
     g = graph({"count": "†state.count", "_outputPath": "†state.count"})
     assert g.edges == []
     assert g.cycles == []
-    assert g.topological_order() == [0]
+    assert order(g) == [0]
 
 
 def test_list_order_never_creates_an_edge() -> None:
@@ -300,35 +298,33 @@ def test_list_order_never_creates_an_edge() -> None:
     )
     assert g.edges == [(2, 0)]
     assert g.predecessors == [(2,), (), ()]
-    assert g.topological_order() == [1, 2, 0]
-    assert g.ready(set()) == [1, 2]
+    assert order(g) == [1, 2, 0]
 
 
-def test_build_graph_is_plan_graph() -> None:
+def test_graph_keeps_its_plan() -> None:
     plan = parse_plan([{"_tool": "a", "_outputPath": "†state.x"}, {"_tool": "b", "x": "†state.x"}])
-    g = build_graph(plan)
-    assert isinstance(g, PlanGraph)
+    g = PlanGraph(plan)
     assert g.plan is plan
     assert g.edges == [(0, 1)]
 
 
-# -- ordering and scheduling -------------------------------------------------------
+# -- ordering: the commit order the runtime schedules by ----------------------------
 
 
-def test_topological_order_ties_in_plan_order() -> None:
-    assert graph({}, {}, {}).topological_order() == [0, 1, 2]
+def order(g: PlanGraph) -> list[int]:
+    """Calls in the runtime's commit order (dependency order, ties in plan order)."""
+    ranks = commit_ranks(g)
+    return sorted(range(g.size), key=ranks.__getitem__)
+
+
+def test_order_ties_in_plan_order() -> None:
+    assert order(graph({}, {}, {})) == [0, 1, 2]
     g = graph(
         {"x": "†state.b"},
         {"x": "†state.a", "_outputPath": "†state.b"},
         {"_outputPath": "†state.a"},
     )
-    assert g.topological_order() == [2, 1, 0]
-
-
-def test_topological_order_raises_on_a_cycle() -> None:
-    g = graph(node(0, 1), node(1, 0), node(2))
-    with pytest.raises(graphlib.CycleError):
-        g.topological_order()
+    assert order(g) == [2, 1, 0]
 
 
 def diamond() -> PlanGraph:
@@ -340,25 +336,12 @@ def diamond() -> PlanGraph:
     )
 
 
-def test_ready_and_is_complete_step_through_a_diamond() -> None:
+def test_a_diamond_orders_its_join_last() -> None:
     g = diamond()
     assert g.edges == [(0, 1), (0, 2), (1, 3), (2, 3)]
-    assert g.topological_order() == [0, 1, 2, 3]
-    steps: list[tuple[set[int], list[int], bool]] = [
-        (set(), [0], False),
-        ({0}, [1, 2], False),
-        ({0, 2}, [1], False),
-        ({0, 1}, [2], False),
-        ({0, 1, 2}, [3], False),
-        ({0, 1, 2, 3}, [], True),
-    ]
-    for settled, ready, complete in steps:
-        assert g.ready(settled) == ready
-        assert g.is_complete(settled) is complete
-    # any collection of settled calls will do
-    assert g.ready([0, 1]) == [2]
-    assert g.ready(frozenset({0})) == [1, 2]
-    assert g.is_complete((3, 2, 1, 0)) is True
+    assert g.predecessors == [(), (0,), (0,), (1, 2)]
+    assert g.successors == [(1, 2), (3,), (3,), ()]
+    assert order(g) == [0, 1, 2, 3]
 
 
 def test_reaches() -> None:
@@ -375,9 +358,7 @@ def test_empty_plan() -> None:
     assert g.size == 0
     assert g.edges == []
     assert g.cycles == []
-    assert g.topological_order() == []
-    assert g.ready(set()) == []
-    assert g.is_complete(set()) is True
+    assert order(g) == []
     assert g.unreachable == {}
 
 

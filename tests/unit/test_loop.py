@@ -1,4 +1,4 @@
-"""The execution loop with a ScriptedModel (DESIGN §1.3, §1.4, §2.4, §2.6).
+"""The execution loop with a ScriptedModel (docs/language.md, docs/semantics.md, docs/loop.md).
 
 Every test drives ``Loop`` through the requests it sends (recorded by
 ``ScriptedModel.requests``) and the result or error it ends with: what goes

@@ -1,4 +1,4 @@
-"""Requests, solutions and the solution schema (DESIGN §2.6).
+"""Requests, solutions and the solution schema (docs/loop.md).
 
 The schema tests validate real solutions with jsonschema's Draft 2020-12
 validator, the way a model adapter (or a provider's structured-output mode)
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 import obelisk
 from obelisk import Registry, Request, ScriptedModel, Solution, SolutionError, Tool
-from obelisk.interpreter.messages import (
+from obelisk.interpreter.loop.messages import (
     DataMessage,
     ErrorMessage,
     InputMessage,

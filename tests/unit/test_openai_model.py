@@ -1,4 +1,4 @@
-"""``OpenAIChatModel`` against the real ``openai`` SDK and a local handler (DESIGN §2.6).
+"""``OpenAIChatModel`` against the real ``openai`` SDK and a local handler (docs/loop.md).
 
 No network: the SDK's HTTP client gets a ``MockTransport`` whose handler reads the
 JSON body the SDK sends and answers with chat-completion JSON, an SSE stream or an
@@ -22,13 +22,13 @@ except ImportError:  # pragma: no cover - depends on the installed SDK
     import httpx
 
 from obelisk import UsageError  # noqa: E402
-from obelisk.interpreter.messages import (  # noqa: E402
+from obelisk.errors import ModelError, SolutionError  # noqa: E402
+from obelisk.interpreter.loop.messages import (  # noqa: E402
     InputMessage,
     Request,
-    SolutionError,
     TextMessage,
 )
-from obelisk.interpreter.model import ModelError, StreamingModel  # noqa: E402
+from obelisk.interpreter.loop.model import StreamingModel  # noqa: E402
 from obelisk.models import OpenAIChatModel  # noqa: E402
 
 SCHEMA: dict[str, Any] = {

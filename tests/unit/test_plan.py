@@ -1,4 +1,4 @@
-"""Unit tests for obelisk.interpreter.plan: parse_plan, Call, Plan (DESIGN §1.1, §2.2)."""
+"""Unit tests for parse_plan, Call and Plan (docs/language.md, docs/diagnostics.md)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pydantic import ValidationError
 
 from obelisk.errors import Diagnostic, ObeliskError, PlanError
 from obelisk.grammar import Alternatives, Conjunction, Escaped, Field, Index, Reference
-from obelisk.interpreter.plan import (
+from obelisk.interpreter.plan.model import (
     META_KEYS,
     ArgumentExpression,
     Call,
     format_argument_path,
     iter_references,
-    parse_plan,
 )
+from obelisk.interpreter.plan.parse import parse_plan
 
 
 def ref(kind: str, *segments: str | int) -> Reference:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from obelisk.grammar import Field, Index, Wildcard
-from obelisk.interpreter.schema_types import (
+from obelisk.interpreter.analysis.schema_types import (
     JSON_TYPES,
     admitted_types,
     describe_types,

@@ -1,6 +1,6 @@
-"""State: the write log with its materialized view (DESIGN §1.2, §1.4).
+"""State: the write log with its materialized view (docs/language.md, docs/semantics.md).
 
-Every expected value here follows from the output methods of DESIGN §1.1
+Every expected value here follows from the output methods of docs/language.md
 (``set`` replaces, ``merge`` merges objects deeply, ``assign`` one level,
 ``push`` appends the value, ``concat`` appends the items, ``erase`` removes),
 the path rules of §1.2 (negative indices count from the end, ``[*]`` yields a
@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from obelisk.errors import ExecutionError
+from obelisk.errors import ExecutionError, StateWriteError
 from obelisk.grammar import Reference, parse_reference
-from obelisk.interpreter.state import MISSING, State, StateWriteError, WriteEntry, deep_merge
+from obelisk.interpreter.runtime.state import MISSING, State, WriteEntry
+from obelisk.json_values import deep_merge
 
 
 def ref(text: str) -> Reference:
@@ -69,7 +70,7 @@ class TestSet:
         assert written({"l": ["a", "b"]}, "†state.l.0", "z") == {"l": ["z", "b"]}
 
     def test_index_into_a_missing_list_creates_the_list(self) -> None:
-        # DESIGN §1.2: writing goes through jsonpath-ng paths, whose update_or_create
+        # docs/language.md: writing goes through jsonpath-ng paths, whose update_or_create
         # builds a list for an index segment; a user writing items[0] expects a list.
         assert written(None, "†state.items[0]", "v") == {"items": ["v"]}
 

@@ -1,4 +1,4 @@
-"""Streaming dispatch (DESIGN §2.6): calls run while the model is still writing."""
+"""Streaming dispatch (docs/loop.md): calls run while the model is still writing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import obelisk
-from obelisk.interpreter.stream import complete_calls
+from obelisk.interpreter.loop.stream import complete_calls
 
 EVENTS: list[tuple[str, Any, float]] = []
 

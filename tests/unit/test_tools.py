@@ -1,4 +1,4 @@
-"""Unit tests for obelisk.interpreter.tools: Tool, @tool, Registry."""
+"""Unit tests for obelisk.interpreter.tools.tool: Tool, @tool, Registry."""
 
 import asyncio
 import doctest
@@ -12,16 +12,16 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 
-from obelisk.errors import ObeliskError, ToolDefinitionError
-from obelisk.interpreter import tools as tools_module
-from obelisk.interpreter.registry import Registry
-from obelisk.interpreter.tools import (
+from obelisk.errors import (
     ArgumentProblem,
     ArgumentValidationError,
-    Outcome,
-    Tool,
-    tool,
+    ObeliskError,
+    ToolDefinitionError,
 )
+from obelisk.interpreter.tools import tool as tools_module
+from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool, tool
 
 NAME_RULE = "must be a non-empty string without control characters or surrounding whitespace"
 
@@ -71,15 +71,7 @@ LOOKUP_SPEC: dict[str, Any] = {
 
 def test_public_names_are_exported_sorted() -> None:
     assert tools_module.__all__ == sorted(tools_module.__all__)
-    assert set(tools_module.__all__) == {
-        "ArgumentProblem",
-        "ArgumentValidationError",
-        "Outcome",
-        "RetryPolicy",
-        "Tool",
-        "check_options",
-        "tool",
-    }
+    assert set(tools_module.__all__) == {"Tool", "tool"}
 
 
 def test_outcome_is_a_frozen_value() -> None:
@@ -742,7 +734,7 @@ def forget_modules() -> Any:
 
 
 TOOLS_FILE = """
-    from obelisk.interpreter.tools import tool, Tool
+    from obelisk.interpreter.tools.tool import tool, Tool
     from {helper} import RATE
 
     @tool
@@ -812,7 +804,7 @@ def test_registry_from_module_name_clash(tmp_path: Path, forget_modules: None) -
     path = _write(
         tmp_path / "clash.py",
         """
-        from obelisk.interpreter.tools import Tool
+        from obelisk.interpreter.tools.tool import Tool
         a = Tool.from_schema({"name": "same"})
         b = Tool.from_schema({"name": "same"})
         """,

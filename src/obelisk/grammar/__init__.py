@@ -1,6 +1,6 @@
-"""The reference language: grammar, nodes with spans, parser and paths (DESIGN §1.2).
+"""The reference language: grammar, nodes with spans, parser and paths (docs/language.md).
 
-This layer imports neither pydantic nor asyncio (DESIGN §3).
+This layer imports neither pydantic nor asyncio (docs/architecture.md).
 """
 
 from obelisk.grammar.nodes import Alternatives as Alternatives
@@ -18,6 +18,7 @@ from obelisk.grammar.parser import is_expression as is_expression
 from obelisk.grammar.parser import parse_expression as parse_expression
 from obelisk.grammar.parser import parse_reference as parse_reference
 from obelisk.grammar.paths import find as find
+from obelisk.grammar.paths import path_exists as path_exists
 from obelisk.grammar.paths import to_jsonpath as to_jsonpath
 
 __all__ = [
@@ -36,5 +37,6 @@ __all__ = [
     "is_expression",
     "parse_expression",
     "parse_reference",
+    "path_exists",
     "to_jsonpath",
 ]

@@ -1,4 +1,4 @@
-"""Syntax tree of the reference language (DESIGN §1.2).
+"""Syntax tree of the reference language (docs/language.md).
 
 Nodes are frozen, slotted dataclasses.  Every node carries ``span``: the
 ``(start, end)`` character offsets (end exclusive) of its text inside the
@@ -123,7 +123,7 @@ class Conjunction:
 @dataclass(frozen=True, slots=True)
 class Alternatives:
     """``a || b``: a fallback when read (the first that exists), alternative
-    outcomes when written (exactly one is written, DESIGN §1.3)."""
+    outcomes when written (exactly one is written, docs/language.md)."""
 
     options: tuple[Reference | Conjunction, ...]
     span: Span = field(default=_NO_SPAN, compare=False, repr=False)

@@ -1,4 +1,4 @@
-"""Parse expression strings into nodes (DESIGN §1.2).
+"""Parse expression strings into nodes (docs/language.md).
 
 One LALR parser, built once from ``reference.lark`` and cached, turns an
 expression string into the nodes of :mod:`obelisk.grammar.nodes`, with spans.
@@ -51,7 +51,7 @@ _PLAIN_EXPRESSION = re.compile(rf"{_PLAIN_REF_TEXT}(?:[ \t]*(?:\|\||&&)[ \t]*{_P
 def is_expression(value: object) -> bool:
     """True when ``value`` is a string that must be parsed as an expression.
 
-    That is every string that starts with ``†`` (DESIGN §1.2), including the
+    That is every string that starts with ``†`` (docs/language.md), including the
     ``††`` escape, which parses to :class:`~obelisk.grammar.nodes.Escaped`.
     """
     return isinstance(value, str) and value.startswith(DAGGER)

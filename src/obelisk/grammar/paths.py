@@ -1,4 +1,4 @@
-"""Compile references to jsonpath-ng expressions (DESIGN §1.2).
+"""Compile references to jsonpath-ng expressions (docs/language.md).
 
 A reference's path is turned into a jsonpath-ng expression object built
 directly from the parsed segments (``Root``, ``Child``, ``Fields``, ``Index``,
@@ -16,7 +16,7 @@ from jsonpath_ng import jsonpath as jp
 
 from obelisk.grammar.nodes import Field, Index, Reference, Segment
 
-__all__ = ["find", "to_jsonpath"]
+__all__ = ["find", "path_exists", "to_jsonpath"]
 
 
 class _LiteralFields(jp.Fields):  # type: ignore[misc,unused-ignore]
@@ -103,7 +103,7 @@ def to_jsonpath(reference: Reference) -> jp.JSONPath:
 def find(document: Any, reference: Reference) -> tuple[bool, Any]:
     """``(True, value)`` at the reference's path inside ``document``, or ``(False, None)``.
 
-    Existence, not truthiness (DESIGN §1.2).  A plain path is walked segment by
+    Existence, not truthiness (docs/language.md).  A plain path is walked segment by
     segment; ``[*]`` yields the list of every match (possibly empty) once the list
     or object before it exists, found with the compiled jsonpath-ng expression.
     Used by state reads, the checker and the standard tools alike.
@@ -128,3 +128,12 @@ def find(document: Any, reference: Reference) -> tuple[bool, Any]:
                 return False, None
             return True, [match.value for match in to_jsonpath(reference).find(document)]
     return True, current
+
+
+def path_exists(document: Any, reference: Reference) -> bool:
+    """True when ``reference``'s path exists in ``document`` (existence, not truthiness).
+
+    ``[*]`` exists when it meets a list or an object; the rest of the path after it
+    is not followed.
+    """
+    return find(document, reference)[0]

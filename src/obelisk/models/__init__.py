@@ -1,4 +1,4 @@
-"""Model adapters for the execution loop (DESIGN §2.6, §3).
+"""Model adapters for the execution loop (docs/loop.md, docs/architecture.md).
 
 * :class:`ScriptedModel`: replays solutions (tests, demos, recorded transcripts);
 * :class:`OpenAIChatModel`: any OpenAI-compatible chat API, through the official
@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from obelisk.models.scripted import ScriptedModel as ScriptedModel
-from obelisk.models.scripted import ScriptExhausted as ScriptExhausted
 
 if TYPE_CHECKING:
     from obelisk.models.openai_chat import OpenAIChatModel as OpenAIChatModel
 
-__all__ = ["OpenAIChatModel", "ScriptExhausted", "ScriptedModel"]
+__all__ = ["OpenAIChatModel", "ScriptedModel"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,10 +1,10 @@
-"""``OpenAIChatModel``: any OpenAI-compatible chat API as a loop model (DESIGN §2.6).
+"""``OpenAIChatModel``: any OpenAI-compatible chat API as a loop model (docs/loop.md).
 
 Talks to the Chat Completions endpoint through the official ``openai`` SDK
 (``pip install 'obelisk[openai]'``): OpenAI itself, or a local server that speaks
 the same protocol (vLLM, llama.cpp, Ollama) when given ``base_url``.
 
-Each :class:`~obelisk.interpreter.messages.Request` becomes two chat messages: a
+Each :class:`~obelisk.interpreter.loop.messages.Request` becomes two chat messages: a
 system message that explains the task and a user message with the request's
 ``config`` and ``context`` as JSON.  The solution schema goes into
 ``response_format`` (structured output, ``strict: false``).  A server that
@@ -23,9 +23,8 @@ import openai
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from obelisk.errors import UsageError
-from obelisk.interpreter.messages import Request, Solution, SolutionError, parse_solution
-from obelisk.interpreter.model import ModelError
+from obelisk.errors import ModelError, SolutionError, UsageError
+from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 
 __all__ = ["OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -65,7 +64,7 @@ def _detail(exc: openai.APIError) -> str:
 
 
 class OpenAIChatModel:
-    """A :class:`~obelisk.interpreter.model.StreamingModel` backed by a chat API.
+    """A :class:`~obelisk.interpreter.loop.model.StreamingModel` backed by a chat API.
 
     ``model``: the model name the server knows (``"gpt-4o-mini"``,
     ``"Qwen/Qwen2.5-7B-Instruct"``).  ``base_url``: the API root of an
@@ -83,9 +82,9 @@ class OpenAIChatModel:
     ``{"prompt_tokens", "completion_tokens", "total_tokens"}`` of every answer
     whose server reported them.
 
-    :meth:`complete` raises :class:`~obelisk.interpreter.messages.SolutionError`
+    :meth:`complete` raises :class:`~obelisk.errors.SolutionError`
     for an answer that is empty, a refusal, not JSON, or (JSON mode) off the
-    schema, and :class:`~obelisk.interpreter.model.ModelError` when the server
+    schema, and :class:`~obelisk.errors.ModelError` when the server
     cannot be reached or answers with an error status (the message names it).
     A missing API key raises :class:`~obelisk.errors.UsageError`.
     """

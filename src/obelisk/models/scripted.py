@@ -1,4 +1,4 @@
-"""``ScriptedModel``: a model that replays answers (DESIGN §2.6).
+"""``ScriptedModel``: a model that replays answers (docs/loop.md).
 
 The test double of the execution loop, in the spirit of httpx's
 ``MockTransport``: give it the solutions a model would write, in order, or a
@@ -14,31 +14,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from obelisk.errors import UsageError
-from obelisk.interpreter.messages import Request, Solution, parse_solution
-from obelisk.interpreter.model import ModelError
+from obelisk.errors import ScriptExhausted, UsageError
+from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 
-__all__ = ["Answer", "ScriptExhausted", "ScriptedModel"]
+__all__ = ["Answer", "ScriptedModel"]
 
 Answer = Solution | Mapping[str, Any] | str | Callable[[Request], Any]
 """One scripted answer: a :class:`Solution`, its JSON object, raw text (which may
 be deliberately broken) or a function of the request returning one of those."""
-
-
-class ScriptExhausted(ModelError):
-    """A :class:`ScriptedModel` was asked more often than it has answers.
-
-    ``requests`` is how many requests it had answered (count).
-    """
-
-    code = "script_exhausted"
-
-    def __init__(self, answered: int) -> None:
-        super().__init__(
-            f"the scripted model ran out of answers: it had {answered} and was asked "
-            f"for answer {answered + 1}"
-        )
-        self.requests = answered
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -57,7 +40,7 @@ class ScriptedModel:
 
     ``requests`` lists every :class:`Request` received, in order.  Running out
     raises :class:`ScriptExhausted`; text that is not a solution raises
-    :class:`~obelisk.interpreter.messages.SolutionError` from :meth:`complete`,
+    :class:`~obelisk.errors.SolutionError` from :meth:`complete`,
     as a real model's bad answer would.
 
     >>> import asyncio
@@ -67,7 +50,7 @@ class ScriptedModel:
     >>> asyncio.run(model.complete(Request()))
     Traceback (most recent call last):
     ...
-    obelisk.models.scripted.ScriptExhausted: the scripted model ran out of answers: \
+    obelisk.errors.ScriptExhausted: the scripted model ran out of answers: \
 it had 1 and was asked for answer 2
     """
 

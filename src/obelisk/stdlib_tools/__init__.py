@@ -1,7 +1,7 @@
-"""The standard tools, grouped by family (DESIGN §3).
+"""The standard tools, grouped by family (docs/architecture.md).
 
 :func:`default_registry` returns every standard tool in one
-:class:`~obelisk.interpreter.registry.Registry`; the families live in
+:class:`~obelisk.interpreter.tools.registry.Registry`; the families live in
 :mod:`~obelisk.stdlib_tools.data`, :mod:`~obelisk.stdlib_tools.text`,
 :mod:`~obelisk.stdlib_tools.arithmetic`, :mod:`~obelisk.stdlib_tools.logic`,
 :mod:`~obelisk.stdlib_tools.lists`, :mod:`~obelisk.stdlib_tools.json_tools`,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from obelisk.interpreter.registry import Registry
+from obelisk.interpreter.tools.registry import Registry
 from obelisk.stdlib_tools import arithmetic, clock, data, json_tools, lists, logic, text
 from obelisk.stdlib_tools.files import file_tools as file_tools
 

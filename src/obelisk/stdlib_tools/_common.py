@@ -1,6 +1,6 @@
 """Helpers shared by the standard tools: relative paths and JSON equality.
 
-A *relative path* is the path part of a reference (DESIGN §1.2) without the
+A *relative path* is the path part of a reference (docs/language.md) without the
 ``†kind``: ``"a.b[0]"``, ``"[2].name"``, ``'["a key"].x'``, ``"items[*].id"``,
 or ``""`` for the whole value.  It is parsed by the reference grammar and
 evaluated with the jsonpath-ng expression built from it, as state reads are.
@@ -21,7 +21,7 @@ from obelisk.grammar import (
     find,
     parse_reference,
 )
-from obelisk.interpreter.tools import Tool
+from obelisk.interpreter.tools.tool import Tool
 
 __all__ = [
     "compile_path",

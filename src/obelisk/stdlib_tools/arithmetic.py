@@ -10,7 +10,7 @@ import math
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import json_equal, json_type, one_line
 
 __all__ = [

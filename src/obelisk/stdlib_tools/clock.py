@@ -10,7 +10,7 @@ import asyncio
 import re
 from datetime import datetime, timedelta, timezone
 
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import one_line
 
 __all__ = [

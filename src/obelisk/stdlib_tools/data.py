@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from obelisk.interpreter.state import deep_merge
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.json_values import deep_merge
 from obelisk.stdlib_tools._common import lookup, one_line
 
 __all__ = [

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from obelisk.errors import ToolDefinitionError
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import one_line
 from obelisk.stdlib_tools.json_tools import parse_json_text
 

@@ -10,7 +10,7 @@ from jsonschema.validators import validator_for
 from referencing.exceptions import Unresolvable
 from typing_extensions import TypedDict
 
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import one_line, path_text
 
 __all__ = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import (
     compile_path,
     json_equal,

@@ -1,10 +1,11 @@
-"""Logic tools: route a value by a condition (DESIGN §1.3), and boolean helpers."""
+"""Logic tools: route a value by a condition (docs/language.md), and boolean helpers."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from obelisk.interpreter.tools import Outcome, Tool, tool
+from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import one_line
 
 __all__ = ["TOOLS", "all_true", "any_true", "branch", "if_else", "not_"]

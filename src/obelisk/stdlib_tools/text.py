@@ -10,7 +10,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from obelisk.interpreter.tools import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, tool
 from obelisk.stdlib_tools._common import json_equal, json_type, one_line
 
 __all__ = [

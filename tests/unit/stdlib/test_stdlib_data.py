@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import obelisk
-from obelisk.interpreter.tools import ArgumentValidationError
+from obelisk.errors import ArgumentValidationError
 from obelisk.stdlib_tools import default_registry
 
 R = default_registry()

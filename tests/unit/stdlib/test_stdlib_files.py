@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from obelisk.errors import ToolDefinitionError
-from obelisk.interpreter.registry import Registry
+from obelisk.interpreter.tools.registry import Registry
 from obelisk.stdlib_tools import default_registry, file_tools
 
 FILE_TOOLS = ["read_text", "write_text", "read_json", "write_json", "list_dir", "path_exists"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from obelisk.interpreter.tools import ArgumentValidationError
+from obelisk.errors import ArgumentValidationError
 from obelisk.stdlib_tools import default_registry
 
 R = default_registry()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import obelisk
-from obelisk.interpreter.tools import ArgumentValidationError, Outcome
+from obelisk.errors import ArgumentValidationError
+from obelisk.interpreter.tools.options import Outcome
 from obelisk.stdlib_tools import default_registry
 
 R = default_registry()

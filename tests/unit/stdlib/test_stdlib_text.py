@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from obelisk.interpreter.tools import ArgumentValidationError
+from obelisk.errors import ArgumentValidationError
 from obelisk.stdlib_tools import default_registry
 
 R = default_registry()

@@ -1,0 +1,55 @@
+"""The ``obelisk`` application: ``check``, ``graph``, ``run`` and ``loop``.
+
+Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
+when ``run`` had a call fail (or a latent call left pending), 2 when the plan
+has errors or the command line itself is wrong (a missing file, bad JSON in
+``--input``, a tools module that does not import); ``loop`` adds 3 (no output
+after ``--max-turns``).  A plan argument of ``-`` reads standard input.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from obelisk import __version__
+from obelisk.cli.check import check_command, graph_command
+from obelisk.cli.io import out
+from obelisk.cli.loop import loop_command
+from obelisk.cli.run import run_command
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="obelisk",
+    help="Check, draw and run LLM tool-call plans.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("check")(check_command)
+app.command("graph")(graph_command)
+app.command("run")(run_command)
+app.command("loop")(loop_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"obelisk {__version__}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """obelisk: a strict, fast data-flow interpreter for LLM tool-call plans."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

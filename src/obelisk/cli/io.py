@@ -1,0 +1,143 @@
+"""What the commands share: consoles, errors, reading plans and JSON, loading tools.
+
+Every problem with the command line itself (a missing file, bad JSON in
+``--input``, a tools module that does not import) goes through :func:`fail`,
+which prints ``obelisk: error: ...`` on standard error and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from obelisk.errors import ObeliskError
+from obelisk.interpreter.tools.registry import Registry
+
+__all__ = [
+    "InputOption",
+    "PlanArgument",
+    "StateOption",
+    "ToolsOption",
+    "err",
+    "fail",
+    "json_default",
+    "load_tools",
+    "out",
+    "read_input",
+    "read_json",
+    "read_object",
+    "read_plan",
+    "registry_for_run",
+]
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+PlanArgument = Annotated[str, typer.Argument(help="Plan JSON file, or - for standard input.")]
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        "-t",
+        help="Python file or importable module whose @tool functions to load (repeatable).",
+    ),
+]
+InputOption = Annotated[
+    Path | None, typer.Option("--input", "-i", help="JSON file with the input document.")
+]
+StateOption = Annotated[
+    Path | None, typer.Option("--state", help="JSON file with the state the plan starts from.")
+]
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``obelisk: error: <message>`` on standard error and exit 2."""
+    err.print(f"obelisk: error: {message}", markup=False)
+    raise typer.Exit(2)
+
+
+def read_plan(source: str) -> bytes:
+    """The plan's bytes from a file, or from standard input for ``-``."""
+    if source == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(source).read_bytes()
+    except OSError as exc:
+        fail(f"cannot read plan {source!r}: {exc.strerror or exc}")
+
+
+def read_json(path: Path | None, what: str) -> Any:
+    """The JSON value in ``path`` (``None`` without a path); ``what`` names it in errors."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(
+            f"{what} {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}"
+        )
+
+
+def load_tools(targets: list[str] | None) -> Registry | None:
+    """The ``@tool`` functions of each ``--tools`` file or module; ``None`` without any."""
+    if not targets:
+        return None
+    registry = Registry()
+    try:
+        for target in targets:
+            registry = registry.merge(Registry.from_module(target))
+    except ObeliskError as exc:
+        fail(str(exc))
+    return registry
+
+
+def registry_for_run(targets: list[str] | None, files_root: Path | None, override: bool) -> Any:
+    """The standard tools plus ``--tools`` (which replace standard tools only with
+    ``override``); the file tools are confined to ``files_root``."""
+    from obelisk.stdlib_tools import default_registry
+
+    registry = default_registry(files_root=files_root)
+    try:
+        for target in targets or ():
+            registry = registry.merge(Registry.from_module(target), override=override)
+    except ObeliskError as exc:
+        message = str(exc)
+        if "already registered" in message:
+            message += " (a standard tool has that name; pass --override to replace it)"
+        fail(message)
+    return registry
+
+
+def json_default(value: Any) -> Any:
+    """How ``json.dumps`` shows a value that is not JSON (a tool's odd result): its repr."""
+    return repr(value)
+
+
+def read_object(path: Path | None, what: str) -> dict[str, Any] | None:
+    """A JSON file that must hold an object (``None`` without a path)."""
+    value = read_json(path, what)
+    if value is not None and not isinstance(value, dict):
+        fail(f"{what} {str(path)!r} must hold a JSON object, got {type(value).__name__}")
+    return value
+
+
+def read_input(source: str | None) -> Any:
+    """The ``--input`` document: a JSON file, ``-`` for standard input, or ``None``."""
+    if source != "-":
+        return read_json(Path(source) if source else None, "input")
+    try:
+        return json.loads(sys.stdin.read())
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        fail(f"input from stdin is not valid JSON: {exc.msg} at {where}")

@@ -1,0 +1,364 @@
+"""``obelisk loop``: run the execution loop from the command line (docs/loop.md).
+
+The model is ``openai:MODEL`` (any OpenAI-compatible chat API; ``--base-url`` for
+a local server) or ``scripted:FILE`` (a JSON-lines transcript replayed by
+:class:`~obelisk.models.ScriptedModel`).  The tools are ``--tools`` (as for
+``obelisk run``), plus the standard tools with ``--stdlib``.
+
+Exit codes: 0 when the model gave an output; 1 when the loop stopped without
+one (more unusable answers in a row than ``--max-corrections``, the model
+failed, or approval was abandoned); 2 for a bad command line; 3 when
+``--max-turns`` turns gave no output.  Registered on the ``obelisk`` app by
+:mod:`obelisk.cli.app`, whose helpers it imports when it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from obelisk.cli.io import (
+    err,
+    fail,
+    json_default,
+    load_tools,
+    out,
+    read_input,
+    read_object,
+    registry_for_run,
+)
+from obelisk.errors import ApprovalAborted
+
+if TYPE_CHECKING:
+    from obelisk.interpreter.analysis.result import CheckResult
+    from obelisk.interpreter.loop.approval import Decision
+    from obelisk.interpreter.loop.model import Model
+    from obelisk.interpreter.loop.records import LoopResult, Turn
+
+__all__ = ["loop_command"]
+
+_MODEL_FORMS = "openai:MODEL or scripted:FILE"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _model(spec: str, base_url: str | None) -> Model:
+    from obelisk.errors import ObeliskError
+
+    kind, _, target = spec.partition(":")
+    if kind not in ("openai", "scripted") or not target:
+        fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
+    if kind == "scripted":
+        from obelisk.models.scripted import ScriptedModel
+
+        if base_url is not None:
+            fail("--base-url applies to openai: models only")
+        try:
+            return ScriptedModel.from_jsonl(target)
+        except OSError as exc:
+            fail(f"cannot read transcript {target!r}: {exc.strerror or exc}")
+        except ObeliskError as exc:
+            fail(str(exc))
+    try:
+        from obelisk.models.openai_chat import OpenAIChatModel
+    except ImportError as exc:
+        fail(f"--model openai:... needs the openai package (pip install 'obelisk[openai]'): {exc}")
+    try:
+        return OpenAIChatModel(target, base_url=base_url)
+    except ObeliskError as exc:
+        fail(str(exc))
+
+
+def _tools(targets: list[str] | None, stdlib: bool, files_root: Path | None, override: bool) -> Any:
+    from obelisk.interpreter.tools.registry import Registry
+
+    if stdlib:
+        return registry_for_run(targets, files_root, override)
+    if files_root is not None or override:
+        fail("--files-root and --override apply to the standard tools: add --stdlib")
+    return load_tools(targets) or Registry()
+
+
+class TerminalApprover:
+    """The ``approve`` callback of ``--approve``: shows the checked plan on
+    ``console`` and asks ``y`` (accept), ``n`` (reject, with a reason) or ``e``
+    (edit the plan JSON in ``$VISUAL`` / ``$EDITOR``).  Answers come from the
+    terminal, or line by line from standard input when it is not a terminal;
+    running out of them raises :class:`ApprovalAborted`."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.edited: Any = []  # the last edit: what to edit when it did not parse
+
+    def _ask(self, prompt: str) -> str:
+        self.console.print(prompt, end="", markup=False, style="bold")
+        if sys.stdin.isatty():
+            try:
+                return input().strip()
+            except EOFError:
+                raise ApprovalAborted("no answer: standard input ended") from None
+        line = sys.stdin.readline()
+        if not line:
+            self.console.print()
+            raise ApprovalAborted("no answer: standard input ended")
+        self.console.print(line.rstrip("\n"), markup=False)
+        return line.strip()
+
+    def show(self, checked: CheckResult) -> None:
+        """The plan as a table (call label, arguments, output paths), then its
+        diagnostics (an edited plan may have errors; accepting those sends the
+        plan back to the model)."""
+        if checked.plan is not None:
+            table = Table(title="Plan to approve", title_justify="left", show_lines=True)
+            for column in ("call", "arguments", "writes"):
+                table.add_column(column, overflow="fold")
+            for call in checked.plan.calls:
+                arguments = "\n".join(
+                    f"{name} = {json.dumps(value, ensure_ascii=False)}"
+                    for name, value in call.arguments.items()
+                )
+                writes = call.output_path or "(nothing)"
+                if call.output_method != "set":
+                    writes += f" ({call.output_method})"
+                table.add_row(Text(call.label), Text(arguments), Text(writes))
+            self.console.print(table)
+        for diagnostic in checked.diagnostics:
+            style = "bold red" if diagnostic.severity == "error" else "yellow"
+            self.console.print(str(diagnostic), markup=False, style=style)
+
+    def edit(self, checked: CheckResult) -> Any | None:
+        """The plan as edited in ``$VISUAL``/``$EDITOR``, or ``None`` (said why)."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.console.print("set $EDITOR to edit the plan", markup=False, style="red")
+            return None
+        plan = self.edited if checked.plan is None else [c.to_data() for c in checked.plan.calls]
+        text = json.dumps(plan, ensure_ascii=False, indent=2)
+        with tempfile.TemporaryDirectory(prefix="obelisk-") as folder:
+            path = Path(folder) / "plan.json"
+            path.write_text(text + "\n", encoding="utf-8")
+            try:
+                done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+            except OSError as exc:
+                self.console.print(f"cannot start {editor!r}: {exc}", markup=False, style="red")
+                return None
+            edited = path.read_text(encoding="utf-8")
+        if done.returncode != 0:
+            self.console.print(
+                f"{editor!r} exited with {done.returncode}", markup=False, style="red"
+            )
+            return None
+        try:
+            self.edited = json.loads(edited)
+        except json.JSONDecodeError as exc:
+            message = f"the edited plan is not JSON: {exc.msg} at line {exc.lineno}"
+            self.console.print(message, markup=False, style="red")
+            return None
+        return self.edited
+
+    def __call__(self, checked: CheckResult) -> Decision:
+        from obelisk.interpreter.loop.approval import Decision
+
+        self.show(checked)
+        while True:
+            answer = self._ask("Run this plan? [y]es / [n]o / [e]dit: ").lower()
+            if answer in ("y", "yes"):
+                return Decision.accept()
+            if answer in ("n", "no"):
+                return Decision.reject(self._ask("Reason (sent to the model): "))
+            if answer in ("e", "edit"):
+                edited = self.edit(checked)
+                if edited is not None:
+                    return Decision.edit(edited)
+                continue
+            self.console.print("answer y, n or e", markup=False, style="yellow")
+
+
+def _turn_line(turn: Turn) -> str:
+    """One line per turn for ``--verbose``: calls by status, then the error records."""
+    solution = turn.solution
+    if solution is None:
+        return f"turn {turn.index}: not a solution"
+    counts: dict[str, int] = {}
+    for record in turn.run.calls if turn.run is not None else ():
+        counts[record.status] = counts.get(record.status, 0) + 1
+    calls = len(solution.calls)
+    line = f"turn {turn.index}: {calls} call{'s' if calls != 1 else ''}"
+    if counts:
+        line += " (" + ", ".join(f"{n} {status}" for status, n in counts.items()) + ")"
+    elif calls:
+        line += " (not run)"
+    if solution.output is not None:
+        line += ", output given"
+    for error in turn.errors:
+        where = f"{error.call}: " if error.call else ""
+        message = error.error.get("message", "")
+        line += f"; {where}{error.error.get('type', 'error')}: {_one_line(str(message))}"
+    return line
+
+
+def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
+    if verbose:
+        for turn in result.turns:
+            err.print(_turn_line(turn), markup=False, style="dim")
+    if as_json:
+        payload = json.dumps(result.to_dict(), ensure_ascii=False, default=json_default)
+        sys.stdout.write(payload + "\n")
+        return
+    for name, value in (("output", result.output), ("state", result.state)):
+        out.print(f"{name}:", markup=False, style="bold")
+        text = json.dumps(value, ensure_ascii=False, indent=2, default=json_default)
+        out.print(text, markup=False)
+
+
+def loop_command(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="openai:MODEL, or scripted:FILE (a JSON-lines transcript)."
+        ),
+    ],
+    mode: Annotated[
+        str, typer.Option("--mode", help="eager (plan and run each turn) or lazy (plan first).")
+    ] = "eager",
+    input: Annotated[
+        str | None, typer.Option("--input", "-i", help="JSON file with the input, or - for stdin.")
+    ] = None,
+    state: Annotated[
+        Path | None, typer.Option("--state", help="JSON file with the state to start from.")
+    ] = None,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            "-t",
+            help="Python file or importable module whose @tool functions to load (repeatable).",
+        ),
+    ] = None,
+    stdlib: Annotated[bool, typer.Option("--stdlib", help="Offer the standard tools too.")] = False,
+    files_root: Annotated[
+        Path | None,
+        typer.Option("--files-root", help="Directory the standard file tools may use."),
+    ] = None,
+    override: Annotated[
+        bool,
+        typer.Option("--override", help="Let --tools replace standard tools of the same name."),
+    ] = False,
+    output_schema: Annotated[
+        Path | None,
+        typer.Option("--output-schema", help="JSON schema file the final output must fit."),
+    ] = None,
+    instructions: Annotated[
+        str | None, typer.Option("--instructions", help="Extra instructions for every request.")
+    ] = None,
+    max_turns: Annotated[
+        int, typer.Option("--max-turns", min=1, help="Requests before giving up (exit 3).")
+    ] = 8,
+    max_corrections: Annotated[
+        int,
+        typer.Option("--max-corrections", min=0, help="Unusable answers in a row allowed."),
+    ] = 3,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="Base URL of an OpenAI-compatible server (openai:)."),
+    ] = None,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="Lazy mode: show each plan and ask y/n/edit.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {status, output, state, turns} as JSON.")
+    ] = False,
+    transcript: Annotated[
+        Path | None,
+        typer.Option("--transcript", help="Write every turn to FILE as JSON lines (replayable)."),
+    ] = None,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Run calls while the model is still writing.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Summarize every turn on standard error.")
+    ] = False,
+) -> None:
+    """Let a model plan and run tool calls until it gives an output (docs/loop.md).
+
+    Prints the final output and state (or, with --json, the whole result).
+    Exits 0 with an output, 1 when the loop stopped without one, 2 for a bad
+    command line, 3 when --max-turns turns gave no output.
+    """
+    from obelisk.errors import LoopBudgetExceeded, LoopError, ObeliskError
+    from obelisk.interpreter.loop.loop import Loop
+
+    if mode not in ("eager", "lazy"):
+        fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
+    if approve and mode != "lazy":
+        fail("--approve needs --mode lazy (eager plans run as they are written)")
+    if approve and input == "-":
+        fail("--input - and --approve cannot both read standard input")
+    chosen = _model(model, base_url)
+    registry = _tools(tools, stdlib, files_root, override)
+    given = read_input(input)
+    start = read_object(state, "state")
+    schema = read_object(output_schema, "output schema")
+    try:
+        loop = Loop(
+            chosen,
+            registry,
+            mode="lazy" if mode == "lazy" else "eager",
+            output_schema=schema,
+            instructions=instructions,
+            max_turns=max_turns,
+            max_corrections=max_corrections,
+            approve=TerminalApprover(err) if approve else None,
+            stream=stream,
+        )
+    except ObeliskError as exc:
+        fail(str(exc))
+    log = None
+    if transcript is not None:
+        try:
+            log = transcript.open("w", encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write transcript {str(transcript)!r}: {exc.strerror or exc}")
+    code, problem = 0, None
+    try:
+        try:
+            result = loop.run_sync(given, start)
+        except LoopError as exc:
+            result, problem = exc.result, exc
+            code = 3 if isinstance(exc, LoopBudgetExceeded) else 1
+        except ApprovalAborted as exc:
+            err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
+            raise typer.Exit(1) from None
+        except ObeliskError as exc:
+            err.print(f"obelisk: {_one_line(str(exc))}", markup=False, style="bold red")
+            raise typer.Exit(1) from None
+        if log is not None:
+            log.write(result.to_jsonl())
+    finally:
+        if log is not None:
+            log.close()
+    _report(result, as_json, verbose)
+    if problem is not None:
+        kind = type(problem).__name__
+        err.print(f"obelisk: {kind}: {_one_line(str(problem))}", markup=False, style="bold red")
+    elif not as_json:
+        turns = len(result.turns)
+        err.print(
+            f"completed in {turns} turn{'s' if turns != 1 else ''}",
+            markup=False,
+            style="bold green",
+        )
+    raise typer.Exit(code)

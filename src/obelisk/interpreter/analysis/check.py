@@ -1,0 +1,393 @@
+"""Check a plan against its tools and data; collect every diagnostic (docs/diagnostics.md).
+
+:func:`check` never raises for a bad plan: it returns a :class:`CheckResult`
+whose ``diagnostics`` list every problem, errors and warnings alike, in a
+stable order (by call, then argument path, then code).  ``result.ok`` tells
+whether the plan may run; :meth:`CheckResult.raise_for_errors` turns errors
+into one :class:`~obelisk.errors.PlanError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from obelisk.errors import PlanError, sort_diagnostics
+from obelisk.grammar import Alternatives, Escaped, Reference, Segment, path_exists
+from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
+from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, path_key
+from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.interpreter.analysis.schema_types import (
+    admitted_types,
+    describe_types,
+    schema_at,
+    types_compatible,
+)
+from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
+from obelisk.interpreter.plan.parse import Collector, gc_paused, parse_plan
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool
+
+__all__ = ["ERROR_ARM_SCHEMA", "check"]
+
+ERROR_ARM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string"},
+                "message": {"type": "string"},
+                "tool": {"type": "string"},
+                "call": {"type": "integer"},
+            },
+        }
+    },
+}
+_WRITABLE_HINT = "write to †state or a data kind instead"
+
+
+class _Checker:
+    def __init__(
+        self,
+        plan: Plan,
+        registry: Registry | None,
+        input: Any,
+        state: Any,
+        data: Mapping[str, Any],
+    ) -> None:
+        self.plan = plan
+        self.registry = registry
+        self.input = input
+        self.state = state if state is not None else {}
+        self.data = data
+        self.out = Collector(plan.diagnostics)
+        self.fail = self.out.fail
+        self.graph = PlanGraph(plan, self.exists_outside)
+        self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
+        self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
+        self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+
+    # -- where a path comes from ---------------------------------------------
+    def exists_outside(self, reference: Reference) -> bool:
+        """Does the path exist before the plan runs (input, starting state, data)?"""
+        if reference.kind == "input":
+            return self.input is None or path_exists(self.input, reference)
+        if reference.kind == "state":
+            return path_exists(self.state, reference)
+        return reference.kind in self.data and path_exists(self.data[reference.kind], reference)
+
+    def resolvable(self, read: Read, sources: tuple[Write, ...]) -> bool:
+        return bool(sources) or self.exists_outside(read.reference)
+
+    def unresolved_message(self, reference: Reference, instance: str | None) -> str:
+        kind = reference.kind
+        if kind == "input":
+            text = f"{reference} is not in the input"
+        elif kind == "state":
+            text = f"nothing in the plan writes {reference}, and the state does not hold it"
+        elif kind in self.data:
+            text = f"nothing in the plan writes {reference}, and the '{kind}' data does not hold it"
+        else:
+            text = f"nothing in the plan writes {reference}, and no '{kind}' document was given"
+        hidden = sorted(
+            {
+                self.plan.calls[w.call].label
+                for w in self.graph.index.overlapping(path_key(reference))
+                if w.instance is not None and w.instance != instance
+            }
+        )
+        if hidden:
+            seen_by = f"instance '{instance}'" if instance is not None else "calls without one"
+            return (
+                f"{reference} is written only under another _instance ({', '.join(hidden)}), "
+                f"which {seen_by} cannot see"
+            )
+        return text + self.suggestion(reference)
+
+    def suggestion(self, reference: Reference) -> str:
+        """``"; did you mean †state.receipt?"`` for a close path some call writes."""
+        prefix = "†" + reference.kind
+        wanted = str(reference)[len(prefix) :]
+        known = sorted(
+            {
+                str(w.reference)[len(prefix) :]
+                for writes in self.graph.writes
+                for w in writes
+                if w.reference.kind == reference.kind
+            }
+            - {wanted}
+        )
+        close = difflib.get_close_matches(wanted, known, n=1, cutoff=0.8)
+        return f"; did you mean {prefix}{close[0]}?" if close else ""
+
+    # -- per call --------------------------------------------------------------
+    def check_call(self, call: Call) -> None:
+        registry = self.registry
+        tool = registry.get(call.tool) if registry is not None else None
+        if registry is None:
+            pass  # tools unknown: nothing to check against
+        elif tool is None:
+            close = registry.suggest(call.tool)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            if not len(registry):
+                hint = "; no tools are registered"
+            self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
+        else:
+            self.check_arguments(call, tool)
+            if call.has_output:
+                for problem in tool.validate_output(call.output):
+                    where = format_argument_path(tuple(problem.loc), "_output")
+                    self.fail("invalid_output", problem.message, call, where)
+        for ref in call.target.references if call.target is not None else ():
+            if ref.kind == "input":
+                self.fail(
+                    "readonly_target",
+                    f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
+                    call,
+                    "_outputPath",
+                    ref.span,
+                    call.output_path,
+                )
+        self.check_reads(call)
+
+    def check_arguments(self, call: Call, tool: Tool) -> None:
+        with_refs = {
+            arg.path[0] for arg in call.expressions if not isinstance(arg.expression, Escaped)
+        }
+        for name, value in call.arguments.items():
+            if name not in tool.parameter_names and not tool.accepts_extra:
+                takes = ", ".join(tool.parameter_names) or "no arguments"
+                close = difflib.get_close_matches(name, tool.parameter_names, n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                self.fail(
+                    "invalid_argument",
+                    f"unexpected argument '{name}'; {hint}{tool.name} takes {takes}",
+                    call,
+                    format_argument_path((name,)),
+                )
+                continue
+            if name in with_refs:
+                continue
+            for problem in tool.validate_argument(name, _unescape(value)):
+                where = format_argument_path((name, *problem.loc))
+                self.fail("invalid_argument", problem.message, call, where)
+        for name in tool.parameter_names:
+            if name in tool.required and name not in call.arguments:
+                self.fail(
+                    "missing_argument",
+                    f"missing required argument '{name}' of {tool.name}",
+                    call,
+                    format_argument_path((name,)),
+                )
+
+    def check_reads(self, call: Call) -> None:
+        reads = self.graph.reads[call.index]
+        sources = self.graph.sources[call.index]
+        start = 0
+        while start < len(reads):  # reads of one argument expression are contiguous
+            argument = reads[start].argument
+            end = start + 1
+            while end < len(reads) and reads[end].argument is argument:
+                end += 1
+            if isinstance(argument.expression, Alternatives):
+                options: dict[int, bool] = {}
+                for p in range(start, end):
+                    ok = self.resolvable(reads[p], sources[p])
+                    options[reads[p].option] = options.get(reads[p].option, True) and ok
+                if not any(options.values()):
+                    self.fail(
+                        "unresolved_reference",
+                        f"no alternative of {argument.expression} can ever exist",
+                        call,
+                        argument.argument_path,
+                        argument.expression.span,
+                        argument.text,
+                    )
+            else:
+                whole = argument.is_whole_argument and isinstance(argument.expression, Reference)
+                for p in range(start, end):
+                    read = reads[p]
+                    if not self.resolvable(read, sources[p]):
+                        self.fail(
+                            "unresolved_reference",
+                            self.unresolved_message(read.reference, call.instance),
+                            call,
+                            argument.argument_path,
+                            read.reference.span,
+                            argument.text,
+                        )
+                    elif whole:
+                        self.check_type(call, read, sources[p])
+            start = end
+
+    def check_type(self, call: Call, read: Read, sources: tuple[Write, ...]) -> None:
+        registry = self.registry
+        if registry is None:
+            return
+        tool = registry.get(call.tool)
+        if tool is None or WILDCARD in read.key:  # a list of values: not typed here
+            return
+        accepted: frozenset[str] | None = None
+        for write in sources:
+            producer_call = self.plan.calls[write.call]
+            producer = registry.get(producer_call.tool)
+            if producer is None or producer_call.output_method != "set" or producer.outcomes:
+                continue
+            depth = len(write.key)
+            if depth > len(read.key) or read.key[:depth] != write.key:
+                continue
+            if (
+                ANY_INDEX in write.key
+                and (  # negative indexes: compare the real positions
+                    read.reference.segments[: depth - 1] != write.reference.segments
+                )
+            ):
+                continue
+            writer = producer_call.label
+            if write.alternative == 0:
+                schema = producer.output_schema
+            elif write.alternative == write.alternatives - 1:
+                schema, writer = ERROR_ARM_SCHEMA, f"the error arm of {writer}"
+            else:
+                continue
+            if schema is None:
+                continue
+            param = str(read.argument.path[0])
+            verdict_key = (tool.name, param, id(schema), read.key[depth:])
+            if verdict_key in self._fitting:
+                continue  # this parameter already met this schema at this path
+            reason, produced = self.produced_types(
+                schema, read.reference.segments[depth - 1 :], read.key[depth:]
+            )
+            arg = read.argument
+            if reason is not None:
+                message = f"{read.reference} cannot exist when {writer} writes it: {reason}"
+                self.fail(
+                    "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
+                )
+                continue
+            accepted = self.accepted_types(tool, param)
+            if types_compatible(produced, accepted):
+                self._fitting.add(verdict_key)
+            else:
+                assert produced is not None and accepted is not None
+                message = (
+                    f"{read.reference} is {describe_types(produced)} "
+                    f"(written by {writer}), but {tool.name} expects "
+                    f"{describe_types(accepted)} for '{arg.path[0]}'"
+                )
+                self.fail(
+                    "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
+                )
+
+    def accepted_types(self, tool: Tool, name: str) -> frozenset[str] | None:
+        key = (tool.name, name)
+        if key not in self._accepted:
+            self._accepted[key] = admitted_types(tool.parameter_schema(name), tool.parameters)
+        return self._accepted[key]
+
+    def produced_types(
+        self, schema: dict[str, Any], tail: tuple[Segment, ...], tail_key: tuple[object, ...]
+    ) -> tuple[str | None, frozenset[str] | None]:
+        """``(reason the path cannot exist, or None; types found there, or None)``."""
+        key = (id(schema), tail_key)
+        if key not in self._produced:
+            sub, reason = schema_at(schema, tail)
+            self._produced[key] = (reason, None if reason else admitted_types(sub, schema))
+        return self._produced[key]
+
+    # -- whole plan ------------------------------------------------------------
+    def check_graph(self) -> None:
+        calls = self.plan.calls
+        for cycle in self.graph.cycles:
+            walk = " -> ".join(calls[node].label for node in cycle)
+            self.fail("dependency_cycle", f"dependency cycle: {walk}", calls[cycle[0]])
+        for node, reason in sorted(self.graph.unreachable.items()):
+            self.fail(
+                "unreachable_call",
+                f"this call can never run: {reason}",
+                calls[node],
+                severity="warning",
+            )
+        self.check_conflicts()
+
+    def check_conflicts(self) -> None:
+        calls = self.plan.calls
+        reported: set[tuple[int, int]] = set()
+        for writes in self.graph.writes:
+            for write in writes:
+                later = calls[write.call]
+                if later.output_method != "set":
+                    continue
+                for other in self.graph.index.overlapping_writes(write):
+                    pair = (other.call, write.call)
+                    earlier = calls[other.call]
+                    if (
+                        other.call >= write.call
+                        or pair in reported
+                        or earlier.output_method != "set"
+                        or earlier.instance != later.instance
+                        or self.graph.exclusive(other.call, write.call)
+                        or self.graph.reaches(other.call, write.call)
+                        or self.graph.reaches(write.call, other.call)
+                    ):
+                        continue
+                    reported.add(pair)
+                    self.fail(
+                        "write_conflict",
+                        f"{write.reference} is also set by {earlier.label} and neither call "
+                        f"waits for the other; this call's value wins, being later in the plan",
+                        later,
+                        "_outputPath",
+                        write.reference.span,
+                        later.output_path,
+                        severity="warning",
+                    )
+
+    def run(self) -> CheckResult:
+        for call in self.plan.calls:
+            self.check_call(call)
+        self.check_graph()
+        return CheckResult(self.plan, self.graph, sort_diagnostics(self.out.diagnostics))
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[1:] if value.startswith("††") else value
+    if isinstance(value, list):
+        return [_unescape(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _unescape(item) for key, item in value.items()}
+    return value
+
+
+def check(
+    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    tools: Any = None,
+    input: Any = None,
+    state: Any = None,
+    *,
+    data: Mapping[str, Any] | None = None,
+) -> CheckResult:
+    """Check a plan: parse it if needed, build its graph and run every check of docs/diagnostics.md
+
+    ``tools`` is anything :meth:`Registry.coerce` accepts (a Registry, a list of
+    tools or functions, a name -> tool mapping, JSON tool descriptions).  With
+    ``tools=None`` the tools are unknown: tool names, arguments and types are not
+    checked (an empty ``Registry()`` instead makes every tool unknown).
+    ``input`` is the input document; when None, ``†input`` references are not
+    checked against it.  ``state`` is the state the plan starts from (default:
+    empty).  ``data`` maps other data kinds (``"data"``, ...) to their documents.
+
+    Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
+    diagnostics come back, no exception escapes for a bad plan.
+    """
+    registry = None if tools is None else Registry.coerce(tools)
+    with gc_paused():
+        try:
+            parsed = parse_plan(plan)
+        except PlanError as exc:
+            return CheckResult(None, None, exc.diagnostics)
+        return _Checker(parsed, registry, input, state, data or {}).run()

@@ -1,0 +1,328 @@
+"""Dependency graph of a plan (docs/semantics.md, docs/diagnostics.md).
+
+Call B depends on call A when a path B reads overlaps a path A may write (any
+alternative or fan-out target), and A's write is visible to B's instance
+(docs/semantics.md: a write under ``_instance: "a"`` is seen by instance ``a`` only;
+a write with no instance by every call).  List order never creates an edge.
+
+Overlap queries go through a :class:`~obelisk.interpreter.analysis.path_index.PathIndex`
+trie, so building the graph grows about linearly with the plan.  Cycles are
+found with :mod:`graphlib` and reported whole (one per strongly connected
+component).  Exclusivity (docs/diagnostics.md): two calls are exclusive when they depend
+on different alternatives of the same output expression; a call that depends on
+two alternatives of one output can never run.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+from obelisk.grammar import Alternatives, Escaped, Reference
+from obelisk.interpreter.analysis.path_index import PathIndex, path_key
+from obelisk.interpreter.plan.model import ArgumentExpression, Call, Plan
+
+__all__ = ["PlanGraph", "Read", "Write"]
+
+Tag = tuple[int, int]  # (producer call index, alternative index)
+
+
+class Read(NamedTuple):
+    """One reference a call reads.
+
+    ``required`` is False for the options of a ``||`` fallback (a missing option
+    does not skip the call); a read through ``[*]`` is required (its list or object
+    must exist; it may be empty); ``option`` is the position of the fallback
+    option it belongs to (0 when there is no ``||``); ``key`` is the path as a
+    plain tuple (:func:`~obelisk.interpreter.analysis.path_index.path_key`).
+    """
+
+    call: int
+    reference: Reference
+    argument: ArgumentExpression
+    required: bool
+    option: int
+    key: tuple[object, ...]
+
+
+class Write(NamedTuple):
+    """One path a call may write: alternative ``alternative`` of ``alternatives``."""
+
+    call: int
+    reference: Reference
+    alternative: int
+    alternatives: int
+    instance: str | None
+    key: tuple[object, ...]
+
+
+def _reads_of(call: Call) -> list[Read]:
+    reads: list[Read] = []
+    for argument in call.expressions:
+        node = argument.expression
+        if isinstance(node, Escaped):
+            continue
+        options = node.options if isinstance(node, Alternatives) else (node,)
+        fallback = len(options) > 1
+        for position, option in enumerate(options):
+            for ref in option.references:
+                required = not fallback
+                reads.append(Read(call.index, ref, argument, required, position, path_key(ref)))
+    return reads
+
+
+def _writes_of(call: Call) -> list[Write]:
+    alternatives = call.alternatives
+    count = len(alternatives)
+    return [
+        Write(call.index, ref, position, count, call.instance, path_key(ref))
+        for position, targets in enumerate(alternatives)
+        for ref in targets
+    ]
+
+
+class PlanGraph:
+    """The calls of a plan and the dependency edges between them.
+
+    Calls are identified by their index in the plan.  Attributes:
+
+    * ``reads[i]`` / ``writes[i]``: what call ``i`` reads and may write;
+    * ``sources[i][k]``: the writes that can feed ``reads[i][k]``;
+    * ``predecessors[i]`` / ``successors[i]``: sorted call indexes;
+    * ``cycles``: each dependency cycle as a closed walk ``[a, b, ..., a]``
+      (empty when the graph is acyclic).
+
+    The runtime schedules from ``predecessors`` and ``successors`` (a call is
+    ready when every call that may write what it reads has settled,
+    docs/semantics.md); ``cycles`` comes from :mod:`graphlib`.
+    """
+
+    def __init__(self, plan: Plan, exists: Callable[[Reference], bool] | None = None) -> None:
+        self.plan = plan
+        self._exists = exists
+        calls = plan.calls
+        self.size = len(calls)
+        self.reads: list[list[Read]] = [_reads_of(call) for call in calls]
+        self.writes: list[list[Write]] = [_writes_of(call) for call in calls]
+        self.index: PathIndex[Write] = PathIndex()
+        for writes in self.writes:
+            for write in writes:
+                self.index.add(write.key, write)
+        self.sources: list[list[tuple[Write, ...]]] = []
+        predecessors: list[set[int]] = [set() for _ in calls]
+        for call, reads in zip(calls, self.reads, strict=True):
+            sources_of_call = []
+            me, instance = call.index, call.instance
+            mine = predecessors[me]
+            for read in reads:
+                found = tuple(
+                    write
+                    for write in self.index.overlapping(read.key)
+                    if write.call != me and (write.instance is None or write.instance == instance)
+                )
+                sources_of_call.append(found)
+                for write in found:
+                    mine.add(write.call)
+            self.sources.append(sources_of_call)
+        self.predecessors: list[tuple[int, ...]] = [tuple(sorted(p)) for p in predecessors]
+        successors: list[list[int]] = [[] for _ in calls]
+        for node, preds in enumerate(self.predecessors):
+            for pred in preds:
+                successors[pred].append(node)
+        self.successors: list[tuple[int, ...]] = [tuple(s) for s in successors]
+        self.cycles: list[list[int]] = self._find_cycles()
+        self._tags: list[frozenset[Tag]] | None = None
+        self._unreachable: dict[int, str] | None = None
+
+    # -- structure -----------------------------------------------------------
+    @property
+    def edges(self) -> list[tuple[int, int]]:
+        """Every dependency edge ``(producer, consumer)``, sorted."""
+        return sorted((p, node) for node, preds in enumerate(self.predecessors) for p in preds)
+
+    def _sorter(self) -> graphlib.TopologicalSorter[int]:
+        sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
+        for node, preds in enumerate(self.predecessors):
+            sorter.add(node, *preds)
+        return sorter
+
+    def _find_cycles(self) -> list[list[int]]:
+        try:
+            self._sorter().prepare()
+        except graphlib.CycleError:
+            return [self._walk_cycle(component) for component in self._components()]
+        return []
+
+    def _components(self) -> list[list[int]]:
+        """Strongly connected components with a cycle (iterative Tarjan), by first call."""
+        index_of: dict[int, int] = {}
+        low: dict[int, int] = {}
+        on_stack: set[int] = set()
+        stack: list[int] = []
+        found: list[list[int]] = []
+        counter = 0
+        for root in range(self.size):
+            if root in index_of:
+                continue
+            work: list[tuple[int, Iterator[int]]] = [(root, iter(self.successors[root]))]
+            index_of[root] = low[root] = counter
+            counter += 1
+            stack.append(root)
+            on_stack.add(root)
+            while work:
+                node, children = work[-1]
+                for child in children:
+                    if child not in index_of:
+                        index_of[child] = low[child] = counter
+                        counter += 1
+                        stack.append(child)
+                        on_stack.add(child)
+                        work.append((child, iter(self.successors[child])))
+                        break
+                    if child in on_stack:
+                        low[node] = min(low[node], index_of[child])
+                else:
+                    work.pop()
+                    if work:
+                        parent = work[-1][0]
+                        low[parent] = min(low[parent], low[node])
+                    if low[node] == index_of[node]:
+                        component = []
+                        while True:
+                            member = stack.pop()
+                            on_stack.discard(member)
+                            component.append(member)
+                            if member == node:
+                                break
+                        if len(component) > 1:
+                            found.append(sorted(component))
+        return sorted(found)
+
+    def _path_within(self, start: int, goal: int, members: set[int]) -> list[int]:
+        """Shortest path ``[start, ..., goal]`` (at least one step) inside ``members``."""
+        parent: dict[int, int] = {}
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            for child in self.successors[node]:
+                if child not in members or child in parent:
+                    continue
+                parent[child] = node
+                if child == goal:
+                    path = [goal]
+                    while path[-1] != start or len(path) == 1:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                queue.append(child)
+        raise AssertionError("members of a strongly connected component reach each other")
+
+    def _walk_cycle(self, component: list[int]) -> list[int]:
+        """A closed walk ``[a, ..., a]`` through every call of the component.
+
+        It is the shortest cycle through the first call, extended (in plan order)
+        by the shortest detour to each member that cycle misses, so every call
+        that takes part in the cycle is named.
+        """
+        members = set(component)
+        start = component[0]
+        walk = self._path_within(start, start, members)
+        for member in component:
+            if member in walk:
+                continue
+            best: list[int] | None = None
+            best_at = 0
+            for position, node in enumerate(walk[:-1]):
+                detour = self._path_within(node, member, members)
+                detour += self._path_within(member, node, members)[1:]
+                if best is None or len(detour) < len(best):
+                    best, best_at = detour, position
+            assert best is not None
+            walk = walk[:best_at] + best + walk[best_at + 1 :]
+        return walk
+
+    def _orderable(self) -> list[int]:
+        """Kahn's order of every call not in or behind a cycle."""
+        waiting = [len(preds) for preds in self.predecessors]
+        queue = deque(node for node in range(self.size) if waiting[node] == 0)
+        order: list[int] = []
+        while queue:
+            node = queue.popleft()
+            order.append(node)
+            for child in self.successors[node]:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    queue.append(child)
+        return order
+
+    def reaches(self, start: int, goal: int) -> bool:
+        """True when ``goal`` depends, directly or not, on ``start``."""
+        seen = {start}
+        queue = deque([start])
+        while queue:
+            for child in self.successors[queue.popleft()]:
+                if child == goal:
+                    return True
+                if child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+        return False
+
+    # -- alternatives ------------------------------------------------------
+    def _analyse_alternatives(self) -> tuple[list[frozenset[Tag]], dict[int, str]]:
+        if self._tags is not None and self._unreachable is not None:
+            return self._tags, self._unreachable
+        tags: list[frozenset[Tag]] = [frozenset()] * self.size
+        unreachable: dict[int, str] = {}
+        if not any(writes and writes[0].alternatives > 1 for writes in self.writes):
+            # no output has alternatives: nothing is exclusive, everything can run
+            self._tags, self._unreachable = tags, unreachable
+            return tags, unreachable
+        labels = [call.label for call in self.plan.calls]
+        for node in self._orderable():
+            acc: set[Tag] = set()
+            for read, sources in zip(self.reads[node], self.sources[node], strict=True):
+                if not read.required or not sources:
+                    continue
+                if self._exists is not None and self._exists(read.reference):
+                    continue  # there before the plan: no alternative has to be written
+                live = [w for w in sources if w.call not in unreachable]
+                if not live:
+                    dead = ", ".join(sorted({labels[w.call] for w in sources}))
+                    unreachable[node] = (
+                        f"it needs {read.reference}, which only {dead} can write, "
+                        "and that can never run"
+                    )
+                    break
+                common: frozenset[Tag] | None = None
+                for write in live:
+                    mine = tags[write.call]
+                    if write.alternatives > 1:
+                        mine = mine | {(write.call, write.alternative)}
+                    common = mine if common is None else common & mine
+                acc.update(common or ())
+            if node in unreachable:
+                continue
+            chosen: dict[int, int] = {}
+            for producer, alternative in sorted(acc):
+                if chosen.setdefault(producer, alternative) != alternative:
+                    unreachable[node] = (
+                        f"it depends on two different alternatives of {labels[producer]}, "
+                        "and only one of them is ever written"
+                    )
+                    break
+            tags[node] = frozenset(acc)
+        self._tags, self._unreachable = tags, unreachable
+        return tags, unreachable
+
+    @property
+    def unreachable(self) -> dict[int, str]:
+        """Calls that can never run, each with the reason (docs/diagnostics.md)."""
+        return self._analyse_alternatives()[1]
+
+    def exclusive(self, first: int, second: int) -> bool:
+        """True when the two calls depend on different alternatives of one output."""
+        tags = self._analyse_alternatives()[0]
+        chosen = dict(tags[first])
+        return any(chosen.get(producer, alt) != alt for producer, alt in tags[second])

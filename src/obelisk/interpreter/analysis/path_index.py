@@ -1,0 +1,143 @@
+"""An index of written paths, for overlap queries in about linear time (docs/semantics.md).
+
+Two paths overlap when one is a prefix of the other; ``[*]`` (and a negative
+index, whose position is unknown until run time) overlaps every index, and
+``[*]`` also every key, since it walks an object's values too; a negative index
+never overlaps a key.  Instead
+of comparing every read with every write, writes are stored in a trie keyed by
+``(kind, segment, ...)`` and each query walks only the branch it names, plus the
+subtree below its end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from obelisk.grammar import Field, Index, Reference
+
+__all__ = ["ANY_INDEX", "WILDCARD", "PathIndex", "path_key"]
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+ANY_INDEX = _Marker("ANY_INDEX")
+"""Key of a negative index: some list position, unknown until run time."""
+WILDCARD = _Marker("WILDCARD")
+"""Key of ``[*]`` (reads only): every item of a list, or every value of an object."""
+Key = tuple[object, ...]
+T = TypeVar("T")
+
+
+def path_key(reference: Reference) -> Key:
+    """The trie key of a reference: ``(kind, name | int | ANY_INDEX | WILDCARD, ...)``."""
+    parts: list[object] = [reference.kind]
+    for segment in reference.segments:
+        if isinstance(segment, Field):
+            parts.append(segment.name)
+        elif isinstance(segment, Index):
+            parts.append(segment.index if segment.index >= 0 else ANY_INDEX)
+        else:
+            parts.append(WILDCARD)
+    return tuple(parts)
+
+
+@dataclass(slots=True, eq=False)
+class _Node(Generic[T]):
+    children: dict[object, _Node[T]] = field(default_factory=dict)
+    items: list[T] = field(default_factory=list)
+    below: list[T] | None = None  # cached items of the whole subtree, self excluded
+
+    def subtree(self) -> list[T]:
+        if self.below is None:
+            collected: list[T] = []
+            for child in self.children.values():
+                collected.extend(child.items)
+                collected.extend(child.subtree())
+            self.below = collected
+        return self.below
+
+
+class PathIndex(Generic[T]):
+    """A trie from path keys to items (for example the writes of a plan).
+
+    ``add(key, item)`` stores an item; ``overlapping(key)`` yields every item
+    whose key overlaps ``key``, each once, in insertion order of the nodes
+    visited.  Adding after a query is allowed (caches are reset).
+    """
+
+    __slots__ = ("_root",)
+
+    def __init__(self) -> None:
+        self._root: _Node[T] = _Node()
+
+    def add(self, key: Key, item: T) -> None:
+        node = self._root
+        node.below = None
+        for part in key:
+            child = node.children.get(part)
+            if child is None:
+                child = node.children[part] = _Node()
+            node = child
+            node.below = None
+        node.items.append(item)
+
+    def overlapping(self, key: Key) -> list[T]:
+        """Items whose key is a prefix of ``key``, or has ``key`` as a prefix.
+
+        Each item comes once; items of shallower nodes come first.
+        """
+        found: list[T] = []
+        frontier = [self._root]
+        depth = 0
+        size = len(key)
+        while frontier:
+            for node in frontier:
+                found.extend(node.items)
+            if depth == size:
+                for node in frontier:
+                    found.extend(node.subtree())
+                break
+            part = key[depth]
+            following: list[_Node[T]] = []
+            for node in frontier:
+                children = node.children
+                if not children:
+                    continue
+                if part is WILDCARD:  # [*] may also walk an object's values: overlap them all
+                    following.extend(children.values())
+                    continue
+                if part is ANY_INDEX:  # a negative index: any list position, never a key
+                    following.extend(c for k, c in children.items() if not isinstance(k, str))
+                    continue
+                child = children.get(part)
+                if child is not None:
+                    following.append(child)
+                if isinstance(part, int):
+                    wildcard = children.get(ANY_INDEX)
+                    if wildcard is not None:
+                        following.append(wildcard)
+            frontier = following
+            depth += 1
+        if len(found) < 2:
+            return found
+        seen: set[int] = set()
+        unique: list[T] = []
+        for item in found:
+            marker = id(item)
+            if marker not in seen:
+                seen.add(marker)
+                unique.append(item)
+        return unique
+
+    def overlapping_writes(self, write: Any) -> list[T]:
+        """Items overlapping the path of ``write`` (anything with a path ``key``)."""
+        return self.overlapping(write.key)

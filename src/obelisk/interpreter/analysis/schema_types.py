@@ -1,0 +1,155 @@
+"""What JSON types a JSON schema admits, for the ``type_mismatch`` check (docs/diagnostics.md).
+
+The check is deliberately conservative: a schema whose types cannot be worked
+out (``{}``, ``allOf``, unresolvable ``$ref``, ...) admits everything, so only a
+reference that can *never* fit its parameter is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from obelisk.grammar import Field, Index, Segment
+
+__all__ = ["JSON_TYPES", "admitted_types", "describe_types", "schema_at", "types_compatible"]
+
+JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
+_MAX_DEPTH = 32
+
+
+def _resolve(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    while isinstance(schema, Mapping) and "$ref" in schema and depth < _MAX_DEPTH:
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return None
+        target: Any = root
+        for part in ref[2:].split("/"):
+            if not isinstance(target, Mapping) or part not in target:
+                return None
+            target = target[part]
+        schema = target
+        depth += 1
+    return schema
+
+
+def _value_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def admitted_types(
+    schema: Any, root: Mapping[str, Any] | None = None, depth: int = 0
+) -> frozenset[str] | None:
+    """The JSON types ``schema`` admits, or None when it cannot be worked out."""
+    if depth > _MAX_DEPTH:
+        return None
+    root = root if root is not None else (schema if isinstance(schema, Mapping) else {})
+    schema = _resolve(schema, root)
+    if schema is True or schema is None or not isinstance(schema, Mapping):
+        return None if schema is not False else frozenset()
+    if "const" in schema:
+        return frozenset({_value_type(schema["const"])})
+    if isinstance(schema.get("enum"), list):
+        return frozenset(_value_type(value) for value in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list):
+            union: set[str] = set()
+            for branch in branches:
+                types = admitted_types(branch, root, depth + 1)
+                if types is None:
+                    return None
+                union |= types
+            return frozenset(union)
+    declared = schema.get("type")
+    if isinstance(declared, str) and declared in JSON_TYPES:
+        return frozenset({declared})
+    if isinstance(declared, list) and all(t in JSON_TYPES for t in declared):
+        return frozenset(declared)
+    return None
+
+
+def _expand(types: frozenset[str]) -> frozenset[str]:
+    # An integer is a number; a number may hold an integral value.
+    if "integer" in types or "number" in types:
+        return types | {"integer", "number"}
+    return types
+
+
+def types_compatible(produced: frozenset[str] | None, accepted: frozenset[str] | None) -> bool:
+    """False only when no value of the produced types can be accepted."""
+    if produced is None or accepted is None:
+        return True
+    return bool(_expand(produced) & _expand(accepted))
+
+
+def schema_at(
+    schema: Any, segments: tuple[Segment, ...], root: Mapping[str, Any] | None = None
+) -> tuple[Any, str | None]:
+    """Walk ``schema`` down ``segments``.
+
+    Returns ``(sub_schema, None)``; ``sub_schema`` is None when the path leaves
+    what the schema describes.  Returns ``(None, reason)`` when the schema
+    rules the path out (a field a closed object does not have, an index into
+    something that is never an array).
+    """
+    root = root if root is not None else (schema if isinstance(schema, Mapping) else {})
+    current = schema
+    for segment in segments:
+        current = _resolve(current, root)
+        if isinstance(current, Mapping):
+            for key in ("anyOf", "oneOf"):
+                branches = current.get(key)
+                if isinstance(branches, list):
+                    live = [b for b in branches if admitted_types(b, root) != frozenset({"null"})]
+                    current = _resolve(live[0], root) if len(live) == 1 else None
+                    break
+        if not isinstance(current, Mapping):
+            return None, None
+        types = admitted_types(current, root)
+        if isinstance(segment, Field):
+            if types is not None and "object" not in types:
+                return None, f"it is {describe_types(types)}, which has no field '{segment.name}'"
+            properties = current.get("properties")
+            if isinstance(properties, Mapping) and segment.name in properties:
+                current = properties[segment.name]
+            elif current.get("additionalProperties") is False and isinstance(properties, Mapping):
+                return None, f"it has no field '{segment.name}'"
+            else:
+                extra = current.get("additionalProperties")
+                current = extra if isinstance(extra, Mapping) else None
+        elif isinstance(segment, Index):
+            if types is not None and "array" not in types:
+                return None, f"it is {describe_types(types)}, which cannot be indexed"
+            items = current.get("items")
+            current = items if isinstance(items, Mapping) else None
+        else:
+            return None, None
+    return current, None
+
+
+def describe_types(types: frozenset[str]) -> str:
+    """``frozenset({"string", "null"})`` -> ``"null or a string"``."""
+    words = {
+        "null": "null",
+        "boolean": "a boolean",
+        "integer": "an integer",
+        "number": "a number",
+        "string": "a string",
+        "array": "an array",
+        "object": "an object",
+    }
+    ordered = [words[t] for t in sorted(types)]
+    return " or ".join(ordered) if ordered else "nothing"

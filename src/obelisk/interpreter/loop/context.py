@@ -1,0 +1,146 @@
+"""Building the context of each request, from scratch every time (docs/loop.md).
+
+Nothing here keeps history: a request is a function of the loop's settings,
+the tools, the input, the current state, the carried plan and the last turn's
+error records.  So a request's size grows with the state and the plan, not
+with the number of turns already taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from obelisk.errors import Diagnostic
+from obelisk.grammar import Escaped, parse_expression
+from obelisk.interpreter.loop.messages import (
+    DataMessage,
+    ErrorMessage,
+    InputMessage,
+    Message,
+    PlanMessage,
+    StateMessage,
+    TextMessage,
+    ToolMessage,
+    tool_description,
+)
+from obelisk.interpreter.runtime.resolve import evaluate
+from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.registry import Registry
+
+__all__ = [
+    "EAGER_INSTRUCTIONS",
+    "LATENT_INSTRUCTIONS",
+    "LAZY_INSTRUCTIONS",
+    "diagnostic_errors",
+    "last_turn_notice",
+    "resolve_output",
+    "turn_context",
+]
+
+_COMMON = (
+    'Answer with one JSON object {"calls": [...], "output": ...}. Each call is '
+    '{"_tool": name, <arguments>, "_outputPath": "†state.<path>"}. An argument may be a '
+    'reference such as "†input.user" or "†state.profile.name"; "a || b" falls back, '
+    '"a && b" requires both. "_outputPath": "†state.ok || †state.error" lists alternative '
+    "outcomes; a tool that fails writes its error to the last one. Calls run in parallel "
+    "as soon as what they read is written. Set output to the final answer when you have "
+    "it, or null to go on."
+)
+EAGER_INSTRUCTIONS = (
+    "You plan and execute. " + _COMMON + " For a latent tool, write its result yourself in "
+    '"_output" and the concrete path you chose in "_outputPath". Calls that could not run '
+    "come back in the plan message with the errors; write them again, fixed, to retry."
+)
+LAZY_INSTRUCTIONS = (
+    "You write the whole plan before anything runs. " + _COMMON + " The plan is checked "
+    "and may be shown to a person for approval; problems come back as error messages. "
+    'Do not write "_output": latent tools are answered separately. "output" may be a '
+    'reference such as "†state.summary", read once the plan has run.'
+)
+LATENT_INSTRUCTIONS = (
+    "Produce the result of one tool call. The tool is in the tool message and its "
+    'arguments are the input. Answer {"calls": [], "output": <the result>}, where the '
+    "result fits the schema of output."
+)
+
+
+def last_turn_notice(turn: int, max_turns: int) -> TextMessage:
+    """The notice the last turn's request carries (docs/loop.md)."""
+    return TextMessage(
+        text=f"Notice: this is turn {turn} of {max_turns}, the last one. Give the final "
+        "output now; no further turn will run."
+    )
+
+
+def diagnostic_errors(diagnostics: tuple[Diagnostic, ...]) -> list[ErrorMessage]:
+    """Error messages for a plan's error diagnostics: ``call`` is the diagnostic's
+    label (``#3 issueRefund``), ``error`` ``{"type": <code>, "message": <rendered,
+    with caret>, "path"?}``."""
+    found: list[ErrorMessage] = []
+    for diagnostic in diagnostics:
+        if diagnostic.severity != "error":
+            continue
+        error: dict[str, Any] = {"type": diagnostic.code, "message": str(diagnostic)}
+        if diagnostic.path:
+            error["path"] = diagnostic.path
+        found.append(ErrorMessage(call=diagnostic.label, error=error))
+    return found
+
+
+def turn_context(
+    *,
+    mode: Literal["eager", "lazy"],
+    instructions: str | None,
+    registry: Registry,
+    input: Any,
+    inputs: Mapping[str, Any],
+    state: State,
+    carried: list[dict[str, Any]],
+    errors: list[ErrorMessage],
+    notice: TextMessage | None,
+) -> list[Message]:
+    """The context messages of one turn's request, in a fixed order: instructions,
+    tools, input(s), state(s), data documents, the carried plan, errors, notice."""
+    default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
+    context: list[Message] = [TextMessage(text=default)]
+    if instructions:
+        context.append(TextMessage(text=instructions))
+    context.append(ToolMessage(tools=[tool_description(tool) for tool in registry]))
+    if input is not None:
+        context.append(InputMessage(input=input))
+    for name, value in inputs.items():
+        context.append(InputMessage(input=value, instance=name))
+    context.append(StateMessage(state=state.document("state") or {}))
+    for name in sorted(set(inputs) | set(state.instances)):
+        context.append(StateMessage(state=state.document("state", name) or {}, instance=name))
+    for kind in state.kinds:
+        if kind != "state":
+            context.append(DataMessage(kind=kind, data=state.document(kind)))
+    if carried:
+        context.append(PlanMessage(plan=carried, mode=mode))
+    context.extend(errors)
+    if notice is not None:
+        context.append(notice)
+    return context
+
+
+def resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
+    """Evaluate expressions inside ``output`` (``"†state.summary"``); ``(value, problem)``."""
+    if isinstance(output, str) and output.startswith("†"):
+        node = parse_expression(output)
+        if isinstance(node, Escaped):
+            return str(node), None
+        value, missing = evaluate(node, state, None)
+        if missing is not None:
+            return None, f"output reads {missing[0]}, which does not exist"
+        return value, None
+    if isinstance(output, list):
+        items = [resolve_output(item, state) for item in output]
+        problem = next((p for _, p in items if p), None)
+        return [v for v, _ in items], problem
+    if isinstance(output, dict):
+        pairs = {k: resolve_output(v, state) for k, v in output.items()}
+        problem = next((p for _, p in pairs.values() if p), None)
+        return {k: v for k, (v, _) in pairs.items()}, problem
+    return output, None

@@ -1,0 +1,340 @@
+"""What the execution loop sends a model and what it gets back (docs/loop.md).
+
+A :class:`Request` is ``{"config", "schema", "context"}``: the loop's settings,
+the JSON schema a :class:`Solution` must fit, and the context messages, rebuilt
+from scratch for every request (there is no hidden chat history).  Context
+messages are tagged by ``type``:
+
+* ``{"type": "text", "text"}``: an instruction or a notice;
+* ``{"type": "tool", "tools": [{"name", "description", "parameters", "output"?, "latent"}]}``;
+* ``{"type": "input", "input", "instance"?}``: the read-only input (per instance);
+* ``{"type": "state", "state", "instance"?}``: the current state (per instance);
+* ``{"type": "data", "kind", "data"}``: another data document (``†data...``);
+* ``{"type": "plan", "plan": [call, ...], "mode"}``: the calls carried over;
+* ``{"type": "error", "call"?, "error": {"type", "message", ...}}``: one error record.
+
+A :class:`Solution` is ``{"calls": [call, ...], "output": <user schema> | null}``.
+:func:`solution_schema` builds its schema from a registry: one item schema per
+tool in ``calls`` (its arguments, ``_tool`` as a const, ``_outputPath`` as a
+string starting with ``†``, ``_output`` for latent tools in eager mode), and the
+caller's output schema, made nullable, for ``output``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from obelisk.errors import SolutionError
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool
+
+__all__ = [
+    "DataMessage",
+    "ErrorMessage",
+    "InputMessage",
+    "Message",
+    "PlanMessage",
+    "Request",
+    "Solution",
+    "StateMessage",
+    "TextMessage",
+    "ToolMessage",
+    "parse_solution",
+    "message_data",
+    "solution_schema",
+    "tool_description",
+]
+
+_EXPRESSION = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextMessage(_Message):
+    """An instruction or notice for the model."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolMessage(_Message):
+    """The tools the model may call (see :func:`tool_description`)."""
+
+    type: Literal["tool"] = "tool"
+    tools: list[dict[str, Any]]
+
+
+class InputMessage(_Message):
+    """The read-only input; ``instance`` names the instance it belongs to (docs/semantics.md)."""
+
+    type: Literal["input"] = "input"
+    input: Any
+    instance: str | None = None
+
+
+class StateMessage(_Message):
+    """The current state as ``instance`` sees it (the shared state when ``None``)."""
+
+    type: Literal["state"] = "state"
+    state: Any
+    instance: str | None = None
+
+
+class DataMessage(_Message):
+    """Another data document, read as ``†<kind>...``."""
+
+    type: Literal["data"] = "data"
+    kind: str
+    data: Any
+
+
+class PlanMessage(_Message):
+    """Calls carried into this request: those that could not run yet (eager), or
+    the plan under correction (lazy)."""
+
+    type: Literal["plan"] = "plan"
+    plan: list[dict[str, Any]]
+    mode: Literal["eager", "lazy"] = "eager"
+
+
+class ErrorMessage(_Message):
+    """One error record ``{call, error}`` (docs/semantics.md): ``call`` is a label such as
+    ``#3 issueRefund`` or ``None`` for a problem of the whole answer."""
+
+    type: Literal["error"] = "error"
+    call: str | None = None
+    error: dict[str, Any]
+
+
+Message = Annotated[
+    TextMessage
+    | ToolMessage
+    | InputMessage
+    | StateMessage
+    | DataMessage
+    | PlanMessage
+    | ErrorMessage,
+    Field(discriminator="type"),
+]
+
+
+def message_data(message: Message) -> dict[str, Any]:
+    """A context message as plain JSON; an absent ``instance`` or ``call`` is left out,
+    a ``null`` payload is kept."""
+    data = message.model_dump(mode="json")
+    for key in ("instance", "call"):
+        if key in data and data[key] is None:
+            del data[key]
+    return data
+
+
+class Request(_Message):
+    """One request to a model: ``config`` (loop settings: mode, turn, ...),
+    ``schema`` (the JSON schema of the expected :class:`Solution`) and ``context``."""
+
+    config: dict[str, Any] = {}
+    schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
+    context: list[Message] = []
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @property
+    def schema(self) -> dict[str, Any]:  # type: ignore[override]
+        """The solution's JSON schema."""
+        return self.schema_
+
+    def to_data(self) -> dict[str, Any]:
+        """``{"config", "schema", "context": [message, ...]}`` as plain JSON values."""
+        return {
+            "config": self.config,
+            "schema": self.schema_,
+            "context": [message_data(m) for m in self.context],
+        }
+
+    def to_json(self) -> str:
+        """The request as compact JSON text (what a model adapter sends)."""
+        return json.dumps(self.to_data(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Request:
+        """Inverse of :meth:`to_data`; raises ``pydantic.ValidationError`` on bad shapes."""
+        return cls.model_validate(dict(data))
+
+
+class Solution(_Message):
+    """A model's answer: ``calls`` (plan calls as JSON objects) and ``output``
+    (the final answer, or ``None`` to go on)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    calls: list[dict[str, Any]] = []
+    output: Any = None
+    _usage: dict[str, int] | None = PrivateAttr(default=None)
+
+    @property
+    def usage(self) -> dict[str, int] | None:
+        """Token usage of the answer when the model reported it
+        (``{"prompt_tokens", "completion_tokens", "total_tokens"}``), else ``None``."""
+        return self._usage
+
+    def with_usage(self, usage: Mapping[str, int] | None) -> Solution:
+        """A copy of this solution that carries ``usage`` (token counts)."""
+        copied = self.model_copy()
+        copied._usage = None if usage is None else dict(usage)
+        return copied
+
+    def to_data(self) -> dict[str, Any]:
+        """``{"calls": [...], "output": ...}``."""
+        return {"calls": self.calls, "output": self.output}
+
+
+def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Solution:
+    """A :class:`Solution` from JSON text or a decoded object.
+
+    Raises :class:`SolutionError` when the text is not JSON or the value is not
+    ``{"calls": [object, ...], "output": ...}``; the message names the first
+    problem and where it is (``line 1 column 9`` or ``calls.2``).
+
+    >>> parse_solution('{"calls": [], "output": 42}').output
+    42
+    >>> parse_solution('{"calls": [1]}')
+    Traceback (most recent call last):
+    ...
+    obelisk.errors.SolutionError: the answer does not fit the solution shape: \
+calls.0: Input should be a valid dictionary
+    """
+    if isinstance(answer, Solution):
+        return answer
+    text = None
+    if isinstance(answer, (str, bytes)):
+        text = answer.decode("utf-8", "replace") if isinstance(answer, bytes) else answer
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SolutionError(
+                f"the answer is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                text,
+            ) from None
+    if not isinstance(answer, Mapping):
+        raise SolutionError(
+            f'the answer must be a JSON object {{"calls": [...], "output": ...}}, '
+            f"got {type(answer).__name__}",
+            text,
+        )
+    try:
+        return Solution.model_validate(dict(answer))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise SolutionError(
+            f"the answer does not fit the solution shape: {where}: {first['msg']}", text
+        ) from None
+
+
+def tool_description(tool: Tool) -> dict[str, Any]:
+    """How a tool appears in a ``tool`` message:
+    ``{"name", "description", "parameters", "output"?, "latent"}``."""
+    described: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "latent": tool.latent,
+    }
+    if tool.output_schema is not None:
+        described["output"] = tool.output_schema
+    return described
+
+
+def _rewrite_refs(schema: Any, prefix: str) -> Any:
+    """Point ``#/$defs/X`` references at ``#/$defs/<prefix>X`` (defs are hoisted)."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                out[key] = "#/$defs/" + prefix + value[len("#/$defs/") :]
+            else:
+                out[key] = _rewrite_refs(value, prefix)
+        return out
+    if isinstance(schema, list):
+        return [_rewrite_refs(item, prefix) for item in schema]
+    return schema
+
+
+def _hoist(schema: Mapping[str, Any], prefix: str, defs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` whose ``$defs`` move into ``defs`` as ``<prefix><name>``,
+    with its ``#/$defs/...`` references rewritten to match."""
+    copied: dict[str, Any] = _rewrite_refs(copy.deepcopy(dict(schema)), prefix)
+    for name, definition in (copied.pop("$defs", None) or {}).items():
+        defs[prefix + name] = definition
+    return copied
+
+
+def _nullable(schema: Mapping[str, Any] | None, defs: dict[str, Any]) -> dict[str, Any]:
+    if schema is None:
+        return {}
+    return {"anyOf": [_hoist(schema, "output.", defs), {"type": "null"}]}
+
+
+def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
+    prefix = f"{tool.name}."
+    parameters = _hoist(tool.parameters, prefix, defs)
+    properties: dict[str, Any] = {"_tool": {"const": tool.name}}
+    for name, schema in (parameters.get("properties") or {}).items():
+        properties[name] = {"anyOf": [schema, _EXPRESSION]}
+    properties["_outputPath"] = _EXPRESSION
+    properties["_outputMethod"] = {"enum": ["set", "merge", "assign", "push", "concat", "erase"]}
+    properties["_instance"] = {"type": "string"}
+    properties["_id"] = {"type": ["string", "integer"]}
+    properties["_reasoningForCall"] = {"type": "string"}
+    required = ["_tool", *(parameters.get("required") or [])]
+    if tool.latent and not tool.delegate and mode == "eager":
+        output = tool.output_schema
+        properties["_output"] = _hoist(output, f"{prefix}output.", defs) if output else {}
+    item: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    extra = parameters.get("additionalProperties", True)
+    item["additionalProperties"] = extra is not False
+    if tool.description:
+        item["description"] = tool.description
+    return item
+
+
+def solution_schema(
+    tools: Registry,
+    output_schema: Mapping[str, Any] | None = None,
+    *,
+    mode: Literal["eager", "lazy"] = "eager",
+) -> dict[str, Any]:
+    """The JSON schema (draft 2020-12) of a :class:`Solution` for ``tools``.
+
+    ``calls`` items are ``anyOf`` one object schema per tool; each argument
+    accepts its own schema or an expression string (``^†``).  ``output`` is
+    ``output_schema`` or ``null`` (any JSON value or ``null`` when no schema is
+    given).  Tools' ``$defs`` are hoisted to the top as ``<tool>.<name>``.
+
+    >>> from obelisk.interpreter.tools.registry import Registry
+    >>> from obelisk.interpreter.tools.tool import Tool
+    >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
+    >>> schema["properties"]["output"]
+    {'anyOf': [{'type': 'string'}, {'type': 'null'}]}
+    >>> schema["properties"]["calls"]["items"]["anyOf"][0]["properties"]["_tool"]
+    {'const': 'ask'}
+    """
+    defs: dict[str, Any] = {}
+    items = [_call_item(tool, mode, defs) for tool in tools]
+    calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else False}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"calls": calls, "output": _nullable(output_schema, defs)},
+        "required": ["calls", "output"],
+        "additionalProperties": False,
+    }
+    if defs:
+        schema["$defs"] = defs
+    return schema

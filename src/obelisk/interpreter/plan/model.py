@@ -1,0 +1,231 @@
+"""The plan model: :class:`Plan`, :class:`Call` and their parts (docs/language.md).
+
+These are the inspectable output of parsing (:func:`obelisk.interpreter.plan.parse_plan`);
+pydantic models, frozen.  ``Plan.to_json()`` writes a plan back as JSON equal to
+what was parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict
+
+from obelisk.errors import Diagnostic
+from obelisk.grammar import Alternatives, Escaped, Expression, Reference
+
+__all__ = [
+    "META_KEYS",
+    "ArgumentExpression",
+    "Call",
+    "OutputMethod",
+    "Plan",
+    "PlanMode",
+    "format_argument_path",
+    "iter_references",
+    "new_call",
+    "OUTPUT_METHODS",
+    "ROUND_TRIP_KEYS",
+]
+
+OutputMethod = Literal["set", "merge", "assign", "push", "concat", "erase"]
+PlanMode = Literal["eager", "lazy"]
+OUTPUT_METHODS: tuple[str, ...] = get_args(OutputMethod)
+META_KEYS = (
+    "_tool",
+    "_outputPath",
+    "_outputMethod",
+    "_output",
+    "_instance",
+    "_id",
+    "_reasoningForCall",
+)
+ROUND_TRIP_KEYS = ("_id", "_outputPath", "_outputMethod", "_instance", "_reasoningForCall")
+_IDENTIFIER = re.compile(r"[^\W\d][\w\-]*")
+
+
+def format_argument_path(parts: tuple[str | int, ...], root: str = "args") -> str:
+    """Render an argument path: ``("customer", "id")`` -> ``"args.customer.id"``.
+
+    Integers become ``[i]``; keys that are not identifiers are quoted, as in
+    ``args["a b"]``.
+    """
+    text = root
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _IDENTIFIER.fullmatch(part):
+            text += "." + part
+        else:
+            text += "[" + json.dumps(part, ensure_ascii=False) + "]"
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentExpression:
+    """One expression found inside a call's arguments.
+
+    ``path`` is where it sits inside the arguments object (``("customer", "id")``);
+    ``text`` is the original string; ``expression`` the parsed node (an
+    :class:`~obelisk.grammar.Escaped` for ``††`` literals).
+    """
+
+    path: tuple[str | int, ...]
+    text: str
+    expression: Expression | Escaped
+
+    @property
+    def argument_path(self) -> str:
+        """``"args.customer.id"``-style path used in diagnostics."""
+        return format_argument_path(self.path)
+
+    @property
+    def is_whole_argument(self) -> bool:
+        """True when the expression is the whole value of a top-level argument."""
+        return len(self.path) == 1
+
+
+class Call(BaseModel):
+    """One tool call of a plan (docs/language.md).
+
+    ``arguments`` holds the argument values exactly as written (expressions are
+    still strings there); ``expressions`` lists every expression found in them,
+    parsed, with its location; ``target`` is the parsed ``_outputPath``.
+    ``has_output`` tells a latent call's ``_output`` (which may be ``null``)
+    from an absent one.  ``extra`` keeps unknown ``_keys``, and ``written_meta``
+    the known meta-properties exactly as written (``"_outputMethod": "set"``,
+    ``"_id": null``), so that serializing gives back equal JSON.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    index: int
+    tool: str
+    arguments: dict[str, Any] = {}
+    output_path: str | None = None
+    output_method: OutputMethod = "set"
+    has_output: bool = False
+    output: Any = None
+    instance: str | None = None
+    id: str | int | None = None
+    reasoning: str | None = None
+    extra: dict[str, Any] = {}
+    written_meta: dict[str, Any] = {}
+    expressions: tuple[ArgumentExpression, ...] = ()
+    target: Expression | None = None
+
+    @property
+    def label(self) -> str:
+        """How the call is named in every message: ``#3 issueRefund`` or
+        ``#3 issueRefund (refund-1)`` when it has an ``_id``."""
+        if self.id is None:
+            return f"#{self.index} {self.tool}"
+        return f"#{self.index} {self.tool} ({self.id})"
+
+    @property
+    def alternatives(self) -> tuple[tuple[Reference, ...], ...]:
+        """The output alternatives, each a tuple of fan-out targets (docs/language.md).
+
+        ``†a || †b && †c`` gives ``((†a,), (†b, †c))``; no ``_outputPath`` gives ``()``.
+        """
+        target = self.target
+        if target is None:
+            return ()
+        options = target.options if isinstance(target, Alternatives) else (target,)
+        return tuple(option.references for option in options)
+
+    def to_data(self) -> dict[str, Any]:
+        """The call as a JSON object (a ``dict``), as it would appear in a plan."""
+        data: dict[str, Any] = {"_tool": self.tool}
+        if "_id" in self.written_meta or self.id is not None:
+            data["_id"] = self.written_meta.get("_id", self.id)
+        data.update(self.arguments)
+        values = {
+            "_outputPath": self.output_path,
+            "_outputMethod": None if self.output_method == "set" else self.output_method,
+            "_instance": self.instance,
+            "_reasoningForCall": self.reasoning,
+        }
+        for key, value in values.items():
+            if key in self.written_meta:
+                data[key] = self.written_meta[key]
+            elif value is not None:
+                data[key] = value
+        if self.has_output:
+            data["_output"] = self.output
+        data.update(self.extra)
+        return data
+
+
+class Plan(BaseModel):
+    """A parsed plan: its calls in order, its mode and the warnings found parsing it.
+
+    ``form`` remembers which of the three input shapes it came in
+    (``"list"``, ``"object"`` or ``"message"``) so that :meth:`to_json` writes the
+    same shape back.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: tuple[Call, ...]
+    mode: PlanMode | None = None
+    form: Literal["list", "object", "message"] = "list"
+    mode_written: bool = False
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self) -> Iterator[Call]:  # type: ignore[override]
+        return iter(self.calls)
+
+    def __getitem__(self, index: int) -> Call:
+        return self.calls[index]
+
+    def to_data(self) -> list[Any] | dict[str, Any]:
+        """The plan as a decoded JSON value, in the shape it was parsed from."""
+        calls = [call.to_data() for call in self.calls]
+        if self.form == "list":
+            return calls
+        if self.form == "object":
+            data: dict[str, Any] = {"calls": calls}
+            if self.mode is not None or self.mode_written:
+                data["mode"] = self.mode
+            return data
+        message: dict[str, Any] = {"type": "plan", "plan": calls}
+        if self.mode is not None or self.mode_written:
+            message["mode"] = self.mode
+        return message
+
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text of the plan; ``parse_plan(plan.to_json()) == plan``."""
+        return json.dumps(self.to_data(), ensure_ascii=False, indent=indent)
+
+
+_CALL_FIELDS = frozenset(Call.model_fields)
+
+
+def new_call(values: dict[str, Any]) -> Call:
+    """Build a :class:`Call` from already-validated values, every field given.
+
+    Equivalent to ``Call.model_construct(**values)`` (which spends most of its
+    time on defaults we never need) at about a quarter of the cost; this is the
+    hot path of parsing large plans (benchmarks/check_throughput.py).
+    """
+    call = Call.__new__(Call)
+    object.__setattr__(call, "__dict__", values)
+    object.__setattr__(call, "__pydantic_fields_set__", _CALL_FIELDS)
+    object.__setattr__(call, "__pydantic_extra__", None)
+    object.__setattr__(call, "__pydantic_private__", None)
+    return call
+
+
+def iter_references(expression: Expression | Escaped) -> tuple[Reference, ...]:
+    """Every reference inside an expression (none for an escaped literal)."""
+    if isinstance(expression, Escaped):
+        return ()
+    return expression.references

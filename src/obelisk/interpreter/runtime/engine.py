@@ -1,0 +1,466 @@
+"""The scheduler: runs each call the moment its inputs are settled (docs/semantics.md).
+
+A call is *ready* when every call that may write what it reads has committed.
+Then its expressions are evaluated (``||`` fallback, ``&&`` gate, ``[*]``); a
+missing required read skips it, with a reason naming the path and who did not
+write it.  Otherwise its arguments are validated and the tool runs: async tools
+on the event loop, sync tools in worker threads, under a global ``concurrency``
+limit and per-tool ``capacity``; calls ready together are dispatched in plan
+order.  Per-tool ``timeout`` and ``retry`` (tenacity) apply before a call counts
+as failed.
+
+Determinism (docs/semantics.md): a call's writes *commit* only after every earlier
+call (in plan order) that writes an overlapping path in the same layer has
+committed, and its dependents become ready on commit.  So the state, and every
+value read, depend on the plan, the inputs and the tool results, never on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import heapq
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from obelisk.errors import (
+    ArgumentValidationError,
+    OutcomeError,
+    OutputValidationError,
+    StateWriteError,
+)
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.plan.model import Call, Plan
+from obelisk.interpreter.runtime.commit_order import commit_ranks
+from obelisk.interpreter.runtime.events import (
+    CallFailed,
+    CallReady,
+    CallSkipped,
+    CallStarted,
+    CallSucceeded,
+    Event,
+    RunFinished,
+    RunStarted,
+    StateWritten,
+)
+from obelisk.interpreter.runtime.invoke import Invoker
+from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, writes_for
+from obelisk.interpreter.runtime.records import CallRecord, RunResult, RunStatus
+from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
+from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool
+
+__all__ = ["Engine", "LatentRunner", "Listener"]
+
+Listener = Callable[[Event], None]
+
+
+class LatentRunner(Protocol):
+    """Runs the latent calls the engine cannot: the execution loop's sub-requests
+    (docs/loop.md).  ``accepts(tool)`` says which latent tools it runs (a latent
+    call with ``_output`` is always written inline); ``run`` returns the result
+    (an :class:`Outcome` to choose an alternative) or raises to fail the call."""
+
+    def accepts(self, tool: Tool) -> bool: ...
+
+    async def run(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any: ...
+
+
+class Engine:
+    """Runs one checked plan against a :class:`State` (use :func:`obelisk.run`).
+
+    With ``growing=True`` the plan may grow while it runs (streaming dispatch):
+    :meth:`append` adds the next call, :meth:`hold` and :meth:`release` keep a
+    call from starting or let it go, :meth:`reject` settles a call as skipped
+    without running it, and :meth:`run` returns only after :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        graph: PlanGraph,
+        registry: Registry,
+        state: State,
+        *,
+        concurrency: int = 64,
+        fail_fast: bool = False,
+        listeners: tuple[Listener, ...] = (),
+        latent: LatentRunner | None = None,
+        growing: bool = False,
+    ) -> None:
+        self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
+        self.latent = latent
+        self.concurrency = concurrency
+        self.fail_fast = fail_fast
+        self.listeners = listeners
+        self.records = [CallRecord(c.index, c.id, c.tool) for c in plan.calls]
+        self._waiting = [len(preds) for preds in graph.predecessors]
+        self._rank = commit_ranks(graph)
+        self._blockers = [self._blockers_of(c) for c in plan.calls]
+        self._ready: list[int] = []
+        self._executed: list[int] = []  # calls run but not yet committed
+        self._succeeded: set[int] = set()
+        self._pending: dict[int, Writes] = {}
+        self._committed = [False] * len(plan.calls)
+        self._committed_count = 0
+        self._written: dict[int, list[str]] = {}
+        self._running: dict[int, asyncio.Task[None]] = {}
+        self._per_tool: dict[str, int] = {}
+        self._stopping: str | None = None
+        self._invoker = Invoker(threads=min(concurrency, 64))
+        self._done: asyncio.Future[None] | None = None
+        self._started = [False] * len(plan.calls)
+        self._held: set[int] = set()
+        self._closed = not growing
+
+    # -- set-up ------------------------------------------------------------------
+    def _blockers_of(self, call: Call) -> tuple[int, ...]:
+        """Calls earlier in the commit order whose overlapping writes in the same layer
+        must commit before this call's writes do (docs/semantics.md)."""
+        found: set[int] = set()
+        mine = self._rank[call.index]
+        for write in self.graph.writes[call.index]:
+            for other in self.graph.index.overlapping(write.key):
+                if self._rank[other.call] < mine and other.instance == write.instance:
+                    found.add(other.call)
+        return tuple(sorted(found))
+
+    def _emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    # -- a plan that grows while it runs (growing=True) ----------------------------
+    def append(self, plan: Plan, graph: PlanGraph) -> int:
+        """Grow the plan by one call: ``plan`` is the current plan plus its new last
+        call, ``graph`` its dependency graph.  Returns the new call's index.
+
+        The new call commits after every call before it (its commit rank is its
+        index); calls that have not started and read what it writes now wait for
+        it too.  It does not start until :meth:`release`; :meth:`reject` settles it.
+        """
+        index = len(self.records)
+        assert len(plan.calls) == index + 1, "append adds exactly one call"
+        call = plan.calls[index]
+        self.plan, self.graph = plan, graph
+        self.records.append(CallRecord(index, call.id, call.tool))
+        self._committed.append(False)
+        self._started.append(False)
+        self._rank.append(index)
+        self._held.add(index)
+        self._waiting.append(sum(1 for p in graph.predecessors[index] if not self._committed[p]))
+        self._blockers.append(
+            tuple(b for b in self._blockers_of(call) if not graph.reaches(index, b))
+        )
+        for reader in graph.successors[index]:
+            if self._started[reader] or self._committed[reader]:
+                continue
+            if reader in self._ready:
+                self._ready.remove(reader)
+                heapq.heapify(self._ready)
+            self._waiting[reader] += 1
+        return index
+
+    def unstarted(self, index: int) -> bool:
+        """True while call ``index`` has neither started nor settled."""
+        return not (self._started[index] or self._committed[index])
+
+    def started(self, index: int) -> bool:
+        """True once call ``index`` has started (its reads are taken)."""
+        return self._started[index]
+
+    def held(self, index: int) -> bool:
+        """True while call ``index`` is held back (see :meth:`hold`)."""
+        return index in self._held
+
+    def waiting(self, index: int) -> bool:
+        """True while some call that may write what call ``index`` reads has not settled."""
+        return self._waiting[index] > 0
+
+    def hold(self, index: int) -> None:
+        """Keep call ``index`` from starting until :meth:`release` (a call that has
+        started or settled is left alone)."""
+        if not self.unstarted(index):
+            return
+        self._held.add(index)
+        if index in self._ready:
+            self._ready.remove(index)
+            heapq.heapify(self._ready)
+
+    def release(self, index: int) -> None:
+        """Let call ``index`` start once its inputs are settled; dispatches."""
+        self._held.discard(index)
+        if self.unstarted(index) and self._waiting[index] == 0 and index not in self._ready:
+            self._make_ready(index)
+        self._dispatch()
+        self._check_done()
+
+    def reject(self, index: int, reason: str) -> None:
+        """Settle call ``index`` as skipped with ``reason``, without running it."""
+        if not self.unstarted(index):
+            return
+        self._held.discard(index)
+        if index in self._ready:
+            self._ready.remove(index)
+            heapq.heapify(self._ready)
+        record = self.records[index]
+        record.status, record.reason = "skipped", reason
+        record.started = record.finished = time.time()
+        self._started[index] = True
+        if self.listeners:
+            self._emit(CallSkipped(record.finished, index, record.tool, reason))
+        self._finish(index, [])
+
+    def close(self) -> None:
+        """No more calls will be appended: :meth:`run` returns once all have settled."""
+        self._closed = True
+        self._dispatch()
+        self._check_done()
+
+    # -- the loop ----------------------------------------------------------------
+    async def run(self) -> RunResult:
+        """Run every call; returns the :class:`RunResult` (never raises for tool errors)."""
+        self._done = asyncio.get_running_loop().create_future()
+        if self.listeners:
+            self._emit(RunStarted(time.time(), len(self.records)))
+        for index, waiting in enumerate(self._waiting):
+            if waiting == 0:
+                self._make_ready(index)
+        self._dispatch()
+        self._check_done()
+        try:
+            await self._done
+        finally:
+            for task in list(self._running.values()):
+                task.cancel()
+            self._invoker.close()
+        status = self._status()
+        if self.listeners:
+            self._emit(RunFinished(time.time(), status))
+        state = self.state
+        documents = {kind: state.document(kind) for kind in state.kinds}
+        return RunResult(
+            status=status,
+            state=documents.get("state") or {},
+            calls=tuple(self.records),
+            log=tuple(state.log),
+            documents=documents,
+            instances={name: state.document("state", name) for name in state.instances},
+        )
+
+    def _status(self) -> RunStatus:
+        statuses = {record.status for record in self.records}
+        if "failed" in statuses or "cancelled" in statuses:
+            return "failed"
+        if "pending_latent" in statuses:
+            return "partial"
+        return "completed"
+
+    def _make_ready(self, index: int) -> None:
+        # held, or settled already (a member of a refused cycle may be freed after it)
+        if index in self._held or self._started[index] or self._committed[index]:
+            return
+        if self.listeners:
+            self._emit(CallReady(time.time(), index, self.records[index].tool))
+        heapq.heappush(self._ready, index)
+
+    def _dispatch(self) -> None:
+        deferred: list[int] = []
+        while self._ready and len(self._running) < self.concurrency and not self._stopping:
+            index = heapq.heappop(self._ready)
+            tool = self.registry.get(self.plan.calls[index].tool)
+            if (
+                tool is not None
+                and tool.capacity is not None
+                and self._per_tool.get(tool.name, 0) >= tool.capacity
+            ):
+                deferred.append(index)
+                continue
+            self._start(index, tool)
+        for index in deferred:
+            heapq.heappush(self._ready, index)
+
+    def _check_done(self) -> None:
+        assert self._done is not None
+        if self._done.done() or not self._closed:
+            return
+        if self._committed_count == len(self.records):
+            self._done.set_result(None)
+        elif self._stopping and not self._running:
+            for record in self.records:
+                if record.status == "waiting" and record.index not in self._pending:
+                    record.status, record.reason = "cancelled", self._stopping
+                    self._committed[record.index] = True  # nothing of it will ever come
+                    self._committed_count += 1
+            self._flush()
+            self._done.set_result(None)
+
+    # -- one call -----------------------------------------------------------------
+    def _start(self, index: int, tool: Tool | None) -> None:
+        call, record = self.plan.calls[index], self.records[index]
+        self._started[index] = True
+        assert tool is not None, "a checked plan names only registered tools"
+        arguments, missing = resolve_arguments(call, self.state)
+        reason = (
+            None
+            if missing is None
+            else explain_skip(call, missing, self.graph, self.records, self._written)
+        )
+        if reason is not None:
+            record.status, record.reason = "skipped", reason
+            record.started = record.finished = time.time()
+            if self.listeners:
+                self._emit(CallSkipped(record.finished, index, call.tool, reason))
+            self._finish(index, [])
+            return
+        assert arguments is not None
+        record.arguments = arguments
+        record.started = time.time()
+        if self.listeners:
+            self._emit(CallStarted(record.started, index, call.tool, arguments))
+        if tool.latent and (
+            call.has_output or self.latent is None or not self.latent.accepts(tool)
+        ):
+            self._run_latent(call, tool, record)
+            return
+        self._per_tool[tool.name] = self._per_tool.get(tool.name, 0) + 1
+        task = asyncio.ensure_future(self._execute(call, tool, record, arguments))
+        self._running[index] = task
+        task.add_done_callback(functools.partial(self._on_task_done, index, tool.name))
+
+    def _run_latent(self, call: Call, tool: Tool, record: CallRecord) -> None:
+        record.finished = time.time()
+        if not call.has_output:
+            record.status = "pending_latent"
+            record.reason = "latent call without _output: the execution loop must run it"
+            self._finish(call.index, [])
+            return
+        try:
+            pending = writes_for(call, tool, call.output)
+        except (OutcomeError, OutputValidationError) as exc:
+            self._fail(record, exc)
+            self._finish(call.index, [])
+            return
+        record.output = call.output
+        self._finish(call.index, pending, succeeded=True)
+
+    async def _execute(
+        self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
+    ) -> None:
+        if any(isinstance(value, (dict, list)) for value in arguments.values()):
+            arguments = copy.deepcopy(arguments)  # the tool may mutate what it gets
+        try:
+            validated = tool.validate_arguments(arguments)
+        except ArgumentValidationError as exc:
+            self._fail(record, exc)
+            self._finish(call.index, [])
+            return
+        try:
+            if tool.latent:
+                assert self.latent is not None
+                record.attempts += 1
+                output = await self.latent.run(call, tool, validated)
+            else:
+                output = await self._invoker.invoke(tool, record, validated)
+        except asyncio.CancelledError:
+            record.status, record.finished = "cancelled", time.time()
+            record.reason = self._stopping or "cancelled"
+            self._finish(call.index, [])
+            raise
+        except Exception as exc:
+            record.finished = time.time()
+            error = error_record(exc)
+            arm = error_arm(call, tool, error)
+            if arm is not None:  # the plan handles the failure: still a success
+                record.error, record.output = error, None
+                self._finish(call.index, arm, succeeded=True)
+            else:
+                self._fail(record, exc)
+                self._finish(call.index, [])
+            return
+        record.finished = time.time()
+        try:
+            pending = writes_for(call, tool, output)
+        except (OutcomeError, OutputValidationError) as exc:
+            self._fail(record, exc)
+            self._finish(call.index, [])
+            return
+        record.output = output.value if isinstance(output, Outcome) else output
+        self._finish(call.index, pending, succeeded=True)
+
+    def _fail(self, record: CallRecord, exc: BaseException) -> None:
+        record.status, record.error = "failed", error_record(exc)
+        record.finished = record.finished or time.time()
+        if self.listeners:
+            self._emit(CallFailed(record.finished, record.index, record.tool, record.error))
+        if self.fail_fast and not self._stopping:
+            self._stopping = f"not run: fail_fast after {record.label} failed"
+            for index, task in self._running.items():
+                if index != record.index:
+                    task.cancel()
+
+    def _on_task_done(self, index: int, tool_name: str, task: asyncio.Task[None]) -> None:
+        self._running.pop(index, None)
+        self._per_tool[tool_name] -= 1
+        if not task.cancelled() and task.exception() is not None:  # an engine bug: surface it
+            assert self._done is not None
+            if not self._done.done():
+                self._done.set_exception(task.exception())  # type: ignore[arg-type]
+            return
+        self._dispatch()
+        self._check_done()
+
+    # -- commit, in plan order among overlapping writers --------------------------
+    def _finish(self, index: int, pending: Writes, *, succeeded: bool = False) -> None:
+        """A call is done running: its writes wait for its blockers, then commit."""
+        self._pending[index] = pending
+        if succeeded:
+            self._succeeded.add(index)
+        self._executed.append(index)
+        self._flush()
+        self._dispatch()
+        self._check_done()
+
+    def _flush(self) -> None:
+        """Commit every finished call whose blockers have all committed."""
+        progressed = True
+        while progressed:
+            progressed = False
+            for candidate in sorted(self._executed, key=self._rank.__getitem__):
+                blockers = self._blockers[candidate]
+                if not self._pending[candidate] or all(self._committed[b] for b in blockers):
+                    self._executed.remove(candidate)
+                    self._commit(candidate)
+                    progressed = True
+                    break
+
+    def _commit(self, index: int) -> None:
+        """Apply a call's writes, all or nothing, then let its dependents go."""
+        call, record = self.plan.calls[index], self.records[index]
+        pending = self._pending.pop(index)
+        written: list[str] = []
+        if index in self._succeeded:
+            succeeded_at = time.time()  # before the writes, so event times never go back
+            try:
+                entries = self.state.write_many(
+                    pending, call.output_method, call=index, instance=call.instance
+                )
+            except StateWriteError as exc:
+                self._fail(record, exc)
+            else:
+                record.status = "succeeded"
+                written = [entry.path for entry in entries]
+                if self.listeners:
+                    self._emit(CallSucceeded(succeeded_at, index, call.tool, record.output))
+                    for entry in entries:
+                        self._emit(StateWritten(entry.time, entry))
+        self._written[index] = written
+        self._committed[index] = True
+        self._committed_count += 1
+        for successor in self.graph.successors[index]:
+            self._waiting[successor] -= 1
+            if self._waiting[successor] == 0 and not self._stopping:
+                self._make_ready(successor)

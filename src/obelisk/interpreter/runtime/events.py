@@ -1,0 +1,129 @@
+"""Typed run events, for subscribers and JSON-lines traces (docs/semantics.md).
+
+Every event has ``time`` (seconds since the epoch) and ``to_dict()`` gives
+``{"event", ..., "time"}`` with ``event`` one of ``run_started``, ``call_ready``,
+``call_started``, ``call_succeeded``, ``call_failed``, ``call_skipped``,
+``state_written``, ``run_finished``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from obelisk.interpreter.runtime.records import RunStatus
+from obelisk.interpreter.runtime.state import WriteEntry
+
+__all__ = [
+    "CallFailed",
+    "CallReady",
+    "CallSkipped",
+    "CallStarted",
+    "CallSucceeded",
+    "Event",
+    "RunFinished",
+    "RunStarted",
+    "StateWritten",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of the typed events; ``time`` is seconds since the epoch."""
+
+    time: float
+
+    @property
+    def event(self) -> str:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"event": self.event}
+        for name in self.__slots__:
+            data[name] = getattr(self, name)
+        data["time"] = self.time
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted(Event):
+    calls: int
+
+    @property
+    def event(self) -> str:
+        return "run_started"
+
+
+@dataclass(frozen=True, slots=True)
+class CallReady(Event):
+    call: int
+    tool: str
+
+    @property
+    def event(self) -> str:
+        return "call_ready"
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted(Event):
+    call: int
+    tool: str
+    arguments: dict[str, Any]
+
+    @property
+    def event(self) -> str:
+        return "call_started"
+
+
+@dataclass(frozen=True, slots=True)
+class CallSucceeded(Event):
+    call: int
+    tool: str
+    output: Any
+
+    @property
+    def event(self) -> str:
+        return "call_succeeded"
+
+
+@dataclass(frozen=True, slots=True)
+class CallFailed(Event):
+    call: int
+    tool: str
+    error: dict[str, Any]
+
+    @property
+    def event(self) -> str:
+        return "call_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CallSkipped(Event):
+    call: int
+    tool: str
+    reason: str
+
+    @property
+    def event(self) -> str:
+        return "call_skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class StateWritten(Event):
+    entry: WriteEntry
+
+    @property
+    def event(self) -> str:
+        return "state_written"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.event, **self.entry.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished(Event):
+    status: RunStatus
+
+    @property
+    def event(self) -> str:
+        return "run_finished"

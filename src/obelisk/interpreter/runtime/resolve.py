@@ -1,0 +1,117 @@
+"""Evaluating a call's expressions against the state, and why a call is skipped.
+
+docs/language.md in input position: ``a || b`` is a fallback (the first that
+exists), ``a && b`` a gate (all must exist; the value is the last), ``[*]``
+yields a list; existence, not truthiness, decides.  docs/semantics.md: a call whose
+required read does not exist is skipped, and the reason names the path and the
+call that did not write it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from obelisk.grammar import Conjunction, Escaped, Expression, Reference
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.plan.model import Call
+from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.runtime.state import MISSING, State
+
+__all__ = ["evaluate", "explain_skip", "resolve_arguments"]
+
+Path = tuple[str | int, ...]
+
+
+def resolve_arguments(
+    call: Call, state: State
+) -> tuple[dict[str, Any] | None, list[Reference] | None]:
+    """``(arguments with every expression evaluated, None)``, or ``(None, missing)``
+    where ``missing`` lists the references that did not exist."""
+    values: dict[Path, Any] = {}
+    for argument in call.expressions:
+        node = argument.expression
+        if isinstance(node, Escaped):
+            values[argument.path] = str(node)
+            continue
+        value, missing = evaluate(node, state, call.instance)
+        if missing is not None:
+            return None, missing
+        values[argument.path] = value
+    if not values:
+        return {
+            name: copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+            for name, value in call.arguments.items()
+        }, None
+    return _substitute(call.arguments, values, ()), None
+
+
+def evaluate(
+    node: Expression, state: State, instance: str | None
+) -> tuple[Any, list[Reference] | None]:
+    """``(value, None)``, or ``(None, missing references)`` when the expression has no value."""
+    if isinstance(node, Reference):
+        value = state.read(node, instance)
+        return (None, [node]) if value is MISSING else (value, None)
+    if isinstance(node, Conjunction):
+        value = None
+        for part in node.parts:
+            value = state.read(part, instance)
+            if value is MISSING:
+                return None, [part]
+        return value, None
+    missing: list[Reference] = []
+    for option in node.options:
+        value, absent = evaluate(option, state, instance)
+        if absent is None:
+            return value, None
+        missing.extend(absent)
+    return None, missing
+
+
+def explain_skip(
+    call: Call,
+    missing: list[Reference],
+    graph: PlanGraph,
+    records: list[CallRecord],
+    written: dict[int, list[str]],
+) -> str:
+    """``†state.receipt was not written: #0 processPayment wrote †state.error``."""
+    reasons = []
+    for reference in missing:
+        writers: list[str] = []
+        for read, sources in zip(graph.reads[call.index], graph.sources[call.index], strict=True):
+            if read.reference is not reference:
+                continue
+            for source in sources:
+                writer = records[source.call]
+                if writer.status == "succeeded":
+                    wrote = written.get(source.call) or []
+                    what = " and ".join(wrote) if wrote else "nothing"
+                    text = f"{writer.label} wrote {what}"
+                elif writer.status == "pending_latent":
+                    text = f"{writer.label} is a latent call still pending"
+                else:
+                    text = f"{writer.label} {writer.status.replace('skipped', 'was skipped')}"
+                if text not in writers:
+                    writers.append(text)
+        if writers:
+            reasons.append(f"{reference} was not written: {'; '.join(writers)}")
+        elif reference.kind == "input":
+            reasons.append(f"{reference} is not in the input")
+        else:
+            reasons.append(f"{reference} does not exist and no call writes it")
+    return "; ".join(reasons)
+
+
+def _substitute(
+    value: Any, values: dict[tuple[str | int, ...], Any], path: tuple[str | int, ...]
+) -> Any:
+    """A copy of ``value`` with the evaluated expressions put in at their paths."""
+    if path in values:
+        return values[path]
+    if isinstance(value, dict):
+        return {key: _substitute(item, values, (*path, key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substitute(item, values, (*path, i)) for i, item in enumerate(value)]
+    return value

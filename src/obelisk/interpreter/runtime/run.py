@@ -1,0 +1,138 @@
+"""``obelisk.run``: check a plan, then run it (docs/semantics.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
+
+from obelisk.errors import UsageError
+from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.plan.parse import gc_paused
+from obelisk.interpreter.runtime.engine import Engine, Listener
+from obelisk.interpreter.runtime.events import Event
+from obelisk.interpreter.runtime.records import RunResult
+from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.registry import Registry
+
+__all__ = ["DEFAULT_CONCURRENCY", "run", "run_blocking", "run_sync"]
+
+T = TypeVar("T")
+
+DEFAULT_CONCURRENCY = 64
+"""Calls in flight at once unless ``concurrency=`` says otherwise."""
+
+EventHandlers = Callable[[Event], None] | Iterable[Callable[[Event], None]] | None
+
+
+def _listeners(on_event: EventHandlers) -> tuple[Listener, ...]:
+    if on_event is None:
+        return ()
+    if callable(on_event):
+        return (on_event,)
+    handlers = tuple(on_event)
+    if not all(callable(handler) for handler in handlers):
+        raise UsageError("on_event must be a callable or an iterable of callables")
+    return handlers
+
+
+async def run(
+    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    tools: Any,
+    input: Any = None,
+    state: Mapping[str, Any] | None = None,
+    *,
+    data: Mapping[str, Any] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    fail_fast: bool = False,
+    on_event: EventHandlers = None,
+) -> RunResult:
+    """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
+
+    ``input`` is the read-only input document, ``state`` the state to start from
+    (default ``{}``), ``data`` other data kinds by name.  ``concurrency`` caps the
+    calls in flight (count, >= 1); per-tool ``capacity`` caps further.  With
+    ``fail_fast=True`` the first failed call cancels the calls in flight and the
+    rest are ``cancelled``; by default independent branches go on (docs/semantics.md).
+    ``on_event`` receives every :class:`~obelisk.interpreter.runtime.events.Event`.
+
+    Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
+    anything runs when the plan has errors, and
+    :class:`~obelisk.errors.UsageError` for bad arguments.  Tool failures never
+    raise: they are in the result's call records, beside everything else that
+    was written.
+
+    >>> import asyncio, obelisk
+    >>> @obelisk.tool
+    ... def double(n: int) -> int:
+    ...     "Twice n."
+    ...     return 2 * n
+    >>> plan = [{"_tool": "double", "n": "†input.n", "_outputPath": "†state.twice"}]
+    >>> asyncio.run(obelisk.run(plan, [double], input={"n": 21})).state
+    {'twice': 42}
+    """
+    if type(concurrency) is not int or concurrency < 1:
+        raise UsageError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    listeners = _listeners(on_event)
+    registry = Registry.coerce(tools)
+    checked = check(plan, registry, input, state, data=data)
+    checked.raise_for_errors()
+    assert checked.plan is not None and checked.graph is not None
+    with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
+        engine = Engine(
+            checked.plan,
+            checked.graph,
+            registry,
+            State(state, input, data),
+            concurrency=concurrency,
+            fail_fast=fail_fast,
+            listeners=listeners,
+        )
+    result = await engine.run()
+    return dataclasses.replace(result, diagnostics=checked.diagnostics)
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` with ``asyncio.run``; the ``*_sync`` entry points use it.
+
+    Raises :class:`~obelisk.errors.UsageError` (and closes the coroutine) when an
+    event loop is already running in this thread: ``await`` the async form there.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise UsageError("run_sync() cannot be called from a running event loop; await run()")
+
+
+def run_sync(
+    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    tools: Any,
+    input: Any = None,
+    state: Mapping[str, Any] | None = None,
+    *,
+    data: Mapping[str, Any] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    fail_fast: bool = False,
+    on_event: EventHandlers = None,
+) -> RunResult:
+    """:func:`run` for code without an event loop (it starts one with ``asyncio.run``).
+
+    Raises :class:`~obelisk.errors.UsageError` when called from a running event
+    loop; ``await obelisk.run(...)`` there instead.
+    """
+    return run_blocking(
+        run(
+            plan,
+            tools,
+            input,
+            state,
+            data=data,
+            concurrency=concurrency,
+            fail_fast=fail_fast,
+            on_event=on_event,
+        )
+    )

@@ -1,0 +1,100 @@
+"""Tool options: names, outcomes, timeouts, capacities, retries, delegation.
+
+Documented in docs/language.md (outcomes), docs/semantics.md (capacity, timeouts,
+retries) and docs/loop.md (delegates).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from obelisk.errors import ToolDefinitionError
+from obelisk.interpreter.tools.validation import bad
+
+__all__ = ["SCOPES", "Outcome", "RetryPolicy", "check_options", "check_scopes"]
+
+Loc = tuple[str | int, ...]
+# Any visible name: no control characters, no surrounding whitespace.  Real
+# catalogs use spaces ("requestFirst Aid Assistance" in Seal-Tools).
+_NAME = re.compile(r"[^\s\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
+_NAME_RULE = "a non-empty string without control characters or surrounding whitespace"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often a failing call is tried again before it counts as failed (docs/semantics.md).
+
+    ``attempts``: total tries, at least 1.  ``backoff``: seconds before the second
+    try, doubling for each further one (exponential backoff, no jitter).
+    ``retry_on``: exception types that are retried; others fail at once.  A
+    timeout (``TimeoutError``) is retried when it is listed.  Applied by the
+    engine with tenacity.  Raises :class:`ToolDefinitionError` for bad values.
+    """
+
+    attempts: int = 3
+    backoff: float = 0.0
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
+
+    def __post_init__(self) -> None:
+        if type(self.attempts) is not int or self.attempts < 1:
+            raise ToolDefinitionError(
+                f"retry attempts must be an integer >= 1, got {self.attempts!r}"
+            )
+        if type(self.backoff) not in (int, float) or self.backoff < 0:
+            raise ToolDefinitionError(f"retry backoff must be >= 0 seconds, got {self.backoff!r}")
+        types = self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
+        if not types or not all(
+            isinstance(t, type) and issubclass(t, BaseException) for t in types
+        ):
+            raise ToolDefinitionError(f"retry_on must be exception types, got {self.retry_on!r}")
+        object.__setattr__(self, "retry_on", types)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A tool result that picks its output alternative (docs/language.md).
+
+    ``k`` is the 0-based index of the alternative in the call's ``_outputPath``
+    (``a || b || c``) or a name the tool declares in ``outcomes=``; ``value`` is
+    the JSON value written there.
+    """
+
+    k: int | str
+    value: Any
+
+
+def check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ToolDefinitionError(f"invalid tool name {name!r}: must be {_NAME_RULE}")
+    outs = list(outcomes) if isinstance(outcomes, (list, tuple)) else None
+    if (
+        outs is None
+        or not all(o and isinstance(o, str) for o in outs)
+        or len(set(outs)) < len(outs)
+    ):
+        raise bad(name, f"outcomes must be a list of unique non-empty strings, got {outcomes!r}")
+    number = (int, float)
+    if timeout is not None and (type(timeout) not in number or not timeout > 0):
+        raise bad(name, f"timeout must be a positive number of seconds, got {timeout!r}")
+    if capacity is not None and (type(capacity) is not int or capacity < 1):
+        raise bad(name, f"capacity must be an integer >= 1, got {capacity!r}")
+    if not isinstance(pure, bool):
+        raise bad(name, f"pure must be true or false, got {pure!r}")
+
+
+SCOPES = ("data", "state", "text")
+"""Parent context a delegate's sub-request may take (``_scopes``, docs/loop.md):
+``state`` the parent's current state, ``data`` its data documents, ``text`` its
+instructions.  The sub-request's input is always the call's arguments."""
+
+
+def check_scopes(name: str, scopes: Any) -> tuple[str, ...]:
+    """``scopes`` as a tuple; raises :class:`ToolDefinitionError` for unknown ones."""
+    if isinstance(scopes, str) or not isinstance(scopes, (list, tuple)):
+        raise bad(name, f"scopes must be a list drawn from {list(SCOPES)}, got {scopes!r}")
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown:
+        raise bad(name, f"unknown scope {unknown[0]!r}; scopes are {', '.join(SCOPES)}")
+    return tuple(dict.fromkeys(scopes))

@@ -1,0 +1,385 @@
+"""Tools: what a plan's ``_tool`` names (docs/language.md, docs/architecture.md).
+
+A :class:`Tool` is a function, or a latent (schema-only) description, plus the JSON
+schemas of its arguments and result and the options the scheduler honours
+(docs/semantics.md).  :func:`tool` declares one from a Python function; :class:`Registry` holds
+the tools a plan may call.  Declaration problems raise
+:class:`~obelisk.errors.ToolDefinitionError`; bad argument values raise
+:class:`ArgumentValidationError` (code ``invalid_argument``, docs/diagnostics.md).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from pydantic import Field, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from obelisk.errors import ArgumentProblem, ArgumentValidationError, ToolDefinitionError
+from obelisk.interpreter.tools.options import Outcome, RetryPolicy, check_options, check_scopes
+from obelisk.interpreter.tools.validation import (
+    bad,
+    pydantic_problems,
+    schema_problems,
+    validator_for,
+)
+
+__all__ = ["Tool", "tool"]
+
+_OPTIONS = ("outcomes", "timeout", "capacity", "pure")
+
+
+def _adapter(tool_name: str, what: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        return adapter, adapter.json_schema()
+    except Exception as exc:
+        reason = str(exc).strip().split("\n")[0].split(". ")[0].rstrip(".")
+        raise bad(tool_name, f"{what} has no JSON schema: {reason}") from None
+
+
+@dataclass(eq=False, repr=False, slots=True)
+class Tool:
+    """A callable tool, or a latent (schema-only) one (docs/language.md, docs/loop.md).
+
+    Build with :meth:`from_function` / :func:`tool` or :meth:`from_schema`.
+
+    - ``parameters``: JSON schema of the arguments object, ``{"type": "object",
+      "properties", "required", "additionalProperties": false, "$defs"?}``
+      (``additionalProperties`` is absent or a schema when extra names are allowed).
+    - ``output_schema``: JSON schema of the result; ``None`` = unknown.
+    - ``function``: ``None`` for a latent tool, whose result the model writes.
+    - ``outcomes``: names usable as :class:`Outcome` ``k`` (docs/language.md).
+    - ``timeout``: seconds per attempt; ``capacity``: max concurrent calls;
+      ``None`` = no limit (docs/semantics.md).  ``pure``: no side effects.
+    - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
+    - ``delegate``: a latent tool whose call runs as an isolated sub-request of
+      the execution loop (docs/loop.md); ``scopes`` names the parent context it
+      takes (``state``, ``data``, ``text``; its input is always the arguments).
+    - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
+      ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
+    """
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    output_schema: dict[str, Any] | None = None
+    function: Callable[..., Any] | None = None
+    outcomes: tuple[str, ...] = ()
+    timeout: float | None = None
+    capacity: int | None = None
+    pure: bool = False
+    retry: RetryPolicy | None = None
+    delegate: bool = False
+    scopes: tuple[str, ...] = ()
+    parameter_names: tuple[str, ...] = field(init=False)
+    required: frozenset[str] = field(init=False)
+    accepts_extra: bool = field(init=False)
+    is_async: bool = field(init=False)
+    _adapters: dict[str, TypeAdapter[Any]] = field(init=False, default_factory=dict)
+    _extra_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
+    _output_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
+    _validator: Any = field(init=False, default=None)
+    _output_validator: Any = field(init=False, default=None)
+    _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
+        self.outcomes = tuple(self.outcomes)
+        self.scopes = check_scopes(self.name, self.scopes)
+        if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: delegate must be true or false, and only on a latent tool"
+            )
+        self.timeout = None if self.timeout is None else float(self.timeout)
+        self.parameter_names = tuple(self.parameters.get("properties") or ())
+        self.required = frozenset(self.parameters.get("required") or ())
+        self.accepts_extra = self.parameters.get("additionalProperties", True) is not False
+        if self.function is None:  # schema-only: validate with jsonschema
+            self._validator = validator_for(self.parameters, self.name, "parameters")
+            if self.output_schema is not None:
+                self._output_validator = validator_for(
+                    self.output_schema, self.name, "output_schema"
+                )
+        call = getattr(self.function, "__call__", None)  # noqa: B004
+        self.is_async = inspect.iscoroutinefunction(self.function) or (
+            self.function is not None and inspect.iscoroutinefunction(call)
+        )
+
+    @property
+    def latent(self) -> bool:
+        """True for a schema-only tool (no function; the model produces the result)."""
+        return self.function is None
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        outcomes: Iterable[str] = (),
+        timeout: float | None = None,
+        capacity: int | None = None,
+        pure: bool = False,
+        output_schema: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> Tool:
+        """Declare a tool from a sync or async function's signature, via pydantic.
+
+        ``name`` defaults to ``fn.__name__``, ``description`` to the docstring.
+        Unannotated parameters take any JSON value; parameters with defaults are
+        optional; ``**kwargs`` allows extra names; ``Annotated[T, Field(...)]``
+        adds descriptions and constraints.  The return annotation gives
+        ``output_schema`` (none for ``Any`` or :class:`Outcome`) unless one is
+        passed.  Raises :class:`ToolDefinitionError` for ``*args`` or positional-only
+        parameters, unresolvable hints, types without a JSON schema, bad options.
+        """
+        target = fn.func if isinstance(fn, functools.partial) else fn
+        tool_name: str = (
+            name if name is not None else getattr(target, "__name__", type(target).__name__)
+        )
+        if isinstance(outcomes, Iterable) and not isinstance(outcomes, str):
+            outcomes = tuple(outcomes)
+        check_options(tool_name, outcomes, timeout, capacity, pure)
+        try:
+            signature = inspect.signature(fn)
+            source = target if inspect.isroutine(target) else type(target).__call__
+            hints = typing.get_type_hints(source, include_extras=True)
+        except Exception as exc:
+            raise bad(tool_name, f"cannot read the signature: {exc}") from None
+        adapters: dict[str, TypeAdapter[Any]] = {}
+        fields: dict[str, Any] = {}
+        extra: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
+        var_keyword = False
+        for index, param in enumerate(signature.parameters.values()):
+            annotation = hints.get(param.name, Any)
+            if param.kind in (param.VAR_POSITIONAL, param.POSITIONAL_ONLY):
+                raise bad(
+                    tool_name, f"parameter {param.name!r} is positional; tools take named arguments"
+                )
+            if isinstance(param.default, FieldInfo):
+                annotation = typing.Annotated[annotation, param.default]
+            what = f"parameter {param.name!r}"
+            if param.kind is param.VAR_KEYWORD:
+                var_keyword = True
+                extra = None if annotation is Any else _adapter(tool_name, what, annotation)
+                continue
+            adapters[param.name] = _adapter(tool_name, what, annotation)[0]
+            default = ... if param.default is param.empty else param.default
+            fields[f"f{index}"] = (typing.Annotated[annotation, Field(alias=param.name)], default)
+        try:
+            model = create_model(f"{tool_name}_arguments", **fields)
+            generated = model.model_json_schema(by_alias=True)
+        except Exception as exc:
+            raise bad(tool_name, f"cannot build the arguments schema: {exc}") from None
+        properties = generated.get("properties", {})
+        for info in model.model_fields.values():
+            if info.title is None and isinstance(properties.get(info.alias), dict):
+                properties[info.alias].pop("title", None)
+        required = [str(f.alias) for f in model.model_fields.values() if f.is_required()]
+        parameters = {"type": "object", "properties": properties, "required": required}
+        if not var_keyword or extra is not None:
+            parameters["additionalProperties"] = extra[1] if extra else False
+        if "$defs" in generated:
+            parameters["$defs"] = generated["$defs"]
+        returns = hints.get("return", Any)
+        out: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
+        outcome = returns is Outcome or Outcome in typing.get_args(returns)
+        if output_schema is None and returns is not Any and not outcome:
+            out = _adapter(tool_name, "the return type", returns)
+        doc = description if description is not None else inspect.getdoc(target)
+        self = cls(
+            tool_name,
+            inspect.cleandoc(doc or ""),
+            parameters,
+            dict(output_schema) if output_schema is not None else out[1] if out else None,
+            fn,
+            cast(tuple[str, ...], outcomes),
+            timeout,
+            capacity,
+            pure,
+            retry,
+        )
+        self._adapters, self._output_adapter = adapters, out[0] if out else None
+        self._extra_adapter = extra[0] if extra else None
+        if output_schema is not None:
+            self._output_validator = validator_for(self.output_schema, tool_name, "output_schema")
+        return self
+
+    @classmethod
+    def from_schema(cls, spec: Mapping[str, Any]) -> Tool:
+        """Declare a latent tool from a JSON tool description.
+
+        Shape: ``{"name", "description"?, "parameters"?, "output"?, "outcomes"?,
+        "timeout"?, "capacity"?, "pure"?, "_delegate"?, "_scopes"?}``
+        (``output_schema`` is an alias of ``output``, ``input_schema`` of
+        ``parameters``; no ``parameters`` = no arguments), or the OpenAI form
+        ``{"type": "function", "function": {...}}``.
+        Schemas are checked with the jsonschema validator their ``$schema`` names
+        (default draft 2020-12).  Raises :class:`ToolDefinitionError` naming the bad
+        key.  Extra argument names are allowed unless ``additionalProperties`` is false.
+        """
+        if not isinstance(spec, Mapping):
+            raise ToolDefinitionError(f"a tool description must be an object, not {spec!r}")
+        if spec.get("type") == "function" and "function" in spec:
+            if not isinstance(spec["function"], Mapping):
+                raise ToolDefinitionError("tool description: 'function' must be an object")
+            spec = {**spec["function"], **{k: spec[k] for k in _OPTIONS if k in spec}}
+        if "name" not in spec:
+            raise ToolDefinitionError("tool description has no 'name'")
+        name, description = spec["name"], spec.get("description", "")
+        options = {k: spec[k] for k in _OPTIONS if k in spec}
+        check_options(
+            name,
+            *(options.get(k, d) for k, d in zip(_OPTIONS, ((), None, None, False), strict=True)),
+        )
+        if not isinstance(description, str):
+            raise bad(name, f"'description' must be a string, got {description!r}")
+        key = "input_schema" if "input_schema" in spec else "parameters"
+        params = spec.get(key) or {"type": "object", "properties": {}}
+        if not isinstance(params, Mapping) or params.get("type", "object") != "object":
+            raise bad(name, f'{key!r} must be a JSON schema with "type": "object"')
+        out_key = "output" if "output" in spec else "output_schema"
+        output = spec.get(out_key)
+        if output is not None and not isinstance(output, Mapping):
+            raise bad(name, f"{out_key!r} must be a JSON schema object")
+        output_schema = dict(output) if output is not None else None
+        validator_for(params, name, key)  # report problems under the key the user wrote
+        if output_schema is not None:
+            validator_for(output_schema, name, out_key)
+        delegate = spec.get("_delegate", spec.get("delegate", False))
+        scopes = spec.get("_scopes", spec.get("scopes", ()))
+        return cls(
+            name,
+            inspect.cleandoc(description),
+            dict(params),
+            output_schema,
+            **options,
+            delegate=delegate,
+            scopes=scopes,
+        )
+
+    def parameter_schema(self, name: str) -> dict[str, Any] | None:
+        """JSON schema of parameter ``name`` (any ``$ref`` resolves against
+        ``parameters``), or ``None`` when the tool has no such parameter."""
+        return cast("dict[str, Any] | None", (self.parameters.get("properties") or {}).get(name))
+
+    def _check(self, name: str, value: Any) -> tuple[list[ArgumentProblem], Any]:
+        known = name in self.parameter_names
+        if not known and not self.accepts_extra:
+            close = difflib.get_close_matches(name, self.parameter_names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            return [
+                ArgumentProblem((), f"tool {self.name!r} takes no argument {name!r}{hint}")
+            ], value
+        adapter = self._adapters.get(name) if known else self._extra_adapter
+        if adapter is not None:
+            try:
+                return [], adapter.validate_python(value)
+            except ValidationError as exc:
+                return pydantic_problems(exc), value
+        if self._validator is None and self.function is not None:
+            # a hand-built Tool(function=..., parameters=...) without pydantic adapters
+            self._validator = validator_for(self.parameters, self.name, "parameters")
+        if self._validator is not None:
+            sub_validator = self._sub_validators.get(name)
+            if sub_validator is None:
+                sub = (
+                    self.parameter_schema(name)
+                    if known
+                    else self.parameters.get("additionalProperties")
+                )
+                if not isinstance(sub, (Mapping, bool)):
+                    return [], value
+                sub_validator = self._sub_validators[name] = self._validator.evolve(schema=sub)
+            return schema_problems(sub_validator, value), value
+        return [], value
+
+    def validate_argument(self, name: str, value: Any) -> list[ArgumentProblem]:
+        """Problems of one argument value (JSON) for parameter ``name``, each
+        ``loc`` relative to the value; ``[]`` = valid.  An unknown name (when extra
+        names are not allowed) is one problem at ``loc == ()``."""
+        return self._check(name, value)[0]
+
+    def validate_arguments(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate a whole arguments object; return the validated arguments by
+        name (coerced by pydantic for function tools, ready for
+        ``function(**result)``; defaults are left to the function).
+
+        Raises :class:`ArgumentValidationError` listing every invalid, unexpected
+        and missing argument; each ``loc`` starts with the argument name.
+        """
+        problems: list[ArgumentProblem] = []
+        result: dict[str, Any] = {}
+        order = [n for n in self.parameter_names if n in args]
+        for name in order + [n for n in args if n not in self.parameter_names]:
+            found, result[name] = self._check(name, args[name])
+            problems += [ArgumentProblem((name, *p.loc), p.message) for p in found]
+        for name in self.parameters.get("required") or ():
+            if name not in args:
+                problems.append(ArgumentProblem((name,), "missing required argument"))
+        if problems:
+            raise ArgumentValidationError(self.name, problems)
+        return result
+
+    def validate_output(self, value: Any) -> list[ArgumentProblem]:
+        """Problems of a result value against ``output_schema`` (``[]`` if unknown)."""
+        if self._output_adapter is not None:
+            try:
+                self._output_adapter.validate_python(value)
+            except ValidationError as exc:
+                return pydantic_problems(exc)
+        elif self.output_schema is not None:
+            if self._output_validator is None:  # a hand-built Tool with a function
+                self._output_validator = validator_for(
+                    self.output_schema, self.name, "output_schema"
+                )
+            return schema_problems(self._output_validator, value)
+        return []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function directly, without validation.  Raises
+        :class:`ToolDefinitionError` for a latent tool."""
+        if self.function is None:
+            raise ToolDefinitionError(
+                f"tool {self.name!r} is latent (schema only); it cannot be called"
+            )
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, params={list(self.parameter_names)!r}, latent={self.latent})"
+
+
+@typing.overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@typing.overload
+def tool(**options: Any) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Decorator: turn a sync or async function into a :class:`Tool`.
+
+    Use bare (``@tool``) or with the keywords of :meth:`Tool.from_function`:
+    ``name``, ``description``, ``outcomes`` (names for :class:`Outcome`,
+    docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
+    ``output_schema``.  Raises :class:`ToolDefinitionError` as that method does.
+
+    >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
+    ... def refund(customer_id: str, amount: float = 0.0) -> dict[str, str]:
+    ...     "Refund a customer."
+    ...     return {"customer": customer_id}
+    >>> refund
+    Tool('refund', params=['customer_id', 'amount'], latent=False)
+    >>> sorted(refund.required), refund.description, refund.outcomes, refund.timeout
+    (['customer_id'], 'Refund a customer.', ('ok', 'declined'), 2.5)
+    >>> refund("c1")
+    {'customer': 'c1'}
+    """
+    if fn is not None:
+        return Tool.from_function(fn, **options)
+    return lambda f: Tool.from_function(f, **options)

@@ -1,0 +1,96 @@
+"""Validation of values against tool schemas, with short human messages.
+
+Problems are structured data (:class:`ArgumentProblem`: ``loc`` and ``message``,
+in the style of pydantic-core); the messages say what was expected and what was
+found, e.g. ``expected an integer, got "abc"``.  Function tools validate with
+pydantic, schema-only tools with jsonschema (docs/diagnostics.md, docs/semantics.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from pydantic import ValidationError
+
+from obelisk.errors import ArgumentProblem, ToolDefinitionError
+
+__all__ = [
+    "bad",
+    "pydantic_problems",
+    "schema_problems",
+    "validator_for",
+]
+
+_CHECKED_SCHEMAS: set[tuple[type, str]] = set()
+_PHRASES = {
+    "integer": "an integer", "number": "a number", "string": "a string", "boolean": "a boolean",
+    "object": "an object", "array": "an array", "null": "null",
+}  # fmt: skip
+_PYDANTIC_KINDS = {
+    "int_type": "integer", "int_parsing": "integer", "int_from_float": "integer",
+    "float_type": "number", "float_parsing": "number", "string_type": "string",
+    "bool_type": "boolean", "bool_parsing": "boolean", "dict_type": "object",
+    "model_type": "object", "dataclass_type": "object", "list_type": "array",
+    "tuple_type": "array", "set_type": "array", "none_required": "null",
+}  # fmt: skip
+
+
+def bad(tool_name: Any, message: str) -> ToolDefinitionError:
+    return ToolDefinitionError(f"tool {tool_name!r}: {message}")
+
+
+def show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def expected(kinds: Any, value: Any) -> str:
+    names = kinds if isinstance(kinds, list) else [kinds]
+    return f"expected {' or '.join(_PHRASES.get(k, str(k)) for k in names)}, got {show(value)}"
+
+
+def pydantic_problems(exc: ValidationError) -> list[ArgumentProblem]:
+    problems = []
+    for err in exc.errors():
+        kind = _PYDANTIC_KINDS.get(err["type"])
+        message = (
+            expected(kind, err["input"]) if kind else f"{err['msg']}, got {show(err['input'])}"
+        )
+        if err["type"] in ("missing", "extra_forbidden"):
+            message = "missing required field" if err["type"] == "missing" else "unexpected field"
+        problems.append(ArgumentProblem(tuple(err["loc"]), message))
+    return problems
+
+
+def schema_problems(validator: Any, value: Any) -> list[ArgumentProblem]:
+    return [
+        ArgumentProblem(
+            tuple(err.absolute_path),
+            expected(err.validator_value, err.instance) if err.validator == "type" else err.message,
+        )
+        for err in validator.iter_errors(value)
+    ]
+
+
+def validator_for(schema: Any, tool_name: str, key: str) -> Any:
+    """A checked jsonschema validator for ``schema``; the class follows ``$schema``."""
+    if not isinstance(schema, (Mapping, bool)):
+        raise bad(tool_name, f"{key!r} must be a JSON schema (an object or a boolean)")
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    # Checking a schema against its metaschema costs milliseconds; catalogs repeat schemas.
+    fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
+    if fingerprint in _CHECKED_SCHEMAS:
+        return cls(schema)
+    try:
+        cls.check_schema(schema)
+        _CHECKED_SCHEMAS.add(fingerprint)
+    except jsonschema.SchemaError as exc:
+        at = ".".join(map(str, exc.absolute_path))
+        raise bad(
+            tool_name,
+            f"{key!r} is not a valid JSON schema{' at ' + at if at else ''}: {exc.message}",
+        ) from None
+    return cls(schema)
