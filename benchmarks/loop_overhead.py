@@ -1,4 +1,4 @@
-"""The execution loop's own costs (docs/loop.md), next to references measured in the same run.
+"""The execution loop's own costs, next to references measured in the same run.
 
 1. ``overhead``: T turns (20; 5 with ``--quick``) each answered by a 100-call plan of
    zero-work async calls (every other call reads the one before) as JSON *text*, then

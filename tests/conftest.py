@@ -1,4 +1,4 @@
-"""Shared pytest configuration: Hypothesis profiles and the shared corpus.
+"""Shared pytest configuration: Hypothesis profiles.
 
 Profiles:
     dev  50 examples, no deadline (the default)
@@ -11,9 +11,7 @@ profile named by ``HYPOTHESIS_PROFILE``; otherwise ``dev``.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -27,14 +25,3 @@ def _profile_name() -> str:
 
 
 settings.load_profile(_profile_name())
-
-# The repository clone and shared/ sit side by side (/work/main, /work/shared).
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-
-
-@pytest.fixture(scope="session")
-def corpus_dir() -> Path:
-    """The shared corpus directory; skips the test when it is not there."""
-    if not CORPUS_DIR.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPUS_DIR} (shared/ must sit beside the clone)")
-    return CORPUS_DIR

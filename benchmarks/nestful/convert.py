@@ -5,8 +5,8 @@ The call labelled ``$var_N`` becomes ``{"_tool": name, <arguments>,
 ``"$var_N.result$"`` becomes ``"†state.var_N.result"``.  Arguments keep their
 names (``arg_0``, ``arg_1``), which is upstream's positional passing in dict
 order.  Any other value is a literal (a string beginning with ``†`` is escaped
-as ``††…``, docs/language.md); v2 has no references inside strings, lists or dicts,
-and upstream resolves none there, so none are looked for.
+as ``††…``); v2 has no references inside strings, lists or dicts, and
+upstream resolves none there, so none are looked for.
 
 This is the rule of ``tests/conformance/corpus.py`` (whose converter also
 handles v1's deeper paths); the conformance test checks that both agree.
@@ -14,13 +14,13 @@ handles v1's deeper paths); the conformance test checks that both agree.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..data import NESTFUL_DIR, read_jsonl
 from .math_tools import MATH_TOOL_NAMES
 
 __all__ = [
@@ -34,8 +34,6 @@ __all__ = [
 ]
 
 DAGGER = "†"
-NESTFUL_DIR = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "nestful"
-"""``shared/corpus/nestful`` beside the repository checkout."""
 
 _REFERENCE = re.compile(r"\$(?P<label>[A-Za-z_]\w*)\.(?P<field>[A-Za-z_]\w*)\$")
 
@@ -96,9 +94,11 @@ def convert_record(record: Mapping[str, Any]) -> NestfulCase:
     )
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+def _subset(directory: Path) -> Path:
+    """``v2_subset.jsonl.gz`` (the vendored copy), else ``v2_subset.jsonl`` (an
+    uncompressed NESTFUL folder given with ``--data``)."""
+    compressed = directory / "v2_subset.jsonl.gz"
+    return compressed if compressed.is_file() else directory / "v2_subset.jsonl"
 
 
 def load_math_records(directory: Path = NESTFUL_DIR) -> list[dict[str, Any]]:
@@ -108,11 +108,11 @@ def load_math_records(directory: Path = NESTFUL_DIR) -> list[dict[str, Any]]:
     40 math tools (the index and the data disagree).
     """
     kinds = {
-        entry["sample_id"]: entry["kind"] for entry in _read_jsonl(directory / "v2_index.jsonl")
+        entry["sample_id"]: entry["kind"] for entry in read_jsonl(directory / "v2_index.jsonl")
     }
     records = [
         record
-        for record in _read_jsonl(directory / "v2_subset.jsonl")
+        for record in read_jsonl(_subset(directory))
         if kinds.get(record["sample_id"]) == "math"
     ]
     for record in records:

@@ -1,6 +1,6 @@
 """The 40 NESTFUL v2 math tools as obelisk tools.
 
-Written clean-room from ``shared/corpus/nestful/v2_math_functions.json`` (a
+Written clean-room from ``tests/data/nestful/v2_math_functions.json`` (a
 description of the semantics of upstream's ``basic_functions.py``; no upstream
 code was read or copied).  Every tool takes ``arg_0`` (and ``arg_1`` where the
 spec has one) and returns ``{"result": value}``, the single output field.

@@ -1,18 +1,20 @@
 """Public tool-call corpora as obelisk plans: converters and stub tools.
 
-The corpora live beside the repository checkout, in ``../shared/corpus``
-(:data:`CORPUS_DIR`); they are read in place, never copied into the repo.
-Nothing here depends on pytest, so an execution benchmark can import it too.
+The corpora are vendored in ``tests/data`` (:data:`DATA_DIR`), each folder
+with its upstream LICENSE and a PROVENANCE.md; the larger JSON-lines files are
+stored gzip-compressed (``*.jsonl.gz``, read by :func:`read_jsonl`).  A missing
+file is an error, not a skip.  Nothing here depends on pytest, so an execution
+benchmark can import it too.
 
 Every converter emits a plan as a plain JSON value (a list of call objects),
 ready for :func:`obelisk.parse_plan` / :func:`obelisk.check`.  A literal string
-that happens to begin with ``†`` is escaped as ``††…`` (docs/language.md), so only
+that happens to begin with ``†`` is escaped as ``††…``, so only
 the references the rules below create are expressions.
 
-Seal-Tools (``seal-tools/{dev,test_in_domain,test_out_domain}.jsonl``)
-----------------------------------------------------------------------
+Seal-Tools (``seal-tools/{dev,test_in_domain,test_out_domain}.jsonl.gz``)
+-------------------------------------------------------------------------
 Call *k* of ``calling`` becomes ``{"_tool": api, <parameters>, "_outputPath":
-"†state.call_k"}``.  Each API of ``tools_used.jsonl`` becomes a latent tool,
+"†state.call_k"}``.  Each API of ``tools_used.jsonl.gz`` becomes a latent tool,
 ``obelisk.Tool.from_schema({"name", "description", "parameters", "output"})``:
 
 * ``parameters`` = ``{"type": "object", "properties", "required",
@@ -48,8 +50,8 @@ Assistance`` has spaces) is kept out of the registry and listed in
 :attr:`SealCatalog.rejected`; calls to it stay verbatim, so ``check`` reports
 them as ``unknown_tool``.
 
-NESTFUL v2 (``nestful/v2_subset.jsonl``)
-----------------------------------------
+NESTFUL v2 (``nestful/v2_subset.jsonl.gz``)
+-------------------------------------------
 The call labelled ``$var_N`` (math) or ``$varN`` (code) becomes ``{"_tool":
 name, <arguments>, "_outputPath": "†state.var_N"}`` (the label without
 ``$``); its tool's result is the object ``{<its single output field>: value}``,
@@ -100,6 +102,7 @@ callable tools with the same schemas that return that value.
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import re
 from collections import Counter
@@ -111,7 +114,7 @@ from typing import Any
 import obelisk
 
 __all__ = [
-    "CORPUS_DIR",
+    "DATA_DIR",
     "NESTFUL_DIR",
     "NESTFUL_V1_FILES",
     "SEAL_DIR",
@@ -123,7 +126,6 @@ __all__ = [
     "convert_nestful_record",
     "convert_nestful_v1_record",
     "convert_seal_record",
-    "corpus_missing_reason",
     "dollar_reference",
     "load_nestful_v1",
     "load_nestful_v2",
@@ -140,9 +142,10 @@ __all__ = [
     "type_schema",
 ]
 
-CORPUS_DIR = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-SEAL_DIR = CORPUS_DIR / "seal-tools"
-NESTFUL_DIR = CORPUS_DIR / "nestful"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+"""``<repository>/tests/data``, the vendored corpora."""
+SEAL_DIR = DATA_DIR / "seal-tools"
+NESTFUL_DIR = DATA_DIR / "nestful"
 SEAL_SPLITS = ("dev", "test_in_domain", "test_out_domain")
 SEAL_DRAFT = "http://json-schema.org/draft-07/schema#"
 NESTFUL_V1_FILES = (
@@ -152,26 +155,12 @@ NESTFUL_V1_FILES = (
 )
 DAGGER = "†"
 
-_REQUIRED_FILES = (
-    *(SEAL_DIR / f"{split}.jsonl" for split in SEAL_SPLITS),
-    SEAL_DIR / "tools_used.jsonl",
-    SEAL_DIR / "nested_ids.json",
-    NESTFUL_DIR / "v2_subset.jsonl",
-    *(NESTFUL_DIR / "v1" / name for name in NESTFUL_V1_FILES),
-)
-
-
-def corpus_missing_reason() -> str | None:
-    """Why the conformance corpus cannot be used, or None when it is all there."""
-    missing = [str(path) for path in _REQUIRED_FILES if not path.is_file()]
-    if not missing:
-        return None
-    return f"conformance corpus not found beside the checkout: missing {', '.join(missing[:3])}"
-
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file (blank lines skipped)."""
-    with path.open(encoding="utf-8") as handle:
+    """The records of a JSON-lines file, gzip-compressed when its name ends in ``.gz``
+    (blank lines skipped)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
@@ -195,7 +184,7 @@ def state_reference(*segments: str | int) -> str:
 
 
 def _literal(value: Any) -> Any:
-    """Escape literal strings that begin with ``†`` (docs/language.md), anywhere inside."""
+    """Escape literal strings that begin with ``†``, anywhere inside."""
     if isinstance(value, str):
         return DAGGER + value if value.startswith(DAGGER) else value
     if isinstance(value, list):
@@ -310,7 +299,7 @@ def _seal_parameter(spec: Mapping[str, Any], unknown: Counter[str]) -> dict[str,
 def seal_tool_description(
     spec: Mapping[str, Any], unknown: Counter[str], draft: str | None = SEAL_DRAFT
 ) -> dict[str, Any]:
-    """The ``Tool.from_schema`` description of one ``tools_used.jsonl`` API;
+    """The ``Tool.from_schema`` description of one ``tools_used.jsonl.gz`` API;
     ``draft`` is the ``$schema`` both schemas declare (None: obelisk's default)."""
     parameters = spec.get("parameters") or {}
     responses = spec.get("responses") or {}
@@ -337,9 +326,9 @@ def seal_tool_description(
 
 @functools.cache
 def load_seal_catalog(
-    path: Path = SEAL_DIR / "tools_used.jsonl", draft: str | None = SEAL_DRAFT
+    path: Path = SEAL_DIR / "tools_used.jsonl.gz", draft: str | None = SEAL_DRAFT
 ) -> SealCatalog:
-    """Every API of ``tools_used.jsonl`` as a latent tool (cached per arguments)."""
+    """Every API of ``tools_used.jsonl.gz`` as a latent tool (cached per arguments)."""
     specs: dict[str, dict[str, Any]] = {}
     tools: list[obelisk.Tool] = []
     rejected: dict[str, str] = {}
@@ -355,7 +344,7 @@ def load_seal_catalog(
 
 def load_seal_split(split: str) -> list[dict[str, Any]]:
     """The records of one Seal-Tools split (``dev``, ``test_in_domain``, ``test_out_domain``)."""
-    return read_jsonl(SEAL_DIR / f"{split}.jsonl")
+    return read_jsonl(SEAL_DIR / f"{split}.jsonl.gz")
 
 
 @dataclass
@@ -556,8 +545,8 @@ def convert_nestful_v1_record(record: Mapping[str, Any], ident: str) -> NestfulP
 
 
 def load_nestful_v2() -> list[dict[str, Any]]:
-    """The NESTFUL v2 records of ``v2_subset.jsonl``."""
-    return read_jsonl(NESTFUL_DIR / "v2_subset.jsonl")
+    """The NESTFUL v2 records of ``v2_subset.jsonl.gz``."""
+    return read_jsonl(NESTFUL_DIR / "v2_subset.jsonl.gz")
 
 
 def load_nestful_v1() -> Iterator[tuple[str, dict[str, Any]]]:

@@ -44,8 +44,6 @@ MATH_RECORDS = 162
 
 @pytest.fixture(scope="module")
 def cases() -> list[NestfulCase]:
-    if not (NESTFUL_DIR / "v2_subset.jsonl").is_file():
-        pytest.skip(f"NESTFUL corpus not found at {NESTFUL_DIR}")
     return load_math_cases()
 
 
@@ -93,6 +91,11 @@ def test_conversion_matches_the_static_corpus_converter(cases: list[NestfulCase]
     assert [case.sample_id for case in cases] == [r["sample_id"] for r in records]
     for case, record in zip(cases, records, strict=True):
         assert case.plan == corpus.convert_nestful_record(record).plan, case.sample_id
+
+
+def test_benchmark_and_conformance_read_the_same_vendored_data() -> None:
+    assert NESTFUL_DIR == corpus.NESTFUL_DIR == corpus.DATA_DIR / "nestful"
+    assert NESTFUL_DIR.parent == _ROOT / "tests" / "data"
 
 
 def test_conversion_rule() -> None:
@@ -145,8 +148,6 @@ def test_registry_has_the_40_tools_of_the_spec() -> None:
     import json
 
     spec_path = NESTFUL_DIR / "v2_math_functions.json"
-    if not spec_path.is_file():
-        pytest.skip(f"{spec_path} not found")
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     names = [f["name"] for f in spec["functions"]]
     assert math_tools.registry().names() == names
