@@ -2,7 +2,7 @@
 
 1. ``overhead``: T turns (20; 5 with ``--quick``) each answered by a 100-call plan of
    zero-work async calls (every other call reads the one before) as JSON *text*, then
-   an output.  Per turn: wall time of ``_Session.turn`` (what ``Loop.run`` awaits),
+   an output.  Per turn: wall time of ``Session.turn`` (what ``Loop.run`` awaits),
    ``Turn.timings["run"]`` (check + engine + ``absorb``) and overhead = wall - run
    (request building, the model call, i.e. ``parse_solution``, output resolution);
    components timed alone; reference: ``json.dumps`` + ``json.loads`` of the same
@@ -30,10 +30,9 @@ from typing import Any
 
 import obelisk
 from obelisk import Loop, ScriptedModel
-from obelisk.interpreter.loop.loop import _Session
 from obelisk.interpreter.loop.messages import parse_solution
+from obelisk.interpreter.loop.session import Session
 from obelisk.interpreter.loop.stream import complete_calls
-from obelisk.interpreter.runtime.state import State
 
 from .run_overhead import median
 
@@ -93,9 +92,9 @@ def overhead(turns: int = 20, calls: int = 100, repeat: int = 3) -> dict[str, An
     for _ in range(repeat):
         texts = _answers(turns, calls)
         loop = Loop(ScriptedModel(texts), [step], max_turns=turns + 2)
-        session = _Session(loop, None, {}, State())
+        session = loop.session()
 
-        async def drive(session: _Session = session) -> None:
+        async def drive(session: Session = session) -> None:
             for number in range(1, turns + 2):
                 begun = time.perf_counter()
                 session.request(number)  # timed alone; turn() builds its own

@@ -134,6 +134,23 @@ class TestStreamingLoop:
             "not dispatched: error[unresolved_reference] #0 add, args.a:"
         )
 
+    def test_a_reader_waiting_on_a_refused_writer_skips_and_the_run_ends(self) -> None:
+        # The reader is held (nothing wrote †state.x yet); the only writer then comes
+        # with an unknown tool and is refused.  The reader must settle (skipped,
+        # naming the refused writer), not wait forever.
+        calls = [
+            {"_tool": "add", "a": "†state.x", "b": 1, "_outputPath": "†state.y"},
+            {"_tool": "nope", "_outputPath": "†state.x"},
+            {"_tool": "fetch", "n": 1, "_outputPath": "†state.free"},
+        ]
+        result = _loop([_solution(calls), _solution([], 0)]).run_sync()
+        records = result.turns[0].run.calls  # type: ignore[union-attr]
+        assert [r.status for r in records] == ["skipped", "skipped", "succeeded"]
+        assert records[0].reason == "†state.x was not written: #1 nope was skipped"
+        assert records[1].reason is not None
+        assert records[1].reason.startswith("not dispatched: error[unknown_tool] #1 nope")
+        assert result.state == {"free": 10}
+
     def test_a_call_writing_what_a_started_call_read_is_refused(self) -> None:
         calls = [
             {"_tool": "add", "a": "†state.x", "b": 1, "_outputPath": "†state.y"},

@@ -1,0 +1,293 @@
+"""One run of an execution loop, turn by turn (docs/loop.md).
+
+A :class:`Session` holds the mutable side of one ``Loop.run``: the state, the
+turns so far, the calls carried into the next request, the last error records
+and the count of unusable answers in a row.  :meth:`Session.turn` sends one
+request and deals with its answer: eager calls run at once, lazy plans are
+checked and approved first, streamed answers run while they arrive.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any, Literal, Protocol
+
+from obelisk.errors import CorrectionBudgetExceeded, LoopStopped, ModelError, SolutionError
+from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.interpreter.loop.approval import Approver, Decision
+from obelisk.interpreter.loop.context import (
+    diagnostic_errors,
+    last_turn_notice,
+    resolve_output,
+    turn_context,
+)
+from obelisk.interpreter.loop.messages import ErrorMessage, Request
+from obelisk.interpreter.loop.model import StreamingModel
+from obelisk.interpreter.loop.records import LoopResult, Turn
+from obelisk.interpreter.loop.stream import stream_solution
+from obelisk.interpreter.loop.subrequests import Parent, SubRequests
+from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.runtime.engine import Engine, Listener
+from obelisk.interpreter.runtime.records import RunResult
+from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.validation import schema_problems
+from obelisk.json_values import deep_merge
+
+__all__ = ["LoopSettings", "Session"]
+
+
+class LoopSettings(Parent, Protocol):
+    """What a session reads of its loop (a :class:`~obelisk.Loop` provides it)."""
+
+    @property
+    def mode(self) -> Literal["eager", "lazy"]: ...
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def max_turns(self) -> int: ...
+    @property
+    def schema(self) -> dict[str, Any]: ...
+    @property
+    def stream(self) -> bool: ...
+    @property
+    def approve(self) -> Approver | None: ...
+    @property
+    def output_validator(self) -> Any: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def fail_fast(self) -> bool: ...
+    @property
+    def listeners(self) -> tuple[Listener, ...]: ...
+
+
+class Session:
+    """The mutable side of one ``Loop.run`` (see the module docstring).
+
+    ``turns`` lists every :class:`Turn` so far; ``output`` is set when a turn
+    gave a valid output; ``state`` is the run's :class:`State`.
+    """
+
+    def __init__(
+        self, loop: LoopSettings, input: Any, inputs: dict[str, Any], state: State
+    ) -> None:
+        self.loop, self.input, self.inputs, self.state = loop, input, inputs, state
+        self.turns: list[Turn] = []
+        self.carried: list[dict[str, Any]] = []
+        self.errors: list[ErrorMessage] = []
+        self.corrections = 0
+        self.output: Any = None
+
+    def result(self, status: Any, output: Any) -> LoopResult:
+        state = self.state
+        return LoopResult(
+            status=status,
+            output=output,
+            state=state.document("state") or {},
+            turns=self.turns,
+            log=list(state.log),
+            instances={name: state.document("state", name) for name in state.instances},
+        )
+
+    def request(self, number: int) -> Request:
+        loop = self.loop
+        notice = last_turn_notice(number, loop.max_turns) if number == loop.max_turns else None
+        context = turn_context(
+            mode=loop.mode,
+            instructions=loop.instructions,
+            registry=loop.registry,
+            input=self.input,
+            inputs=self.inputs,
+            state=self.state,
+            carried=self.carried,
+            errors=self.errors,
+            notice=notice,
+        )
+        config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
+        if loop.depth:
+            config["depth"] = loop.depth
+        return Request(config=config, schema=loop.schema, context=context)
+
+    def unusable(self, turn: Turn, errors: list[ErrorMessage]) -> None:
+        """An answer that could not be used: its errors go back; count a correction."""
+        turn.errors = self.errors = errors
+        self.corrections += 1
+        if self.corrections > self.loop.max_corrections:
+            raise CorrectionBudgetExceeded(
+                f"{self.corrections} unusable answers in a row "
+                f"(max_corrections={self.loop.max_corrections}); last: "
+                + "; ".join(str(e.error.get("message", "")) for e in errors),
+                self.result("corrections_exceeded", None),
+            )
+
+    async def turn(self, number: int) -> bool:
+        """One request and its consequences; True when the loop is done."""
+        loop = self.loop
+        request = self.request(number)
+        turn = Turn(number, request)
+        self.turns.append(turn)
+        started = time.perf_counter()
+        before = len(self.state.log)
+        try:
+            if loop.stream:
+                solution, run = await self.stream(turn)
+            else:
+                solution, run = await loop.model.complete(request), None
+        except SolutionError as exc:
+            turn.raw = exc.text
+            turn.timings = {"model": time.perf_counter() - started, "run": 0.0}
+            turn.entries = self.state.log[before:]
+            self.unusable(turn, [ErrorMessage(error={"type": exc.code, "message": exc.reason})])
+            return False
+        except ModelError as exc:
+            turn.entries = self.state.log[before:]
+            raise LoopStopped(f"the model failed: {exc}", self.result("stopped", None)) from exc
+        answered = time.perf_counter()
+        turn.solution, turn.usage = solution, solution.usage
+        errors: list[ErrorMessage] = []
+        usable = True
+        if run is None and solution.calls:
+            run, errors = await self.execute(turn, solution.calls)
+            usable = run is not None
+        elif run is not None:  # streamed: the calls already ran
+            errors = self.absorb(run, solution.calls)
+        turn.run, turn.entries = run, self.state.log[before:]
+        finished = time.perf_counter()
+        turn.timings = {
+            "model": answered - started,
+            "run": finished - answered,
+            "total": finished - started,
+        }
+        if solution.output is not None and usable:
+            output, problem = resolve_output(solution.output, self.state)
+            if problem is None and loop.output_validator is not None:
+                found = schema_problems(loop.output_validator, output)
+                if found:
+                    where = ".".join(str(p) for p in found[0].loc)
+                    problem = (
+                        "output does not fit the output schema"
+                        + (f" at {where}" if where else "")
+                        + f": {found[0].message}"
+                    )
+            if problem is None:
+                self.output, turn.errors, self.errors = output, errors, errors
+                return True
+            errors.append(ErrorMessage(error={"type": "invalid_output", "message": problem}))
+            usable = False
+        if usable:
+            self.corrections = 0
+            turn.errors = self.errors = errors
+        else:
+            self.unusable(turn, errors)
+        return False
+
+    async def stream(self, turn: Turn) -> tuple[Any, RunResult]:
+        """Stream the turn's answer, running each call as soon as it is complete."""
+        loop = self.loop
+
+        def check_plan(plan: Plan) -> CheckResult:
+            check_input, document, data = self.check_documents()
+            return check(plan, loop.registry, check_input, document, data=data)
+
+        engine = Engine(
+            Plan(calls=()),
+            PlanGraph(Plan(calls=())),
+            loop.registry,
+            self.state,
+            concurrency=loop.concurrency,
+            fail_fast=loop.fail_fast,
+            listeners=loop.listeners,
+            latent=SubRequests(loop, self.state, turn),
+            growing=True,
+        )
+        assert isinstance(loop.model, StreamingModel)
+        return await stream_solution(loop.model.stream(turn.request), engine, check_plan)
+
+    def check_documents(self) -> tuple[Any, Any, dict[str, Any]]:
+        """``(input, state, data)`` a plan is checked against.  With instances, input
+        and state are every instance's view merged over the shared one (a path any
+        instance holds resolves; a call of another instance that reads it skips)."""
+        state = self.state
+        data = {k: state.peek(k) for k in state.kinds if k != "state"}
+        document = state.peek("state") or {}
+        check_input = self.input
+        if self.inputs or state.instances:
+            for name in state.instances:
+                document = deep_merge(document, state.peek("state", name) or {})
+            for value in self.inputs.values():
+                check_input = deep_merge(check_input, value) if check_input else value
+        return check_input, document, data
+
+    async def execute(
+        self, turn: Turn, calls: list[dict[str, Any]]
+    ) -> tuple[RunResult | None, list[ErrorMessage]]:
+        """Check the calls (and, lazy, have them approved), then run them; returns the
+        run (``None`` when nothing ran) and the error records for the next turn."""
+        loop = self.loop
+        check_input, state_doc, data = self.check_documents()
+        checked = check(calls, loop.registry, check_input, state_doc, data=data)
+        edits = 0
+        while True:
+            if checked.errors and (edits == 0 or edits > loop.max_corrections):
+                self.carried = calls
+                return None, diagnostic_errors(checked.diagnostics)
+            if loop.approve is None:
+                break
+            decision = loop.approve(checked)  # an edit with errors is shown again
+            if inspect.isawaitable(decision):
+                decision = await decision
+            accepted = decision is True or (
+                isinstance(decision, Decision) and decision.action == "accept"
+            )
+            if accepted and checked.errors:  # accepting a broken edit: the model fixes it
+                edits = loop.max_corrections + 1
+                continue
+            if accepted:
+                break
+            if isinstance(decision, Decision) and decision.action == "edit":
+                edits += 1
+                checked = check(decision.plan, loop.registry, check_input, state_doc, data=data)
+                if checked.plan is not None:
+                    calls = [call.to_data() for call in checked.plan.calls]
+                elif isinstance(decision.plan, list):
+                    calls = decision.plan
+                continue
+            reason = decision.reason if isinstance(decision, Decision) else None
+            self.carried = calls
+            message = f"the plan was rejected: {reason or 'no reason given'}"
+            return None, [ErrorMessage(error={"type": "rejected", "message": message})]
+        assert checked.plan is not None and checked.graph is not None
+        engine = Engine(
+            checked.plan,
+            checked.graph,
+            loop.registry,
+            self.state,
+            concurrency=loop.concurrency,
+            fail_fast=loop.fail_fast,
+            listeners=loop.listeners,
+            latent=SubRequests(loop, self.state, turn),
+        )
+        run = await engine.run()
+        return run, self.absorb(run, calls)  # the calls that ran, after any edit
+
+    def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
+        """Error records of a run, and the calls to carry into the next request."""
+        errors: list[ErrorMessage] = []
+        carried: list[dict[str, Any]] = []
+        for record in run.calls:
+            if record.status == "succeeded":
+                if record.error is not None:  # handled by the error arm: still worth saying
+                    errors.append(ErrorMessage(call=record.label, error=record.error))
+                continue
+            carried.append(calls[record.index])
+            if record.error is not None:
+                errors.append(ErrorMessage(call=record.label, error=record.error))
+            else:
+                error = {"type": record.status, "message": record.reason or record.status}
+                errors.append(ErrorMessage(call=record.label, error=error))
+        self.carried = carried
+        return errors
