@@ -93,6 +93,17 @@ def run_command(
     try:
         if isinstance(parsed, PlanError):
             raise parsed
+
+        def go() -> Any:
+            return run_sync(
+                parsed,
+                registry,
+                input_data,
+                read_json(state, "state"),
+                concurrency=concurrency,
+                on_event=handlers,
+            )
+
         if progress is not None:
             with progress:
                 task = progress.add_task("running", total=None)
@@ -104,23 +115,9 @@ def run_command(
                         progress.advance(task)
 
                 handlers.append(advance)
-                result = run_sync(
-                    parsed,
-                    registry,
-                    input_data,
-                    read_json(state, "state"),
-                    concurrency=concurrency,
-                    on_event=handlers,
-                )
+                result = go()
         else:
-            result = run_sync(
-                parsed,
-                registry,
-                input_data,
-                read_json(state, "state"),
-                concurrency=concurrency,
-                on_event=handlers,
-            )
+            result = go()
     except PlanError as exc:
         if as_json:
             payload = {

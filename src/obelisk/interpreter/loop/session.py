@@ -193,19 +193,25 @@ class Session:
             check_input, document, data = self.check_documents()
             return check(plan, loop.registry, check_input, document, data=data)
 
-        engine = Engine(
-            Plan(calls=()),
-            PlanGraph(Plan(calls=())),
+        empty = Plan(calls=())
+        engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
+        assert isinstance(loop.model, StreamingModel)
+        return await stream_solution(loop.model.stream(turn.request), engine, check_plan)
+
+    def engine(self, plan: Plan, graph: PlanGraph, turn: Turn, *, growing: bool = False) -> Engine:
+        """An engine for one turn's plan, with the loop's run settings and sub-requests."""
+        loop = self.loop
+        return Engine(
+            plan,
+            graph,
             loop.registry,
             self.state,
             concurrency=loop.concurrency,
             fail_fast=loop.fail_fast,
             listeners=loop.listeners,
             latent=SubRequests(loop, self.state, turn),
-            growing=True,
+            growing=growing,
         )
-        assert isinstance(loop.model, StreamingModel)
-        return await stream_solution(loop.model.stream(turn.request), engine, check_plan)
 
     def check_documents(self) -> tuple[Any, Any, dict[str, Any]]:
         """``(input, state, data)`` a plan is checked against.  With instances, input
@@ -261,17 +267,7 @@ class Session:
             message = f"the plan was rejected: {reason or 'no reason given'}"
             return None, [ErrorMessage(error={"type": "rejected", "message": message})]
         assert checked.plan is not None and checked.graph is not None
-        engine = Engine(
-            checked.plan,
-            checked.graph,
-            loop.registry,
-            self.state,
-            concurrency=loop.concurrency,
-            fail_fast=loop.fail_fast,
-            listeners=loop.listeners,
-            latent=SubRequests(loop, self.state, turn),
-        )
-        run = await engine.run()
+        run = await self.engine(checked.plan, checked.graph, turn).run()
         return run, self.absorb(run, calls)  # the calls that ran, after any edit
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:

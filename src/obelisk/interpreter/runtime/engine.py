@@ -158,9 +158,7 @@ class Engine:
         for reader in graph.successors[index]:
             if self._started[reader] or self._committed[reader]:
                 continue
-            if reader in self._ready:
-                self._ready.remove(reader)
-                heapq.heapify(self._ready)
+            self._unready(reader)
             self._waiting[reader] += 1
         return index
 
@@ -186,9 +184,7 @@ class Engine:
         if not self.unstarted(index):
             return
         self._held.add(index)
-        if index in self._ready:
-            self._ready.remove(index)
-            heapq.heapify(self._ready)
+        self._unready(index)
 
     def release(self, index: int) -> None:
         """Let call ``index`` start once its inputs are settled; dispatches."""
@@ -203,9 +199,7 @@ class Engine:
         if not self.unstarted(index):
             return
         self._held.discard(index)
-        if index in self._ready:
-            self._ready.remove(index)
-            heapq.heapify(self._ready)
+        self._unready(index)
         record = self.records[index]
         record.status, record.reason = "skipped", reason
         record.started = record.finished = time.time()
@@ -213,6 +207,11 @@ class Engine:
         if self.listeners:
             self._emit(CallSkipped(record.finished, index, record.tool, reason))
         self._finish(index, [])
+
+    def _unready(self, index: int) -> None:
+        if index in self._ready:
+            self._ready.remove(index)
+            heapq.heapify(self._ready)
 
     def close(self) -> None:
         """No more calls will be appended: :meth:`run` returns once all have settled."""
