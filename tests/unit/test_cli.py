@@ -60,12 +60,49 @@ def test_check_ok_exits_zero(files: dict[str, Path]) -> None:
     assert result.stdout == f"{files['good']}: ok (3 calls, 1 dependency)\n"
 
 
-def test_check_without_tools_says_so(files: dict[str, Path]) -> None:
-    result = runner.invoke(app, ["check", str(files["good"])])
-    assert result.exit_code == 0
-    assert result.stdout.splitlines()[-1] == (
-        "note: no --tools given: tool names and arguments were not checked"
+def test_check_and_run_see_the_same_tools(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps(
+            [
+                {
+                    "_tool": "branch",
+                    "condition": True,
+                    "value": "x",
+                    "_outputPath": "†state.a || †state.b",
+                },
+                {"_tool": "upper", "text": "†state.a", "_outputPath": "†state.c"},
+            ]
+        )
     )
+    checked = runner.invoke(app, ["check", str(plan)])
+    assert checked.exit_code == 0, checked.stdout
+    assert checked.stdout == f"{plan}: ok (2 calls, 1 dependency)\n"
+    ran = runner.invoke(app, ["run", str(plan), "--json"])
+    assert ran.exit_code == 0
+    assert json.loads(ran.stdout)["state"] == {"a": "x", "c": "X"}
+    for command in ("check", "run"):
+        left_out = runner.invoke(app, [command, str(plan), "--no-stdlib"])
+        assert left_out.exit_code == 2
+        shown = left_out.stdout + left_out.stderr
+        assert "error[unknown_tool] #0 branch, _tool: unknown tool 'branch'" in shown
+
+
+def test_two_tool_files_defining_one_name_is_an_error_naming_both(tmp_path: Path) -> None:
+    source = 'from obelisk import tool\n\n@tool\ndef hello() -> str:\n    "Hi."\n    return "hi"\n'
+    (tmp_path / "a.py").write_text(source)
+    (tmp_path / "b.py").write_text(source)
+    (tmp_path / "plan.json").write_text('[{"_tool": "hello"}]')
+    for command in ("check", "run", "tools"):
+        args = [command] if command == "tools" else [command, str(tmp_path / "plan.json")]
+        result = runner.invoke(
+            app, [*args, "-t", str(tmp_path / "a.py"), "-t", str(tmp_path / "b.py")]
+        )
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"obelisk: error: tool 'hello' is defined in both {tmp_path / 'a.py'} "
+            f"and {tmp_path / 'b.py'}\n"
+        )
 
 
 def test_check_errors_exit_two_with_located_messages(files: dict[str, Path]) -> None:
@@ -102,8 +139,9 @@ def test_check_json_shape(files: dict[str, Path]) -> None:
         assert list(item) == ["code", "severity", "call", "path", "span", "message"]
 
 
-def test_check_reads_standard_input() -> None:
-    result = runner.invoke(app, ["check", "-", "--json"], input=json.dumps(GOOD))
+def test_check_reads_standard_input(files: dict[str, Path]) -> None:
+    args = ["check", "-", "--json", "--tools", str(files["tools"])]
+    result = runner.invoke(app, args, input=json.dumps(GOOD))
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {"ok": True, "diagnostics": []}
 
@@ -146,7 +184,7 @@ def test_tools_that_do_not_load(files: dict[str, Path], tmp_path: Path) -> None:
 
 
 def test_graph_mermaid_exact(files: dict[str, Path]) -> None:
-    result = runner.invoke(app, ["graph", str(files["good"])])
+    result = runner.invoke(app, ["graph", str(files["good"]), "--tools", str(files["tools"])])
     assert result.exit_code == 0
     assert result.stdout == (
         "flowchart TD\n"
@@ -168,7 +206,10 @@ def test_graph_dot_draws_alternatives_dashed(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text(json.dumps(plan))
     result = runner.invoke(app, ["graph", str(path), "--format", "dot"])
-    assert result.exit_code == 0
+    assert result.exit_code == 2  # the tools are unknown: drawn all the same, errors on stderr
+    assert result.stderr.splitlines()[0] == (
+        "error[unknown_tool] #0 pay, _tool: unknown tool 'pay'"
+    )
     assert result.stdout == (
         "digraph plan {\n"
         "  rankdir=TB;\n"
@@ -200,3 +241,56 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.stdout == f"obelisk {__version__}\n"
+
+
+def test_graph_marks_the_edges_of_a_cycle(tmp_path: Path) -> None:
+    plan = [
+        {"_tool": "upper", "text": "†state.b", "_outputPath": "†state.a"},
+        {"_tool": "upper", "text": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "upper", "text": "x", "_outputPath": "†state.c"},
+        {"_tool": "upper", "text": "†state.c"},
+    ]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(plan))
+    result = runner.invoke(app, ["graph", str(path)])
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[-4:] == [
+        '  c1 -- "†state.b" --> c0',
+        '  c0 -- "†state.a" --> c1',
+        '  c2 -- "†state.c" --> c3',
+        "  linkStyle 0,1 stroke:#d32f2f,stroke-width:3px",
+    ]
+    assert (
+        "error[dependency_cycle] #0 upper: dependency cycle: #0 upper -> #1 upper -> #0 upper"
+        in (result.stderr)
+    )
+    dot = runner.invoke(app, ["graph", str(path), "-f", "dot"])
+    assert '  c1 -> c0 [label="†state.b", color="#d32f2f", penwidth=3];' in dot.stdout
+    assert '  c2 -> c3 [label="†state.c"];' in dot.stdout
+
+
+def test_graph_colours_calls_from_a_trace(tmp_path: Path) -> None:
+    plan = [
+        {"_tool": "divide", "a": 1, "b": 0, "_outputPath": "†state.q"},
+        {"_tool": "abs", "value": "†state.q"},
+        {"_tool": "upper", "text": "fine"},
+    ]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(plan))
+    trace = tmp_path / "run.jsonl"
+    ran = runner.invoke(app, ["run", str(path), "--trace", str(trace)])
+    assert ran.exit_code == 1
+    result = runner.invoke(app, ["graph", str(path), "--trace", str(trace)])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-6:] == [
+        "  classDef failed fill:#ffcdd2",
+        "  class c0 failed",
+        "  classDef skipped fill:#e0e0e0",
+        "  class c1 skipped",
+        "  classDef succeeded fill:#c8e6c9",
+        "  class c2 succeeded",
+    ]
+    dot = runner.invoke(app, ["graph", str(path), "--trace", str(trace), "-f", "dot"])
+    assert '  c0 [label="#0 divide", style=filled, fillcolor="#ffcdd2", tooltip="failed"];' in (
+        dot.stdout
+    )

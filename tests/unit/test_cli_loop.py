@@ -185,7 +185,7 @@ def test_openai_without_a_key_is_a_usage_error(tmp: Path, monkeypatch: pytest.Mo
         (["--mode", "sideways"], "unknown --mode 'sideways'"),
         (["--approve"], "--approve needs --mode lazy"),
         (["--base-url", "http://localhost:8000/v1"], "--base-url applies to openai:"),
-        (["--files-root", "."], "--files-root and --override apply to the standard tools"),
+        (["--no-stdlib", "--files-root", "."], "--files-root applies to the standard file tools"),
         (["--max-turns", "0"], ""),
         (["--stream", "--mode", "lazy"], "stream=True applies to eager mode only"),
     ],
@@ -239,13 +239,13 @@ def test_input_from_stdin(tmp: Path) -> None:
     assert json.loads(result.stdout)["output"] == 42
 
 
-def test_standard_tools_only_with_stdlib(tmp: Path) -> None:
+def test_standard_tools_unless_no_stdlib(tmp: Path) -> None:
     upper = {"_tool": "upper", "text": "hi", "_outputPath": "†state.loud"}
     model = script(tmp, {"calls": [upper], "output": "†state.loud"})
-    result = runner.invoke(app, loop_args(tmp, model, "--stdlib", "--json"))
+    result = runner.invoke(app, loop_args(tmp, model, "--json"))
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["output"] == "HI"
-    without = runner.invoke(app, loop_args(tmp, model, "--json"))
+    without = runner.invoke(app, loop_args(tmp, model, "--no-stdlib", "--json"))
     assert without.exit_code == 1  # unknown tool goes back to the model, whose script ends
     errors = json.loads(without.stdout)["turns"][0]["errors"]
     assert errors[0]["error"]["type"] == "unknown_tool"

@@ -123,7 +123,7 @@ def test_run_human_output_lists_failures(tmp: Path) -> None:
     assert json.loads(result.stdout) == {}
     assert result.stderr.splitlines() == [
         "#0 explode failed: RuntimeError: boom 2",
-        "failed: 1 calls (1 failed)",
+        "failed: 1 call (1 failed: #0 explode)",
     ]
 
 
@@ -158,8 +158,9 @@ def test_run_tool_clash_needs_override(tmp: Path) -> None:
     clash = runner.invoke(app, ["run", plan, "--tools", str(tmp / "clash.py")])
     assert clash.exit_code == 2
     assert clash.stderr == (
-        "obelisk: error: tool 'add' is already registered "
-        "(a standard tool has that name; pass --override to replace it)\n"
+        f"obelisk: error: tool 'add' in {tmp / 'clash.py'} has the name of a standard tool; "
+        "pass --override to replace the standard one, or --no-stdlib to leave the standard "
+        "tools out\n"
     )
     replaced = runner.invoke(app, ["run", plan, "--tools", str(tmp / "clash.py"), "--override"])
     assert replaced.exit_code == 0
@@ -210,3 +211,85 @@ def test_run_files_root_confines_file_tools(tmp: Path) -> None:
     assert payload["state"] == {"note": "hello"}
     assert payload["calls"][1]["error"]["type"] == "PermissionError"
     assert "outside the files root" in payload["calls"][1]["error"]["message"]
+
+
+SLOW = '''
+import asyncio
+from obelisk import tool
+
+@tool
+async def slow(key: str, seconds: float) -> dict[str, str]:
+    """Wait, then return an object."""
+    await asyncio.sleep(seconds)
+    return {"z": key, "a": key}
+
+@tool
+def summarize(text: str) -> str:
+    """A latent-like tool stand-in."""
+    return text
+'''
+
+
+def test_json_output_is_the_same_bytes_whatever_order_calls_finish_in(tmp: Path) -> None:
+    (tmp / "slow.py").write_text(SLOW)
+    outputs = []
+    for first, second in ((0.0, 0.05), (0.05, 0.0)):
+        plan = write(
+            tmp,
+            "p.json",
+            [
+                {"_tool": "slow", "key": "x", "seconds": first, "_outputPath": "†state.x"},
+                {"_tool": "slow", "key": "b", "seconds": second, "_outputPath": "†state.b"},
+                {"_tool": "slow", "key": "u", "seconds": second, "_outputPath": "†state.n.u"},
+                {"_tool": "slow", "key": "t", "seconds": first, "_outputPath": "†state.n.t"},
+            ],
+        )
+        result = runner.invoke(app, ["run", plan, "--tools", str(tmp / "slow.py"), "--json"])
+        assert result.exit_code == 0, result.stderr
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    state = json.loads(outputs[0])["state"]
+    assert list(state) == ["b", "n", "x"]
+    assert list(state["n"]) == ["t", "u"]
+    assert list(state["x"]) == ["a", "z"]
+
+
+def test_trace_keeps_the_dagger_readable_and_is_written_as_it_happens(tmp: Path) -> None:
+    plan = write(tmp, "p.json", [{"_tool": "double", "n": "†input.n", "_outputPath": "†state.d"}])
+    trace = tmp / "run.jsonl"
+    result = runner.invoke(
+        app,
+        ["run", plan, "--tools", str(tmp / "tools.py"), "-i", str(tmp / "input.json"),
+         "--trace", str(trace)],
+    )  # fmt: skip
+    assert result.exit_code == 0
+    text = trace.read_text(encoding="utf-8")
+    assert "\\u2020" not in text
+    written = [json.loads(line) for line in text.splitlines() if '"state_written"' in line]
+    assert written[0]["path"] == "†state.d"
+
+
+def test_summary_names_the_calls_that_did_not_succeed(tmp: Path) -> None:
+    (tmp / "latent.json").write_text(
+        json.dumps({"name": "summarize_it", "parameters": {"type": "object"}})
+    )
+    tools = tmp / "latent_tools.py"
+    tools.write_text(
+        "import json, pathlib\nfrom obelisk import Tool\n"
+        "summarize_it = Tool.from_schema(json.loads("
+        "(pathlib.Path(__file__).parent / 'latent.json').read_text()))\n"
+    )
+    plan = write(
+        tmp,
+        "p.json",
+        [
+            {"_tool": "upper", "text": "a", "_outputPath": "†state.a"},
+            {"_tool": "summarize_it", "_outputPath": "†state.s"},
+            {"_tool": "upper", "text": "†state.s"},
+        ],
+    )
+    result = runner.invoke(app, ["run", plan, "--tools", str(tools)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "partial: 3 calls (1 succeeded, 1 pending_latent: #1 summarize_it, 1 skipped: #2 upper)"
+    )

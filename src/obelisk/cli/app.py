@@ -1,4 +1,4 @@
-"""The ``obelisk`` application: ``check``, ``graph``, ``run`` and ``loop``.
+"""The ``obelisk`` application: ``check``, ``graph``, ``run``, ``loop`` and ``tools``.
 
 Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
 when ``run`` had a call fail (or a latent call left pending), 2 when the plan
@@ -18,12 +18,13 @@ from obelisk.cli.check import check_command, graph_command
 from obelisk.cli.io import out
 from obelisk.cli.loop import loop_command
 from obelisk.cli.run import run_command
+from obelisk.cli.tools import tools_command
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="obelisk",
-    help="Check, draw and run LLM tool-call plans.",
+    help="Check, draw and run LLM tool-call plans (docs/cli.md).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -32,6 +33,7 @@ app.command("check")(check_command)
 app.command("graph")(graph_command)
 app.command("run")(run_command)
 app.command("loop")(loop_command)
+app.command("tools")(tools_command)
 
 
 def _version(value: bool) -> None:

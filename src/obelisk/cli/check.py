@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 from obelisk.cli.io import (
+    FilesRootOption,
     InputOption,
+    NoStdlibOption,
+    OverrideOption,
     PlanArgument,
     StateOption,
     ToolsOption,
     err,
     fail,
-    load_tools,
+    load_registry,
     out,
+    plural,
     read_json,
     read_plan,
 )
@@ -24,37 +29,35 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.drawing import GraphFormat, draw
 from obelisk.interpreter.analysis.result import CheckResult
 
-__all__ = ["check_command", "graph_command"]
+__all__ = ["check_command", "graph_command", "print_diagnostics"]
 
 
-def _print_result(result: CheckResult, name: str, tools_known: bool) -> None:
+def print_diagnostics(result: CheckResult, console: Any) -> None:
+    """Every diagnostic, errors in red and warnings in yellow, carets under the spans."""
     for diagnostic in result.diagnostics:
         style = "bold red" if diagnostic.severity == "error" else "yellow"
         head, _, rest = str(diagnostic).partition("\n")
-        out.print(head, style=style, markup=False)
+        console.print(head, style=style, markup=False)
         if rest:
-            out.print(rest, markup=False)
+            console.print(rest, markup=False)
+
+
+def _print_result(result: CheckResult, name: str) -> None:
+    print_diagnostics(result, out)
     calls = len(result.plan.calls) if result.plan is not None else 0
     errors, warnings = len(result.errors), len(result.warnings)
     counts = []
     if errors:
-        counts.append(f"{errors} error{'s' if errors != 1 else ''}")
+        counts.append(plural(errors, "error"))
     if warnings:
-        counts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
-    size = f"{calls} call{'s' if calls != 1 else ''}"
+        counts.append(plural(warnings, "warning"))
+    size = plural(calls, "call")
     if result.graph is not None:
-        edges = len(result.graph.edges)
-        size += f", {edges} dependenc{'ies' if edges != 1 else 'y'}"
+        size += ", " + plural(len(result.graph.edges), "dependency", "dependencies")
     verdict = ", ".join(counts) if counts else "ok"
     out.print(
         f"{name}: {verdict} ({size})", markup=False, style="bold red" if errors else "bold green"
     )
-    if not tools_known:
-        out.print(
-            "note: no --tools given: tool names and arguments were not checked",
-            markup=False,
-            style="dim",
-        )
 
 
 def check_command(
@@ -62,41 +65,79 @@ def check_command(
     tools: ToolsOption = None,
     input: InputOption = None,
     state: StateOption = None,
+    no_stdlib: NoStdlibOption = False,
+    files_root: FilesRootOption = None,
+    override: OverrideOption = False,
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"ok", "diagnostics"} as JSON.')
     ] = False,
 ) -> None:
     """Check a plan: syntax, tools, arguments, references, cycles (docs/diagnostics.md).
 
+    The tools are the standard tools plus --tools, as for every command.
     Exits 0 when the plan has no errors (warnings allowed), 2 when it has errors.
     """
-    registry = load_tools(tools)
+    registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     result = check(read_plan(plan), registry, read_json(input, "input"), read_json(state, "state"))
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
     else:
-        _print_result(result, "<stdin>" if plan == "-" else plan, registry is not None)
+        _print_result(result, "<stdin>" if plan == "-" else plan)
     raise typer.Exit(0 if result.ok else 2)
+
+
+def _statuses(trace: Path) -> dict[int, str]:
+    """Each call's last status in a ``--trace`` file of JSON-lines events."""
+    ends = {"call_succeeded": "succeeded", "call_failed": "failed", "call_skipped": "skipped"}
+    found: dict[int, str] = {}
+    try:
+        lines = trace.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        fail(f"cannot read trace {str(trace)!r}: {exc.strerror or exc}")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            fail(f"trace {str(trace)!r} line {number} is not JSON: {exc.msg}")
+        if not isinstance(event, dict) or not isinstance(event.get("call"), int):
+            continue
+        kind = event.get("event")
+        if kind == "call_started":
+            found.setdefault(event["call"], "running")
+        elif kind in ends:
+            found[event["call"]] = ends[kind]
+    return found
 
 
 def graph_command(
     plan: PlanArgument,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="Output format: mermaid or dot.")
+        str, typer.Option("--format", "-f", metavar="mermaid|dot", help="Output format.")
     ] = "mermaid",
     tools: ToolsOption = None,
+    no_stdlib: NoStdlibOption = False,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace", metavar="FILE", help="Colour calls by status from a run's --trace file."
+        ),
+    ] = None,
 ) -> None:
     """Draw the calls of a plan and the state paths between them.
 
-    Edges that come from one of several alternatives are dashed and labelled.
-    Exits 2 when the plan cannot be parsed.
+    Edges that come from one of several alternatives are dashed and labelled;
+    the edges of a dependency cycle are red.  With --trace, calls are coloured by
+    what happened to them in that run.  A plan with errors is still drawn when it
+    parses; its diagnostics go to standard error and the exit code is 2.
     """
     if fmt not in ("mermaid", "dot"):
         fail(f"unknown --format {fmt!r}; expected 'mermaid' or 'dot'")
-    result = check(read_plan(plan), load_tools(tools))
-    if result.graph is None:
-        for diagnostic in result.diagnostics:
-            err.print(str(diagnostic), markup=False)
-        raise typer.Exit(2)
-    graph_format: GraphFormat = "mermaid" if fmt == "mermaid" else "dot"
-    sys.stdout.write(draw(result.graph, graph_format))
+    statuses = _statuses(trace) if trace is not None else None
+    result = check(read_plan(plan), load_registry(tools, stdlib=not no_stdlib))
+    if result.graph is not None:
+        graph_format: GraphFormat = "mermaid" if fmt == "mermaid" else "dot"
+        sys.stdout.write(draw(result.graph, graph_format, statuses))
+    print_diagnostics(result, err)
+    raise typer.Exit(0 if result.ok else 2)

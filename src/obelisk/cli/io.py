@@ -17,22 +17,26 @@ from rich.console import Console
 
 from obelisk.errors import ObeliskError
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.stdlib_tools import default_registry
 
 __all__ = [
+    "FilesRootOption",
     "InputOption",
+    "NoStdlibOption",
+    "OverrideOption",
     "PlanArgument",
     "StateOption",
     "ToolsOption",
     "err",
     "fail",
     "json_default",
-    "load_tools",
+    "load_registry",
     "out",
+    "plural",
     "read_input",
     "read_json",
     "read_object",
     "read_plan",
-    "registry_for_run",
 ]
 
 out = Console(highlight=False, soft_wrap=True)
@@ -45,8 +49,20 @@ ToolsOption = Annotated[
     typer.Option(
         "--tools",
         "-t",
+        metavar="FILE|MODULE",
         help="Python file or importable module whose @tool functions to load (repeatable).",
     ),
+]
+NoStdlibOption = Annotated[bool, typer.Option("--no-stdlib", help="Leave the standard tools out.")]
+FilesRootOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--files-root", metavar="DIR", help="Directory the standard file tools may read and write."
+    ),
+]
+OverrideOption = Annotated[
+    bool,
+    typer.Option("--override", help="Let --tools replace standard tools of the same name."),
 ]
 InputOption = Annotated[
     Path | None, typer.Option("--input", "-i", help="JSON file with the input document.")
@@ -89,34 +105,51 @@ def read_json(path: Path | None, what: str) -> Any:
         )
 
 
-def load_tools(targets: list[str] | None) -> Registry | None:
-    """The ``@tool`` functions of each ``--tools`` file or module; ``None`` without any."""
-    if not targets:
-        return None
-    registry = Registry()
+def load_registry(
+    targets: list[str] | None,
+    *,
+    stdlib: bool = True,
+    files_root: Path | None = None,
+    override: bool = False,
+) -> Registry:
+    """The tools every command sees: the standard tools (unless ``stdlib`` is false)
+    plus the ``@tool`` functions of each ``--tools`` file or module.
+
+    A ``--tools`` tool may replace a standard tool of the same name only with
+    ``override``; two ``--tools`` targets that define the same name are an error
+    naming both.  ``files_root`` confines the standard file tools.  Problems exit 2
+    through :func:`fail`.
+    """
+    if not stdlib and files_root is not None:
+        fail("--files-root applies to the standard file tools; it cannot go with --no-stdlib")
     try:
-        for target in targets:
-            registry = registry.merge(Registry.from_module(target))
+        registry = default_registry(files_root=files_root) if stdlib else Registry()
     except ObeliskError as exc:
         fail(str(exc))
+    standard = set(registry.names())
+    origin: dict[str, str] = {}
+    for target in targets or ():
+        try:
+            loaded = Registry.from_module(target)
+        except ObeliskError as exc:
+            fail(str(exc))
+        for item in loaded:
+            if item.name in origin:
+                fail(f"tool {item.name!r} is defined in both {origin[item.name]} and {target}")
+            if item.name in standard and not override:
+                fail(
+                    f"tool {item.name!r} in {target} has the name of a standard tool; pass "
+                    "--override to replace the standard one, or --no-stdlib to leave the "
+                    "standard tools out"
+                )
+            registry.add(item, override=True)
+            origin[item.name] = target
     return registry
 
 
-def registry_for_run(targets: list[str] | None, files_root: Path | None, override: bool) -> Any:
-    """The standard tools plus ``--tools`` (which replace standard tools only with
-    ``override``); the file tools are confined to ``files_root``."""
-    from obelisk.stdlib_tools import default_registry
-
-    registry = default_registry(files_root=files_root)
-    try:
-        for target in targets or ():
-            registry = registry.merge(Registry.from_module(target), override=override)
-    except ObeliskError as exc:
-        message = str(exc)
-        if "already registered" in message:
-            message += " (a standard tool has that name; pass --override to replace it)"
-        fail(message)
-    return registry
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 call``, ``3 calls`` (``many`` for irregular plurals)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def json_default(value: Any) -> Any:

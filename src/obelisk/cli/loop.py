@@ -3,7 +3,7 @@
 The model is ``openai:MODEL`` (any OpenAI-compatible chat API; ``--base-url`` for
 a local server) or ``scripted:FILE`` (a JSON-lines transcript replayed by
 :class:`~obelisk.models.ScriptedModel`).  The tools are ``--tools`` (as for
-``obelisk run``), plus the standard tools with ``--stdlib``.
+``obelisk run``): the standard tools plus ``--tools``, as for every command.
 
 Exit codes: 0 when the model gave an output; 1 when the loop stopped without
 one (more unusable answers in a row than ``--max-corrections``, the model
@@ -29,14 +29,18 @@ from rich.table import Table
 from rich.text import Text
 
 from obelisk.cli.io import (
+    FilesRootOption,
+    NoStdlibOption,
+    OverrideOption,
+    ToolsOption,
     err,
     fail,
     json_default,
-    load_tools,
+    load_registry,
     out,
+    plural,
     read_input,
     read_object,
-    registry_for_run,
 )
 from obelisk.errors import ApprovalAborted
 
@@ -75,21 +79,14 @@ def _model(spec: str, base_url: str | None) -> Model:
     try:
         from obelisk.models.openai_chat import OpenAIChatModel
     except ImportError as exc:
-        fail(f"--model openai:... needs the openai package (pip install 'obelisk[openai]'): {exc}")
+        fail(
+            "--model openai:... needs the openai package: pip install 'obelisk[openai]' "
+            f"(from a clone: pip install '.[openai]'): {exc}"
+        )
     try:
         return OpenAIChatModel(target, base_url=base_url)
     except ObeliskError as exc:
         fail(str(exc))
-
-
-def _tools(targets: list[str] | None, stdlib: bool, files_root: Path | None, override: bool) -> Any:
-    from obelisk.interpreter.tools.registry import Registry
-
-    if stdlib:
-        return registry_for_run(targets, files_root, override)
-    if files_root is not None or override:
-        fail("--files-root and --override apply to the standard tools: add --stdlib")
-    return load_tools(targets) or Registry()
 
 
 class TerminalApprover:
@@ -187,6 +184,45 @@ class TerminalApprover:
             self.console.print("answer y, n or e", markup=False, style="yellow")
 
 
+class _Progress:
+    """A live line on a terminal: the turn, calls started and finished, tokens."""
+
+    def __init__(self, max_turns: int) -> None:
+        from rich.live import Live
+
+        self.max_turns = max_turns
+        self.turn = 0
+        self.started = self.finished = self.tokens = 0
+        self.live = Live("", console=err, transient=True, refresh_per_second=8)
+
+    def __enter__(self) -> _Progress:
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(None, None, None)
+
+    def on_event(self, event: Any) -> None:
+        kind = event.event
+        if kind == "turn_started" and event.depth == 0:
+            self.turn = event.turn
+        elif kind == "call_started":
+            self.started += 1
+        elif kind in ("call_succeeded", "call_failed", "call_skipped"):
+            self.finished += 1
+        elif kind == "turn_finished" and event.usage:
+            usage = event.usage
+            self.tokens += usage.get(
+                "total_tokens", usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+            )
+        else:
+            return
+        self.live.update(
+            f"turn {self.turn}/{self.max_turns}: {plural(self.started, 'call')} started, "
+            f"{self.finished} finished, {plural(self.tokens, 'token')}"
+        )
+
+
 def _turn_line(turn: Turn) -> str:
     """One line per turn for ``--verbose``: calls by status, then the error records."""
     solution = turn.solution
@@ -196,7 +232,7 @@ def _turn_line(turn: Turn) -> str:
     for record in turn.run.calls if turn.run is not None else ():
         counts[record.status] = counts.get(record.status, 0) + 1
     calls = len(solution.calls)
-    line = f"turn {turn.index}: {calls} call{'s' if calls != 1 else ''}"
+    line = f"turn {turn.index}: {plural(calls, 'call')}"
     if counts:
         line += " (" + ", ".join(f"{n} {status}" for status, n in counts.items()) + ")"
     elif calls:
@@ -240,23 +276,10 @@ def loop_command(
     state: Annotated[
         Path | None, typer.Option("--state", help="JSON file with the state to start from.")
     ] = None,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            "-t",
-            help="Python file or importable module whose @tool functions to load (repeatable).",
-        ),
-    ] = None,
-    stdlib: Annotated[bool, typer.Option("--stdlib", help="Offer the standard tools too.")] = False,
-    files_root: Annotated[
-        Path | None,
-        typer.Option("--files-root", help="Directory the standard file tools may use."),
-    ] = None,
-    override: Annotated[
-        bool,
-        typer.Option("--override", help="Let --tools replace standard tools of the same name."),
-    ] = False,
+    tools: ToolsOption = None,
+    no_stdlib: NoStdlibOption = False,
+    files_root: FilesRootOption = None,
+    override: OverrideOption = False,
     output_schema: Annotated[
         Path | None,
         typer.Option("--output-schema", help="JSON schema file the final output must fit."),
@@ -308,7 +331,7 @@ def loop_command(
     if approve and input == "-":
         fail("--input - and --approve cannot both read standard input")
     chosen = _model(model, base_url)
-    registry = _tools(tools, stdlib, files_root, override)
+    registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
     start = read_object(state, "state")
     schema = read_object(output_schema, "output schema")
@@ -333,9 +356,15 @@ def loop_command(
         except OSError as exc:
             fail(f"cannot write transcript {str(transcript)!r}: {exc.strerror or exc}")
     code, problem = 0, None
+    progress = _Progress(max_turns) if err.is_terminal and not as_json and not approve else None
     try:
         try:
-            result = loop.run_sync(given, start)
+            if progress is not None:
+                loop.listeners = (*loop.listeners, progress.on_event)
+                with progress:
+                    result = loop.run_sync(given, start)
+            else:
+                result = loop.run_sync(given, start)
         except LoopError as exc:
             result, problem = exc.result, exc
             code = 3 if isinstance(exc, LoopBudgetExceeded) else 1
@@ -357,7 +386,7 @@ def loop_command(
     elif not as_json:
         turns = len(result.turns)
         err.print(
-            f"completed in {turns} turn{'s' if turns != 1 else ''}",
+            f"completed in {plural(turns, 'turn')}",
             markup=False,
             style="bold green",
         )

@@ -2,122 +2,153 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 
 from obelisk.cli.io import (
+    FilesRootOption,
+    NoStdlibOption,
+    OverrideOption,
     PlanArgument,
     StateOption,
     ToolsOption,
     err,
     fail,
     json_default,
+    load_registry,
+    plural,
     read_input,
     read_json,
     read_plan,
-    registry_for_run,
 )
+from obelisk.errors import PlanError
+from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.runtime.events import Event
+from obelisk.interpreter.runtime.records import RunResult
+from obelisk.interpreter.runtime.run import run_sync
 
-__all__ = ["run_command"]
+__all__ = ["dump_json", "run_command", "sorted_keys", "summary"]
 
 _PROGRESS_FROM = 5
 """``obelisk run`` shows a progress bar on a terminal for plans of more calls than this."""
+_NAMED = 5
+"""How many calls of one status a summary line names before it says how many more."""
+
+
+def dump_json(value: Any, indent: int | None = None) -> str:
+    """JSON text with ``†`` and other characters kept readable; anything that is not
+    JSON is shown by its repr."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default)
+
+
+def sorted_keys(value: Any) -> Any:
+    """``value`` with the keys of every object in sorted order.
+
+    The final state's values never depend on timing, but the order in which keys
+    were first written does; sorted, the same run prints the same bytes.
+    """
+    if isinstance(value, dict):
+        return {key: sorted_keys(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [sorted_keys(item) for item in value]
+    return value
+
+
+def summary(result: RunResult) -> str:
+    """``partial: 3 calls (1 succeeded, 1 pending_latent: #2 summarize, 1 skipped: #3 send)``.
+
+    Statuses come in the order their first call has in the plan; every status but
+    ``succeeded`` names its calls (the first five, then how many more).
+    """
+    groups: dict[str, list[str]] = {}
+    for record in result.calls:
+        groups.setdefault(record.status, []).append(record.label)
+    parts = []
+    for status, labels in groups.items():
+        part = f"{len(labels)} {status}"
+        if status != "succeeded":
+            named = ", ".join(labels[:_NAMED])
+            more = len(labels) - _NAMED
+            part += f": {named}" + (f" and {more} more" if more > 0 else "")
+        parts.append(part)
+    return f"{result.status}: {plural(len(result.calls), 'call')} ({', '.join(parts)})"
+
+
+def _open_trace(trace: Path) -> IO[str]:
+    try:
+        return trace.open("w", encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write trace {str(trace)!r}: {exc.strerror or exc}")
 
 
 def run_command(
     plan: PlanArgument,
     tools: ToolsOption = None,
     input: Annotated[
-        str | None, typer.Option("--input", "-i", help="JSON file with the input, or - for stdin.")
+        str | None,
+        typer.Option(
+            "--input", "-i", metavar="FILE", help="JSON file with the input, or - for stdin."
+        ),
     ] = None,
     state: StateOption = None,
+    no_stdlib: NoStdlibOption = False,
+    files_root: FilesRootOption = None,
+    override: OverrideOption = False,
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, help="Calls in flight at once.")
     ] = 64,
-    files_root: Annotated[
-        Path | None,
-        typer.Option("--files-root", help="Directory the file tools may read and write."),
-    ] = None,
     trace: Annotated[
-        Path | None, typer.Option("--trace", help="Write every event to FILE as JSON lines.")
+        Path | None,
+        typer.Option("--trace", metavar="FILE", help="Write every event to FILE as JSON lines."),
     ] = None,
-    override: Annotated[
-        bool,
-        typer.Option("--override", help="Let --tools replace standard tools of the same name."),
-    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {status, state, calls, diagnostics} as JSON.")
     ] = False,
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
-    Exits 0 when every call completed, 1 when a call failed (or a latent call is
-    left pending), 2 when the plan has errors and nothing ran.
+    Exits 0 when every call completed, 1 when a call failed, was skipped because
+    a read did not exist, or a latent call is left pending, 2 when the plan has
+    errors and nothing ran.
     """
-    from obelisk.errors import PlanError
-    from obelisk.interpreter.plan.parse import parse_plan
-    from obelisk.interpreter.runtime.events import Event
-    from obelisk.interpreter.runtime.run import run_sync
-
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
-    registry = registry_for_run(tools, files_root, override)
+    start = read_json(state, "state")
+    registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     handlers: list[Any] = []
-    trace_file = None
-    if trace is not None:
-        try:
-            trace_file = trace.open("w", encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write trace {str(trace)!r}: {exc.strerror or exc}")
+    trace_file = _open_trace(trace) if trace is not None else None
+    if trace_file is not None:
 
         def write_trace(event: Event) -> None:
-            assert trace_file is not None
-            trace_file.write(json.dumps(event.to_dict(), default=json_default) + "\n")
+            trace_file.write(dump_json(event.to_dict()) + "\n")
+            trace_file.flush()
 
         handlers.append(write_trace)
     try:
-        parsed: Any = parse_plan(plan_bytes)  # parsed once: counted here, run below
-    except PlanError as exc:
-        parsed = exc
-    progress = None
-    if not as_json and err.is_terminal and len(getattr(parsed, "calls", ())) > _PROGRESS_FROM:
-        from rich.progress import Progress
+        parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
+        progress = None
+        if not as_json and err.is_terminal and len(parsed.calls) > _PROGRESS_FROM:
+            from rich.progress import Progress
 
-        progress = Progress(console=err, transient=True)
-    try:
-        if isinstance(parsed, PlanError):
-            raise parsed
+            progress = Progress(console=err, transient=True)
+            task = progress.add_task("running", total=len(parsed.calls))
 
-        def go() -> Any:
-            return run_sync(
-                parsed,
-                registry,
-                input_data,
-                read_json(state, "state"),
-                concurrency=concurrency,
-                on_event=handlers,
+            def advance(event: Event) -> None:
+                if event.event in ("call_succeeded", "call_failed", "call_skipped"):
+                    progress.advance(task)
+
+            handlers.append(advance)
+        with progress if progress is not None else contextlib.nullcontext():
+            result = run_sync(
+                parsed, registry, input_data, start, concurrency=concurrency, on_event=handlers
             )
-
-        if progress is not None:
-            with progress:
-                task = progress.add_task("running", total=None)
-
-                def advance(event: Event) -> None:
-                    if event.event == "run_started":
-                        progress.update(task, total=getattr(event, "calls", None))
-                    elif event.event in ("call_succeeded", "call_failed", "call_skipped"):
-                        progress.advance(task)
-
-                handlers.append(advance)
-                result = go()
-        else:
-            result = go()
     except PlanError as exc:
         if as_json:
             payload = {
@@ -126,7 +157,7 @@ def run_command(
                 "calls": [],
                 "diagnostics": [d.to_dict() for d in exc.diagnostics],
             }
-            sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+            sys.stdout.write(dump_json(payload) + "\n")
         else:
             for diagnostic in exc.diagnostics:
                 err.print(str(diagnostic), markup=False)
@@ -136,25 +167,20 @@ def run_command(
         if trace_file is not None:
             trace_file.close()
     if as_json:
-        sys.stdout.write(
-            json.dumps(result.to_dict(), ensure_ascii=False, default=json_default) + "\n"
-        )
+        payload = result.to_dict()
+        payload["state"] = sorted_keys(payload["state"])
+        sys.stdout.write(dump_json(payload) + "\n")
     else:
-        sys.stdout.write(
-            json.dumps(result.state, ensure_ascii=False, indent=2, default=json_default) + "\n"
-        )
-        counts: dict[str, int] = {}
+        sys.stdout.write(dump_json(sorted_keys(result.state), indent=2) + "\n")
         for record in result.calls:
-            counts[record.status] = counts.get(record.status, 0) + 1
             if record.status == "failed" and record.error:
                 err.print(
                     f"{record.label} failed: {record.error['type']}: {record.error['message']}",
                     markup=False,
                     style="red",
                 )
-        summary = ", ".join(f"{n} {status}" for status, n in counts.items())
         err.print(
-            f"{result.status}: {len(result.calls)} calls ({summary})",
+            summary(result),
             markup=False,
             style="bold green" if result.status == "completed" else "bold red",
         )

@@ -1,22 +1,45 @@
-"""Draw a plan's dependency graph as Mermaid or Graphviz DOT text.
+"""Draw a plan's dependency graph as Mermaid or Graphviz DOT text (docs/cli.md).
 
 Nodes are the calls (``#0 processPayment``) plus one ``input`` node when the plan
 reads ``†input``; edges run from the call that writes a path to the call that
 reads it and are labelled with the path read.  An edge that comes from one of
 several alternatives of an output (docs/language.md) is dashed and labelled with the
-alternative it belongs to, e.g. ``†state.error (alternative 2 of 2)``.
+alternative it belongs to, e.g. ``†state.error (alternative 2 of 2)``.  Edges of a
+dependency cycle are drawn red and thick.  Given the calls' statuses (from a run's
+trace), each call is filled with the colour of its status.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Mapping
 from typing import Literal
 
 from obelisk.interpreter.analysis.graph import PlanGraph
 
-__all__ = ["GraphFormat", "draw"]
+__all__ = ["STATUS_COLOURS", "GraphFormat", "draw"]
 
 GraphFormat = Literal["mermaid", "dot"]
+
+STATUS_COLOURS = {
+    "succeeded": "#c8e6c9",
+    "failed": "#ffcdd2",
+    "skipped": "#e0e0e0",
+    "cancelled": "#e0e0e0",
+    "pending_latent": "#fff9c4",
+    "running": "#fff9c4",
+}
+"""Fill colour of a call by status (``running``: started, never finished)."""
+_CYCLE_COLOUR = "#d32f2f"
+
+
+def _cycle_edges(graph: PlanGraph) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for walk in graph.cycles:
+        for source, target in itertools.pairwise(walk):
+            found.add((f"c{source}", f"c{target}"))
+    return found
 
 
 def _edges(graph: PlanGraph) -> dict[tuple[str, str], tuple[list[str], bool]]:
@@ -44,35 +67,59 @@ def _mermaid_text(text: str) -> str:
     return '"' + text.replace('"', "#quot;") + '"'
 
 
-def draw(graph: PlanGraph, fmt: GraphFormat = "mermaid") -> str:
+def draw(
+    graph: PlanGraph,
+    fmt: GraphFormat = "mermaid",
+    statuses: Mapping[int, str] | None = None,
+) -> str:
     """Render ``graph`` as Mermaid (``flowchart TD``) or DOT (``digraph plan``) text.
 
-    Raises ``ValueError`` for an unknown ``fmt``.
+    ``statuses`` maps call indexes to a status (``succeeded``, ``failed``,
+    ``skipped``, ``cancelled``, ``pending_latent``, ``running``); those calls are
+    filled with :data:`STATUS_COLOURS`.  Raises ``ValueError`` for an unknown ``fmt``.
     """
     calls = graph.plan.calls
     edges = _edges(graph)
+    cycle = _cycle_edges(graph)
     uses_input = any(source == "input" for source, _ in edges)
+    statuses = {k: v for k, v in (statuses or {}).items() if v in STATUS_COLOURS}
     if fmt == "mermaid":
         lines = ["flowchart TD"]
         if uses_input:
             lines.append("  input([input])")
         lines.extend(f"  c{call.index}[{_mermaid_text(call.label)}]" for call in calls)
-        for (source, target), (labels, alternative) in edges.items():
+        red: list[int] = []
+        for number, ((source, target), (labels, alternative)) in enumerate(edges.items()):
             text = _mermaid_text(", ".join(labels))
             arrow = f"-. {text} .->" if alternative else f"-- {text} -->"
             lines.append(f"  {source} {arrow} {target}")
+            if (source, target) in cycle:
+                red.append(number)
+        if red:
+            numbers = ",".join(map(str, red))
+            lines.append(f"  linkStyle {numbers} stroke:{_CYCLE_COLOUR},stroke-width:3px")
+        for status in sorted(set(statuses.values())):
+            lines.append(f"  classDef {status} fill:{STATUS_COLOURS[status]}")
+            members = ",".join(f"c{i}" for i in sorted(statuses) if statuses[i] == status)
+            lines.append(f"  class {members} {status}")
         return "\n".join(lines) + "\n"
     if fmt == "dot":
         lines = ["digraph plan {", "  rankdir=TB;", "  node [shape=box];"]
         if uses_input:
             lines.append('  input [label="input", shape=ellipse];')
-        lines.extend(
-            f"  c{call.index} [label={json.dumps(call.label, ensure_ascii=False)}];"
-            for call in calls
-        )
+        for call in calls:
+            label = json.dumps(call.label, ensure_ascii=False)
+            seen = statuses.get(call.index)
+            fill = ""
+            if seen is not None:
+                fill = f', style=filled, fillcolor="{STATUS_COLOURS[seen]}", tooltip="{seen}"'
+
+            lines.append(f"  c{call.index} [label={label}{fill}];")
         for (source, target), (labels, alternative) in edges.items():
             label = json.dumps(", ".join(labels), ensure_ascii=False)
             style = ", style=dashed" if alternative else ""
+            if (source, target) in cycle:
+                style += f', color="{_CYCLE_COLOUR}", penwidth=3'
             lines.append(f"  {source} -> {target} [label={label}{style}];")
         lines.append("}")
         return "\n".join(lines) + "\n"

@@ -54,7 +54,8 @@ class Loop:
     ``approve``: lazy-mode approval callback (sync or async) taking the
     :class:`CheckResult`.  ``stream``: dispatch calls while a
     :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
-    ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`).
+    ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`);
+    ``on_event`` also receives ``TurnStarted`` and ``TurnFinished`` (docs/loop.md).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk

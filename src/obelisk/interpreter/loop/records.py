@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution, message_data
+from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.state import WriteEntry
 
-__all__ = ["LoopResult", "LoopStatus", "Turn"]
+__all__ = ["LoopResult", "LoopStatus", "Turn", "TurnFinished", "TurnStarted"]
 
 LoopStatus = Literal["completed", "budget_exceeded", "corrections_exceeded", "stopped"]
 
@@ -130,3 +131,31 @@ class LoopResult:
                     record = {"subrequest": entry["call"], **answer}
                     lines.append(json.dumps(record, ensure_ascii=False, default=str))
         return "".join(line + "\n" for line in lines)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted(Event):
+    """A loop sends request number ``turn`` (``depth`` > 0 inside a delegate)."""
+
+    turn: int
+    depth: int
+
+    @property
+    def event(self) -> str:
+        return "turn_started"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished(Event):
+    """Turn ``turn`` is over: ``calls`` the answer held, ``errors`` the error records
+    it leaves for the next request, ``usage`` the model's token counts (or ``None``)."""
+
+    turn: int
+    depth: int
+    calls: int
+    errors: int
+    usage: dict[str, int] | None
+
+    @property
+    def event(self) -> str:
+        return "turn_finished"

@@ -26,7 +26,7 @@ from obelisk.interpreter.loop.context import (
 )
 from obelisk.interpreter.loop.messages import ErrorMessage, Request
 from obelisk.interpreter.loop.model import StreamingModel
-from obelisk.interpreter.loop.records import LoopResult, Turn
+from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
@@ -125,7 +125,28 @@ class Session:
             )
 
     async def turn(self, number: int) -> bool:
-        """One request and its consequences; True when the loop is done."""
+        """One request and its consequences; True when the loop is done.
+
+        Emits :class:`TurnStarted` and :class:`TurnFinished` to the loop's listeners.
+        Raises :class:`~obelisk.errors.CorrectionBudgetExceeded` or
+        :class:`~obelisk.errors.LoopStopped` as ``Loop.run`` describes.
+        """
+        listeners = self.loop.listeners
+        for listener in listeners:
+            listener(TurnStarted(time.time(), number, self.loop.depth))
+        try:
+            return await self._turn(number)
+        finally:
+            if listeners and self.turns and self.turns[-1].index == number:
+                turn = self.turns[-1]
+                calls = len(turn.solution.calls) if turn.solution is not None else 0
+                finished = TurnFinished(
+                    time.time(), number, self.loop.depth, calls, len(turn.errors), turn.usage
+                )
+                for listener in listeners:
+                    listener(finished)
+
+    async def _turn(self, number: int) -> bool:
         loop = self.loop
         request = self.request(number)
         turn = Turn(number, request)
