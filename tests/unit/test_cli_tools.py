@@ -64,7 +64,9 @@ def test_one_tool_in_full(tmp_path: Path) -> None:
 def test_unknown_tool_exits_two_with_a_suggestion() -> None:
     result = runner.invoke(app, ["tools", "uper"])
     assert result.exit_code == 2
-    assert result.stderr == "obelisk: error: unknown tool 'uper'; did you mean 'upper' or 'power'?\n"
+    assert (
+        result.stderr == "obelisk: error: unknown tool 'uper'; did you mean 'upper' or 'power'?\n"
+    )
 
 
 def test_json_is_what_the_loop_sends(tmp_path: Path) -> None:
