@@ -1166,3 +1166,52 @@ def test_warnings_only_do_not_raise() -> None:
 def test_path_exists_is_existence_not_truthiness(text: str, expected: bool) -> None:
     document = {"a": {"b": 1}, "list": [0, False], "zero": 0, "none": None, "empty": ""}
     assert path_exists(document, parse_reference(text)) is expected
+
+
+# -- every problem at once ----------------------------------------------------------
+
+
+def test_a_reference_syntax_error_does_not_hide_the_other_problems() -> None:
+    plan = [
+        {"_tool": "charge", "customer_id": "†input..id", "amount": "ten"},
+        {"_tool": "chrage", "customer_id": "c1", "amount": 1},
+        {"_tool": "sendReceipt", "email": "x@y.z"},
+    ]
+    result = check(plan, TOOLS, input={"id": "c1"})
+    assert result.plan is None and result.graph is None and not result.ok
+    assert [(d.code, d.call, d.path) for d in result.diagnostics] == [
+        ("invalid_argument", 0, "args.amount"),
+        ("reference_syntax", 0, "args.customer_id"),
+        ("unknown_tool", 1, "_tool"),
+        ("missing_argument", 2, "args.receipt_id"),
+    ]
+
+
+def test_a_call_that_cannot_be_read_is_left_out_of_the_other_checks() -> None:
+    plan = [
+        "not a call",
+        {"_tool": "notifySupport"},
+        {"_outputPath": "†state.x"},
+    ]
+    result = check(plan, TOOLS)
+    assert [(d.code, d.call, d.path) for d in result.diagnostics] == [
+        ("plan_shape", 0, None),
+        ("missing_argument", 1, "args.message"),
+        ("plan_shape", 2, "_tool"),
+    ]
+
+
+def test_a_bad_output_path_does_not_make_its_readers_unresolved() -> None:
+    # #0 meant to write †state.c; that its output path does not parse is the problem
+    # to report, not that nothing writes what #1 reads.
+    plan = [
+        {"_tool": "getCustomer", "customer_id": "c1", "_outputPath": "†state.c |"},
+        {"_tool": "notifySupport", "message": "†state.c.email"},
+    ]
+    result = check(plan, TOOLS)
+    assert [(d.code, d.call) for d in result.diagnostics] == [("reference_syntax", 0)]
+
+
+def test_parse_time_labels_carry_the_id() -> None:
+    result = check([{"_tool": "notifySupport", "_id": "n1", "message": "m", "_x": 1}], TOOLS)
+    assert str(result.diagnostics[0]).startswith("warning[unknown_meta] #0 notifySupport (n1), _x:")

@@ -1230,6 +1230,42 @@ class TestDeterminism:
         assert result.state == {"items": ["v0", "v1", "v2", "v3"]}
         assert [e.call for e in result.log] == [0, 1, 2, 3]
 
+    @pytest.mark.parametrize("order", [[0, 1], [1, 0]])
+    def test_a_shared_write_and_an_instance_write_commit_in_plan_order(
+        self, order: list[int]
+    ) -> None:
+        # The instance sees the shared layer under its own writes: its push must see
+        # the shared push when that comes first in the plan, however the calls finish.
+        step, _ = ordered_finishers(order)
+        plan = [
+            call("step", "†state.items", i=0, value="base", _outputMethod="push"),
+            call("step", "†state.items", i=1, value="mine", _outputMethod="push", _instance="a"),
+        ]
+        result = run(plan, [step], state={"items": []})
+        assert result.state == {"items": ["base"]}
+        assert result.instances == {"a": {"items": ["base", "mine"]}}
+
+    @pytest.mark.parametrize("order", [[0, 1, 2], [2, 1, 0]])
+    def test_writes_to_positions_of_one_list_commit_in_plan_order(self, order: list[int]) -> None:
+        # Position 1 exists only once position 0 does: the for-each pattern
+        # (†state.report[i]) must not depend on which call finishes first.
+        step, _ = ordered_finishers(order)
+        plan = [call("step", f"†state.report[{i}]", i=i, value=f"r{i}") for i in range(3)]
+        result = run(plan, [step])
+        assert statuses(result) == ["succeeded"] * 3
+        assert result.state == {"report": ["r0", "r1", "r2"]}
+
+    def test_writes_of_two_instances_do_not_wait_for_each_other(self) -> None:
+        step, finished = ordered_finishers([1, 0])
+        plan = [
+            call("step", "†state.items", i=0, value="a", _outputMethod="push", _instance="a"),
+            call("step", "†state.items", i=1, value="b", _outputMethod="push", _instance="b"),
+        ]
+        result = run(plan, [step])
+        assert finished == [1, 0]
+        assert [entry.call for entry in result.log] == [1, 0]  # b committed first
+        assert result.instances == {"a": {"items": ["a"]}, "b": {"items": ["b"]}}
+
     def test_parallel_pushes_with_different_sleeps(self) -> None:
         finished: list[int] = []
 

@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from obelisk.errors import PlanError, sort_diagnostics
+from obelisk.errors import sort_diagnostics
 from obelisk.grammar import Alternatives, Escaped, Reference, Segment, path_exists
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
 from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, path_key
@@ -25,7 +25,7 @@ from obelisk.interpreter.analysis.schema_types import (
     types_compatible,
 )
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
-from obelisk.interpreter.plan.parse import Collector, gc_paused, parse_plan
+from obelisk.interpreter.plan.parse import Collector, PartialPlan, gc_paused, parse_partial
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
@@ -56,8 +56,10 @@ class _Checker:
         input: Any,
         state: Any,
         data: Mapping[str, Any],
+        partial: PartialPlan | None = None,
     ) -> None:
         self.plan = plan
+        self.partial = partial
         self.registry = registry
         self.input = input
         self.state = state if state is not None else {}
@@ -79,7 +81,11 @@ class _Checker:
         return reference.kind in self.data and path_exists(self.data[reference.kind], reference)
 
     def resolvable(self, read: Read, sources: tuple[Write, ...]) -> bool:
-        return bool(sources) or self.exists_outside(read.reference)
+        if sources or self.exists_outside(read.reference):
+            return True
+        # a call whose output path did not parse may be the one meant to write it
+        partial = self.partial
+        return partial is not None and partial.unknown_writes and read.reference.kind != "input"
 
     def unresolved_message(self, reference: Reference, instance: str | None) -> str:
         kind = reference.kind
@@ -124,6 +130,8 @@ class _Checker:
 
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call) -> None:
+        if self.partial is not None and call.index in self.partial.stand_ins:
+            return  # could not be read at all: its parse errors say why
         registry = self.registry
         tool = registry.get(call.tool) if registry is not None else None
         if registry is None:
@@ -156,6 +164,8 @@ class _Checker:
         with_refs = {
             arg.path[0] for arg in call.expressions if not isinstance(arg.expression, Escaped)
         }
+        if self.partial is not None:  # arguments whose expressions did not parse
+            with_refs |= self.partial.unchecked.get(call.index, frozenset())
         for name, value in call.arguments.items():
             if name not in tool.parameter_names and not tool.accepts_extra:
                 takes = ", ".join(tool.parameter_names) or "no arguments"
@@ -382,12 +392,19 @@ def check(
     empty).  ``data`` maps other data kinds (``"data"``, ...) to their documents.
 
     Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
-    diagnostics come back, no exception escapes for a bad plan.
+    diagnostics come back, no exception escapes for a bad plan.  Every problem is
+    reported at once: when parts of the plan do not parse (``reference_syntax``,
+    ``plan_shape``), the rest is still checked, and the result has ``plan`` and
+    ``graph`` set to ``None`` (a plan with errors never runs).
     """
     registry = None if tools is None else Registry.coerce(tools)
     with gc_paused():
-        try:
-            parsed = parse_plan(plan)
-        except PlanError as exc:
-            return CheckResult(None, None, exc.diagnostics)
-        return _Checker(parsed, registry, input, state, data or {}).run()
+        if isinstance(plan, Plan):
+            return _Checker(plan, registry, input, state, data or {}).run()
+        partial = parse_partial(plan)
+        if partial.plan is None:
+            return CheckResult(None, None, partial.diagnostics)
+        checked = _Checker(partial.plan, registry, input, state, data or {}, partial).run()
+        if partial.ok:
+            return checked
+        return CheckResult(None, None, checked.diagnostics)

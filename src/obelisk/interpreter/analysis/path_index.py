@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from obelisk.grammar import Field, Index, Reference
 
-__all__ = ["ANY_INDEX", "WILDCARD", "PathIndex", "path_key"]
+__all__ = ["ANY_INDEX", "WILDCARD", "Key", "PathIndex", "path_key"]
 
 
 class _Marker:

@@ -21,6 +21,7 @@ import contextlib
 import gc
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.errors import Diagnostic, PlanError, ReferenceSyntaxError, sort_diagnostics
@@ -43,7 +44,15 @@ from obelisk.interpreter.plan.model import (
     new_call,
 )
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "Collector", "gc_paused", "parse_call", "parse_plan"]
+__all__ = [
+    "MAX_ARGUMENT_DEPTH",
+    "Collector",
+    "PartialPlan",
+    "gc_paused",
+    "parse_call",
+    "parse_partial",
+    "parse_plan",
+]
 
 
 class Collector:
@@ -54,6 +63,8 @@ class Collector:
 
     def __init__(self, diagnostics: Iterable[Diagnostic] = ()) -> None:
         self.diagnostics: list[Diagnostic] = list(diagnostics)
+        self.unparsed: dict[int, set[str]] = {}
+        """Per call index, the top-level arguments holding an expression that did not parse."""
 
     def fail(
         self,
@@ -271,11 +282,14 @@ def _string_field(
     return value
 
 
-def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
+def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -> Call | None:
     """Parse one decoded call object (the call at ``index`` of its plan).
 
     Returns the :class:`Call`, or ``None`` when it has errors; every problem,
-    warnings included, goes to ``out``.  Streaming parses calls one by one with it.
+    warnings included, goes to ``out``.  With ``partial``, a call with errors is
+    still returned when it names a tool, without the parts that did not parse (bad
+    expressions, a bad output path), so that the rest of it can be checked.
+    Streaming parses calls one by one with it.
     """
     if not isinstance(raw, dict):
         out.fail("plan_shape", f"a call must be a JSON object, found {_json_kind(raw)}", call=index)
@@ -291,6 +305,12 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
             found = f"found {_json_kind(tool)}"
         out.fail("plan_shape", f"'_tool' must name a tool; {found}", call=index, path="_tool")
     errors_before = len(out.diagnostics)
+    raw_id = raw.get("_id")
+    shown = tool_name  # how diagnostics name the call: "#3 refund (r-1)"
+    if tool_name is not None and (
+        isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool))
+    ):
+        shown = f"{tool_name} ({raw_id})"
 
     arguments: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -303,7 +323,7 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
                 "unknown_meta",
                 f"unknown meta-property '{key}' (kept, not interpreted)",
                 call=index,
-                tool=tool_name,
+                tool=shown,
                 path=key,
                 severity="warning",
             )
@@ -317,18 +337,19 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
             "plan_shape",
             f"argument nested deeper than {MAX_ARGUMENT_DEPTH} levels",
             call=index,
-            tool=tool_name,
+            tool=shown,
             path=format_argument_path(exc.path) + "...",
         )
     for path, text in located:
         try:
             expressions.append(ArgumentExpression(path, text, parse_expression(text)))
         except ReferenceSyntaxError as exc:
+            out.unparsed.setdefault(index, set()).add(str(path[0]))
             out.fail(
                 "reference_syntax",
                 exc.reason,
                 call=index,
-                tool=tool_name,
+                tool=shown,
                 path=format_argument_path(path),
                 span=exc.span,
                 source=text,
@@ -343,7 +364,7 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
                 f"'_outputPath' must be a string such as \"†state.result\", "
                 f"found {_json_kind(output_path)}",
                 call=index,
-                tool=tool_name,
+                tool=shown,
                 path="_outputPath",
             )
             output_path = None
@@ -352,14 +373,14 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
                 "reference_syntax",
                 "an output path must be an expression starting with '†', such as '†state.result'",
                 call=index,
-                tool=tool_name,
+                tool=shown,
                 path="_outputPath",
                 span=(0, 1 if output_path else 0),
                 source=output_path,
             )
             output_path = None
         else:
-            target = _parse_target(output_path, index, tool_name, out)
+            target = _parse_target(output_path, index, shown, out)
 
     method = raw.get("_outputMethod")
     if method is None:
@@ -370,15 +391,17 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
             "plan_shape",
             f"'_outputMethod' must be one of {allowed}; found {json.dumps(method)}",
             call=index,
-            tool=tool_name,
+            tool=shown,
             path="_outputMethod",
         )
         method = "set"
-    instance = _string_field(raw, "_instance", index, tool_name, out)
-    call_id = _string_field(raw, "_id", index, tool_name, out, allow_int=True)
-    reasoning = _string_field(raw, "_reasoningForCall", index, tool_name, out)
+    instance = _string_field(raw, "_instance", index, shown, out)
+    call_id = _string_field(raw, "_id", index, shown, out, allow_int=True)
+    reasoning = _string_field(raw, "_reasoningForCall", index, shown, out)
 
-    if tool_name is None or any(d.severity == "error" for d in out.diagnostics[errors_before:]):
+    if tool_name is None:
+        return None
+    if not partial and any(d.severity == "error" for d in out.diagnostics[errors_before:]):
         return None
     return new_call(
         {
@@ -400,6 +423,101 @@ def parse_call(raw: Any, index: int, out: Collector) -> Call | None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PartialPlan:
+    """What could be read of a plan that has errors, so that the rest can be checked.
+
+    ``plan`` holds one call per position (``None`` when no list of calls was found);
+    a call that could not be read at all is a stand-in listed in ``stand_ins``, to be
+    left out of every check.  ``unchecked`` maps a call's index to the arguments whose
+    expressions did not parse (present, but not validated).  ``unknown_writes`` is
+    true when some call's output path could not be read, so a read of a path nothing
+    writes may still be meant for it.  ``diagnostics`` holds every problem found.
+    """
+
+    plan: Plan | None
+    diagnostics: tuple[Diagnostic, ...]
+    stand_ins: frozenset[int] = frozenset()
+    unchecked: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    unknown_writes: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is an error: ``plan`` is the whole plan."""
+        return all(d.severity != "error" for d in self.diagnostics)
+
+
+def parse_partial(source: str | bytes | bytearray | list[Any] | dict[str, Any]) -> PartialPlan:
+    """Parse a plan, keeping what can be read when parts of it have errors.
+
+    Never raises for a bad plan: every ``json_syntax``, ``plan_shape`` and
+    ``reference_syntax`` problem is in the result's ``diagnostics``.  The checker
+    uses it to report every problem of a plan at once (docs/diagnostics.md).
+    """
+    out = Collector()
+    data = _decode(source, out) if isinstance(source, (str, bytes, bytearray)) else source
+    calls_data, mode, form = (None, None, "list") if out.diagnostics else _unwrap(data, out)
+    if calls_data is None:
+        return PartialPlan(None, sort_diagnostics(out.diagnostics))
+    calls: list[Call] = []
+    stand_ins: set[int] = set()
+    unchecked: dict[int, frozenset[str]] = {}
+    unknown_writes = False
+    seen_ids: dict[str | int, Call] = {}
+    for index, raw in enumerate(calls_data):
+        before = len(out.diagnostics)
+        call = parse_call(raw, index, out, partial=True)
+        problems = [d for d in out.diagnostics[before:] if d.severity == "error"]
+        if call is None:
+            stand_ins.add(index)
+            call = new_call({**_STAND_IN, "index": index, "tool": _tool_text(raw)})
+            unknown_writes = unknown_writes or (isinstance(raw, dict) and "_outputPath" in raw)
+        elif problems:
+            unknown_writes = unknown_writes or any(d.path == "_outputPath" for d in problems)
+            if index in out.unparsed:
+                unchecked[index] = frozenset(out.unparsed[index])
+        if call.id is not None and index not in stand_ins:
+            first = seen_ids.setdefault(call.id, call)
+            if first is not call:
+                out.fail(
+                    "plan_shape",
+                    f"duplicate _id {json.dumps(call.id)}: {first.label} has it too",
+                    call=call,
+                    path="_id",
+                )
+        calls.append(call)
+    diagnostics = sort_diagnostics(out.diagnostics)
+    plan = Plan.model_construct(
+        calls=tuple(calls),
+        mode=mode,
+        form=form,
+        mode_written=isinstance(data, dict) and "mode" in data,
+        diagnostics=diagnostics,
+    )
+    return PartialPlan(plan, diagnostics, frozenset(stand_ins), unchecked, unknown_writes)
+
+
+_STAND_IN: dict[str, Any] = {
+    "arguments": {},
+    "output_path": None,
+    "output_method": "set",
+    "has_output": False,
+    "output": None,
+    "instance": None,
+    "id": None,
+    "reasoning": None,
+    "extra": {},
+    "written_meta": {},
+    "expressions": (),
+    "target": None,
+}
+
+
+def _tool_text(raw: Any) -> str:
+    tool = raw.get("_tool") if isinstance(raw, dict) else None
+    return tool if isinstance(tool, str) and tool else "?"
+
+
 def parse_plan(source: str | bytes | bytearray | list[Any] | dict[str, Any] | Plan) -> Plan:
     """Parse a plan from JSON text, UTF-8 bytes or a decoded JSON value (docs/language.md).
 
@@ -414,32 +532,8 @@ def parse_plan(source: str | bytes | bytearray | list[Any] | dict[str, Any] | Pl
     """
     if isinstance(source, Plan):
         return source
-    out = Collector()
-    data = _decode(source, out) if isinstance(source, (str, bytes, bytearray)) else source
-    calls_data, mode, form = (None, None, "list") if out.diagnostics else _unwrap(data, out)
-    calls: list[Call] = []
-    seen_ids: dict[str | int, Call] = {}
-    if calls_data is not None:
-        for index, raw in enumerate(calls_data):
-            call = parse_call(raw, index, out)
-            if call is None:
-                continue
-            if call.id is not None:
-                first = seen_ids.setdefault(call.id, call)
-                if first is not call:
-                    out.fail(
-                        "plan_shape",
-                        f"duplicate _id {json.dumps(call.id)}: {first.label} has it too",
-                        call=call,
-                        path="_id",
-                    )
-            calls.append(call)
-    if any(d.severity == "error" for d in out.diagnostics):
-        raise PlanError(out.diagnostics)
-    return Plan.model_construct(
-        calls=tuple(calls),
-        mode=mode,
-        form=form,
-        mode_written=isinstance(data, dict) and "mode" in data,
-        diagnostics=sort_diagnostics(out.diagnostics),
-    )
+    with gc_paused():
+        parsed = parse_partial(source)
+    if not parsed.ok or parsed.plan is None:
+        raise PlanError(parsed.diagnostics)
+    return parsed.plan

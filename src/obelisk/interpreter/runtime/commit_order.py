@@ -1,74 +1,176 @@
-"""The order in which calls commit their writes (docs/semantics.md)."""
+"""The order in which calls commit their writes (docs/semantics.md).
+
+Two writes must commit in a fixed order when applying them in the other order
+could give a different state:
+
+* their paths overlap once every list position is taken as "some position":
+  ``†state.r[0]`` and ``†state.r[1]`` interact (writing position 1 needs
+  position 0 to exist), and so do ``†state.a`` and ``†state.a.b``;
+* their layers meet: the same instance, or either one is shared (an instance
+  sees the shared layer under its own writes).  Writes of two different
+  instances never interact.
+
+Such writers commit in plan order, unless a dependency says otherwise: the
+dependency first.  Everything else commits as soon as it is done.
+"""
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
+from collections import deque
 
-from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.analysis.graph import PlanGraph, Write
+from obelisk.interpreter.analysis.path_index import ANY_INDEX, Key, PathIndex
 
-__all__ = ["commit_ranks"]
+__all__ = ["CommitOrder", "commit_key", "commit_ranks"]
+
+
+def commit_key(key: Key) -> Key:
+    """A write's path key with every list position made "some position"."""
+    return tuple(ANY_INDEX if type(part) is int else part for part in key)
+
+
+def _layers_meet(first: str | None, second: str | None) -> bool:
+    return first is None or second is None or first == second
+
+
+class CommitOrder:
+    """The commit order of a plan: ``ranks[i]`` is call ``i``'s place, and
+    :meth:`blockers` the earlier calls whose writes must commit before call
+    ``i``'s do.  Depends on nothing but the plan, so runs are repeatable.
+
+    A plan that grows while it runs (streaming) :meth:`append`\\ s calls; each new
+    call commits after every call before it.
+    """
+
+    def __init__(self, graph: PlanGraph) -> None:
+        self.graph = graph
+        self.index: PathIndex[Write] = PathIndex()
+        for writes in graph.writes:
+            for write in writes:
+                self.index.add(commit_key(write.key), write)
+        self.ranks = self._ranks()
+
+    def conflicting(self, write: Write) -> list[Write]:
+        """The other calls' writes that must commit in a fixed order with ``write``."""
+        return [
+            other
+            for other in self.index.overlapping(commit_key(write.key))
+            if other.call != write.call and _layers_meet(other.instance, write.instance)
+        ]
+
+    def blockers(self, call: int) -> tuple[int, ...]:
+        """Calls earlier in the commit order whose writes must commit before ``call``'s."""
+        mine = self.ranks[call]
+        found = {
+            other.call
+            for write in self.graph.writes[call]
+            for other in self.conflicting(write)
+            if self.ranks[other.call] < mine
+        }
+        return tuple(sorted(found))
+
+    def append(self, graph: PlanGraph) -> None:
+        """``graph`` is the old plan's plus one last call, which commits after all others."""
+        self.graph = graph
+        index = len(self.ranks)
+        for write in graph.writes[index]:
+            self.index.add(commit_key(write.key), write)
+        self.ranks.append(index)
+
+    # -- the ranks -------------------------------------------------------------------
+    def _ranks(self) -> list[int]:
+        graph = self.graph
+        size = len(graph.predecessors)
+        group = list(range(size))  # union-find over "must commit in a fixed order"
+
+        def root(node: int) -> int:
+            while group[node] != node:
+                group[node] = group[group[node]]
+                node = group[node]
+            return node
+
+        for writes in graph.writes:
+            for write in writes:
+                for other in self.conflicting(write):
+                    group[root(other.call)] = root(write.call)
+        members: dict[int, list[int]] = {}
+        for node in range(size):
+            if graph.writes[node]:
+                members.setdefault(root(node), []).append(node)
+        links: list[list[int]] = [[] for _ in range(size)]
+
+        def reaches(start: int, goal: int, through_links: bool = True) -> bool:
+            seen, stack = {start}, [start]
+            while stack:
+                node = stack.pop()
+                nexts = graph.successors[node]
+                if through_links:
+                    nexts = (*nexts, *links[node])
+                for child in nexts:
+                    if child == goal:
+                        return True
+                    if child not in seen:
+                        seen.add(child)
+                        stack.append(child)
+            return False
+
+        for writers in members.values():
+            order = writers  # plan order
+            if any(reaches(b, a, False) for a, b in itertools.pairwise(writers)):
+                order = self._dependency_first(writers)
+            for earlier, later in itertools.pairwise(order):
+                if not reaches(later, earlier):
+                    links[earlier].append(later)
+        waiting = [len(preds) for preds in graph.predecessors]
+        for node_links in links:
+            for target in node_links:
+                waiting[target] += 1
+        heap = [node for node, count in enumerate(waiting) if count == 0]
+        heapq.heapify(heap)
+        rank = [0] * size
+        position = 0
+        while heap:
+            node = heapq.heappop(heap)
+            rank[node] = position
+            position += 1
+            for successor in (*graph.successors[node], *links[node]):
+                waiting[successor] -= 1
+                if waiting[successor] == 0:
+                    heapq.heappush(heap, successor)
+        return rank
+
+    def _dependency_first(self, writers: list[int]) -> list[int]:
+        """Writers ordered dependency first, plan order between independent ones.
+
+        Only needed where plan order and dependency order disagree; it keeps the
+        order of writers that are not next to each other in the plan (chaining
+        neighbours alone loses it when a link has to be left out).
+        """
+        successors = self.graph.successors
+        below: dict[int, set[int]] = {}
+        for writer in writers:
+            seen: set[int] = set()
+            queue = deque([writer])
+            while queue:
+                for child in successors[queue.popleft()]:
+                    if child not in seen:
+                        seen.add(child)
+                        queue.append(child)
+            below[writer] = seen
+
+        def compare(first: int, second: int) -> int:
+            if second in below[first]:
+                return -1
+            if first in below[second]:
+                return 1
+            return first - second
+
+        return sorted(writers, key=functools.cmp_to_key(compare))
 
 
 def commit_ranks(graph: PlanGraph) -> list[int]:
-    """Each call's place in the commit order (docs/semantics.md).
-
-    Writers of overlapping paths in one layer commit in plan order, unless a
-    dependency says otherwise: each group of such writers is chained in plan
-    order (a chain link that would close a cycle with the dependencies is left
-    out), and the order is Kahn's over dependencies plus chain links, smallest
-    index first.  It depends on nothing but the plan, so runs are repeatable.
-    """
-    size = len(graph.predecessors)
-    group = list(range(size))  # union-find over "writes overlap in one layer"
-
-    def root(node: int) -> int:
-        while group[node] != node:
-            group[node] = group[group[node]]
-            node = group[node]
-        return node
-
-    for writes in graph.writes:
-        for write in writes:
-            for other in graph.index.overlapping(write.key):
-                if other.call != write.call and other.instance == write.instance:
-                    group[root(other.call)] = root(write.call)
-    members: dict[int, list[int]] = {}
-    for node in range(size):
-        if graph.writes[node]:
-            members.setdefault(root(node), []).append(node)
-    links: list[list[int]] = [[] for _ in range(size)]
-
-    def reaches(start: int, goal: int) -> bool:
-        seen, stack = {start}, [start]
-        while stack:
-            node = stack.pop()
-            for child in (*graph.successors[node], *links[node]):
-                if child == goal:
-                    return True
-                if child not in seen:
-                    seen.add(child)
-                    stack.append(child)
-        return False
-
-    for writers in members.values():
-        for earlier, later in itertools.pairwise(writers):
-            if not reaches(later, earlier):
-                links[earlier].append(later)
-    waiting = [len(preds) for preds in graph.predecessors]
-    for node_links in links:
-        for target in node_links:
-            waiting[target] += 1
-    heap = [node for node, count in enumerate(waiting) if count == 0]
-    heapq.heapify(heap)
-    rank = [0] * size
-    position = 0
-    while heap:
-        node = heapq.heappop(heap)
-        rank[node] = position
-        position += 1
-        for successor in (*graph.successors[node], *links[node]):
-            waiting[successor] -= 1
-            if waiting[successor] == 0:
-                heapq.heappush(heap, successor)
-    return rank
+    """Each call's place in the commit order (see :class:`CommitOrder`)."""
+    return CommitOrder(graph).ranks

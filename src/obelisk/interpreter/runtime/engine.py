@@ -33,7 +33,7 @@ from obelisk.errors import (
 )
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
-from obelisk.interpreter.runtime.commit_order import commit_ranks
+from obelisk.interpreter.runtime.commit_order import CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallFailed,
     CallReady,
@@ -99,8 +99,9 @@ class Engine:
         self.listeners = listeners
         self.records = [CallRecord(c.index, c.id, c.tool) for c in plan.calls]
         self._waiting = [len(preds) for preds in graph.predecessors]
-        self._rank = commit_ranks(graph)
-        self._blockers = [self._blockers_of(c) for c in plan.calls]
+        self._order = CommitOrder(graph)
+        self._rank = self._order.ranks
+        self._blockers = [self._order.blockers(c.index) for c in plan.calls]
         self._ready: list[int] = []
         self._executed: list[int] = []  # calls run but not yet committed
         self._succeeded: set[int] = set()
@@ -118,17 +119,6 @@ class Engine:
         self._closed = not growing
 
     # -- set-up ------------------------------------------------------------------
-    def _blockers_of(self, call: Call) -> tuple[int, ...]:
-        """Calls earlier in the commit order whose overlapping writes in the same layer
-        must commit before this call's writes do (docs/semantics.md)."""
-        found: set[int] = set()
-        mine = self._rank[call.index]
-        for write in self.graph.writes[call.index]:
-            for other in self.graph.index.overlapping(write.key):
-                if self._rank[other.call] < mine and other.instance == write.instance:
-                    found.add(other.call)
-        return tuple(sorted(found))
-
     def _emit(self, event: Event) -> None:
         for listener in self.listeners:
             listener(event)
@@ -149,11 +139,11 @@ class Engine:
         self.records.append(CallRecord(index, call.id, call.tool))
         self._committed.append(False)
         self._started.append(False)
-        self._rank.append(index)
+        self._order.append(graph)
         self._held.add(index)
         self._waiting.append(sum(1 for p in graph.predecessors[index] if not self._committed[p]))
         self._blockers.append(
-            tuple(b for b in self._blockers_of(call) if not graph.reaches(index, b))
+            tuple(b for b in self._order.blockers(index) if not graph.reaches(index, b))
         )
         for reader in graph.successors[index]:
             if self._started[reader] or self._committed[reader]:
