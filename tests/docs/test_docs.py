@@ -54,6 +54,7 @@ CODES = (
     "invalid_argument",
     "missing_argument",
     "invalid_output",
+    "outcome_mismatch",
     "unresolved_reference",
     "readonly_target",
     "dependency_cycle",

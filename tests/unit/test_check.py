@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from obelisk import Diagnostic, Outcome, PlanError, Registry, Tool, check, parse_plan, tool
+from obelisk import run_sync as obelisk_run
 from obelisk.grammar import parse_reference, path_exists
 from obelisk.interpreter.analysis.check import ERROR_ARM_SCHEMA
 from obelisk.interpreter.analysis.result import CheckResult
@@ -1215,3 +1216,25 @@ def test_a_bad_output_path_does_not_make_its_readers_unresolved() -> None:
 def test_parse_time_labels_carry_the_id() -> None:
     result = check([{"_tool": "notifySupport", "_id": "n1", "message": "m", "_x": 1}], TOOLS)
     assert str(result.diagnostics[0]).startswith("warning[unknown_meta] #0 notifySupport (n1), _x:")
+
+
+def test_a_call_needs_one_alternative_per_declared_outcome() -> None:
+    @tool(outcomes=["ok", "declined", "held"])
+    def settle(amount: float) -> Outcome:
+        """Settle a payment."""
+        return Outcome("ok", amount)
+
+    two = [{"_tool": "settle", "amount": 1, "_outputPath": "†state.a || †state.b"}]
+    result = check(two, [settle])
+    assert [(d.code, d.path, d.span) for d in result.diagnostics] == [
+        ("outcome_mismatch", "_outputPath", (0, 20))
+    ]
+    assert result.diagnostics[0].message == (
+        "settle declares 3 outcomes (ok, declined, held), but the output path has "
+        "2 alternatives; write one alternative per outcome, in that order, joined by '||'"
+    )
+    three = [{"_tool": "settle", "amount": 1, "_outputPath": "†state.a || †state.b || †state.c"}]
+    assert check(three, [settle]).ok
+    nowhere = [{"_tool": "settle", "amount": 1}]
+    assert check(nowhere, [settle]).ok
+    assert obelisk_run(nowhere, [settle]).calls[0].status == "succeeded"

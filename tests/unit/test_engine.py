@@ -1219,6 +1219,25 @@ def ordered_finishers(order: list[int]) -> tuple[Tool, list[int]]:
     return step, finished
 
 
+class TestSkipReasons:
+    def test_an_index_into_an_empty_list_says_so(self) -> None:
+        plan = [
+            call("echo", "†state.flights", value=[]),
+            call("echo", "†state.first", value="†state.flights[0]"),
+            call("echo", "†state.shorts", value=["a", "b"]),
+            call("echo", value="†state.shorts[2]"),
+            call("echo", "†state.word", value="text"),
+            call("echo", value="†state.word.length"),
+        ]
+        result = run(plan)
+        assert statuses(result) == ["succeeded", "skipped"] * 3
+        assert [r.reason for r in result.calls[1::2]] == [
+            "†state.flights[0]: †state.flights is an empty list",
+            "†state.shorts[2]: †state.shorts has 2 items",
+            "†state.word.length: †state.word is a string, which has no field 'length'",
+        ]
+
+
 class TestDeterminism:
     def test_parallel_pushes_land_in_plan_order(self) -> None:
         step, finished = ordered_finishers([3, 2, 1, 0])

@@ -144,6 +144,7 @@ class _Checker:
             self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
         else:
             self.check_arguments(call, tool)
+            self.check_outcomes(call, tool)
             if call.has_output:
                 for problem in tool.validate_output(call.output):
                     where = format_argument_path(tuple(problem.loc), "_output")
@@ -159,6 +160,23 @@ class _Checker:
                     call.output_path,
                 )
         self.check_reads(call)
+
+    def check_outcomes(self, call: Call, tool: Tool) -> None:
+        """A tool that declares outcomes needs one alternative per outcome."""
+        count = len(call.alternatives)
+        if not tool.outcomes or call.target is None or count == len(tool.outcomes):
+            return
+        names = ", ".join(tool.outcomes)
+        self.fail(
+            "outcome_mismatch",
+            f"{tool.name} declares {len(tool.outcomes)} outcomes ({names}), but the output "
+            f"path has {count} alternative{'s' if count != 1 else ''}; write one "
+            "alternative per outcome, in that order, joined by '||'",
+            call,
+            "_outputPath",
+            call.target.span,
+            call.output_path,
+        )
 
     def check_arguments(self, call: Call, tool: Tool) -> None:
         with_refs = {

@@ -296,7 +296,7 @@ class Engine:
         reason = (
             None
             if missing is None
-            else explain_skip(call, missing, self.graph, self.records, self._written)
+            else explain_skip(call, missing, self.graph, self.records, self._written, self.state)
         )
         if reason is not None:
             record.status, record.reason = "skipped", reason

@@ -36,7 +36,8 @@ def writes_for(call: Call, tool: Tool, output: Any) -> Writes:
     Raises :class:`~obelisk.errors.OutcomeError` for an ``Outcome`` naming an
     alternative the call does not have, and
     :class:`~obelisk.errors.OutputValidationError` when the value does not fit the
-    tool's output schema.  A call without ``_outputPath`` writes nothing.
+    tool's output schema.  A call without ``_outputPath`` writes nothing, whatever
+    the outcome.
     """
     alternatives = call.alternatives
     chosen: int | str = 0
@@ -44,10 +45,10 @@ def writes_for(call: Call, tool: Tool, output: Any) -> Writes:
     if isinstance(output, Outcome):
         value = output.value
         chosen = tool.outcomes.index(output.k) if output.k in tool.outcomes else output.k
-        if (
+        if alternatives and (
             not isinstance(chosen, int)
             or isinstance(chosen, bool)
-            or not 0 <= chosen < max(1, len(alternatives))
+            or not 0 <= chosen < len(alternatives)
         ):
             count = len(alternatives)
             raise OutcomeError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from obelisk.grammar import Conjunction, Escaped, Expression, Reference
+from obelisk.grammar import Conjunction, Escaped, Expression, Field, Index, Reference
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.records import CallRecord
@@ -69,17 +69,48 @@ def evaluate(
     return None, missing
 
 
+_KINDS = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+
+
+def _shape(value: Any) -> str:
+    return _KINDS.get(type(value), "a number" if isinstance(value, (int, float)) else "a value")
+
+
+def _where_it_stops(reference: Reference, state: State, instance: str | None) -> str | None:
+    """Why a path that partly exists stops short: an index past the end of a list,
+    or a step into something that is not a container; ``None`` otherwise."""
+    depth, value = state.deepest(reference, instance)
+    if depth < 1 or depth >= len(reference.segments):
+        return None  # the document itself is missing or not a container: no path to show
+    segment = reference.segments[depth]
+    prefix = Reference(reference.kind, reference.segments[:depth])
+    if isinstance(segment, Index) and isinstance(value, list):
+        if not value:
+            return f"{reference}: {prefix} is an empty list"
+        count = len(value)
+        return f"{reference}: {prefix} has {count} item{'s' if count != 1 else ''}"
+    if isinstance(segment, Field) and not isinstance(value, dict):
+        return f"{reference}: {prefix} is {_shape(value)}, which has no field '{segment.name}'"
+    if isinstance(segment, Index) and not isinstance(value, list):
+        return f"{reference}: {prefix} is {_shape(value)}, not a list"
+    return None
+
+
 def explain_skip(
     call: Call,
     missing: list[Reference],
     graph: PlanGraph,
     records: list[CallRecord],
     written: dict[int, list[str]],
+    state: State | None = None,
 ) -> str:
-    """``†state.receipt was not written: #0 processPayment wrote †state.error``."""
+    """Why ``call`` is skipped, one reason per missing reference, e.g.
+    ``†state.receipt was not written: #0 processPayment wrote †state.error`` or
+    ``†state.flights[0]: †state.flights is an empty list`` (docs/semantics.md)."""
     reasons = []
     for reference in missing:
         writers: list[str] = []
+        settled_well = True  # every writer succeeded: the shape of what is there explains it
         for read, sources in zip(graph.reads[call.index], graph.sources[call.index], strict=True):
             if read.reference is not reference:
                 continue
@@ -93,9 +124,15 @@ def explain_skip(
                     text = f"{writer.label} is a latent call still pending"
                 else:
                     text = f"{writer.label} {writer.status.replace('skipped', 'was skipped')}"
+                settled_well = settled_well and writer.status == "succeeded"
                 if text not in writers:
                     writers.append(text)
-        if writers:
+        stops = None
+        if settled_well and state is not None:
+            stops = _where_it_stops(reference, state, call.instance)
+        if stops is not None:
+            reasons.append(stops)
+        elif writers:
             reasons.append(f"{reference} was not written: {'; '.join(writers)}")
         elif reference.kind == "input":
             reasons.append(f"{reference} is not in the input")

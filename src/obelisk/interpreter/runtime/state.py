@@ -246,6 +246,31 @@ class State:
             return MISSING
         return copy_json(_lookup(document, reference))
 
+    def deepest(self, reference: Reference, instance: str | None = None) -> tuple[int, Any]:
+        """``(n, value)``: the first ``n`` segments of ``reference`` exist as ``instance``
+        sees them, and ``value`` is there (*not* copied); ``(-1, MISSING)`` when the
+        document itself is absent.  Explains why a read found nothing."""
+        if reference.kind == "input":
+            own = self._inputs.get(instance) if instance is not None else None
+            document = self._input if own is None else own
+        else:
+            document = self._view(reference.kind, instance)
+        if document is MISSING:
+            return -1, MISSING
+        current = document
+        for depth, segment in enumerate(reference.segments):
+            if isinstance(segment, Field) and isinstance(current, dict):
+                if segment.name not in current:
+                    return depth, current
+                current = current[segment.name]
+            elif isinstance(segment, Index) and isinstance(current, list):
+                if not -len(current) <= segment.index < len(current):
+                    return depth, current
+                current = current[segment.index]
+            else:
+                return depth, current
+        return len(reference.segments), current
+
     def peek(self, kind: str = "state", instance: str | None = None) -> Any:
         """The document ``kind`` as ``instance`` sees it, *not* copied: read it, never
         keep or mutate it (later writes change it).  ``None`` when absent."""
