@@ -12,6 +12,7 @@ The hierarchy (``code`` in brackets)::
 
     ObeliskError [obelisk_error]
     ├── UsageError [usage]                         (also ValueError)
+    ├── MissingDependencyError [missing_dependency] (also ImportError)
     ├── ToolDefinitionError [tool_definition]      (also TypeError)
     ├── ReferenceSyntaxError [reference_syntax]    (also ValueError)
     ├── PlanError [plan_error]                     (also ValueError)
@@ -52,6 +53,7 @@ __all__ = [
     "LoopBudgetExceeded",
     "LoopError",
     "LoopStopped",
+    "MissingDependencyError",
     "ModelError",
     "ObeliskError",
     "OutcomeError",
@@ -109,6 +111,13 @@ class UsageError(ObeliskError, ValueError):
     """An API was called with values it cannot take (e.g. ``concurrency=0``)."""
 
     code = "usage"
+
+
+class MissingDependencyError(ObeliskError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message
+    names the extra to install (e.g. ``pip install 'obelisk[openai]'``)."""
+
+    code = "missing_dependency"
 
 
 class ExecutionError(ObeliskError):

@@ -340,3 +340,24 @@ def test_base_url_and_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OpenAIChatModel("m", client=client).client is client
     with pytest.raises(UsageError, match="not both"):
         OpenAIChatModel("m", client=client, base_url="http://localhost:8000/v1")
+
+
+def test_without_the_extra_the_import_error_names_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['openai'] = None\n"
+        "import obelisk\n"
+        "try:\n"
+        "    from obelisk.models import OpenAIChatModel\n"
+        "except obelisk.ObeliskError as exc:\n"
+        "    print(type(exc).__name__, isinstance(exc, ImportError), exc.code)\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [
+        "MissingDependencyError True missing_dependency",
+        "OpenAIChatModel needs the openai package, an optional extra: "
+        "pip install 'obelisk[openai]' (from a clone: pip install '.[openai]')",
+    ]

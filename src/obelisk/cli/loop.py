@@ -78,11 +78,8 @@ def _model(spec: str, base_url: str | None) -> Model:
             fail(str(exc))
     try:
         from obelisk.models.openai_chat import OpenAIChatModel
-    except ImportError as exc:
-        fail(
-            "--model openai:... needs the openai package: pip install 'obelisk[openai]' "
-            f"(from a clone: pip install '.[openai]'): {exc}"
-        )
+    except ImportError as exc:  # MissingDependencyError names the extra to install
+        fail(f"--model openai:...: {exc}")
     try:
         return OpenAIChatModel(target, base_url=base_url)
     except ObeliskError as exc:

@@ -19,11 +19,18 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-import openai
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from obelisk.errors import ModelError, SolutionError, UsageError
+from obelisk.errors import MissingDependencyError, ModelError, SolutionError, UsageError
+
+try:
+    import openai
+except ImportError:
+    raise MissingDependencyError(
+        "OpenAIChatModel needs the openai package, an optional extra: "
+        "pip install 'obelisk[openai]' (from a clone: pip install '.[openai]')"
+    ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 
 __all__ = ["OpenAIChatModel", "SYSTEM_PROMPT"]
