@@ -294,3 +294,14 @@ def test_graph_colours_calls_from_a_trace(tmp_path: Path) -> None:
     assert '  c0 [label="#0 divide", style=filled, fillcolor="#ffcdd2", tooltip="failed"];' in (
         dot.stdout
     )
+
+
+@pytest.mark.parametrize("command", ["check", "graph", "run", "loop", "tools"])
+def test_help_is_plain_and_cites_only_the_docs(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    text = result.stdout
+    assert text.startswith(f"Usage: obelisk {command} [OPTIONS]")
+    for noise in ("<bool>", "<str>", "<path>", "<int", "{plan}", "{PLAN}", "DESIGN", "§"):
+        assert noise not in text, noise
+    assert "Traceback" not in text

@@ -9,9 +9,10 @@ after ``--max-turns``).  A plan argument of ``-`` reads standard input.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from obelisk import __version__
 from obelisk.cli.check import check_command, graph_command
@@ -28,12 +29,37 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
-app.command("check")(check_command)
-app.command("graph")(graph_command)
-app.command("run")(run_command)
-app.command("loop")(loop_command)
-app.command("tools")(tools_command)
+
+
+class _Command(TyperCommand):
+    """A command whose usage line names its arguments plainly (``PLAN``, not ``{PLAN}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces: list[str] = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        for param in params:  # "PLAN  Plan JSON file...", not "PLAN <str>  Plan JSON file..."
+            if getattr(param, "param_type_name", None) == "argument":
+                param.display_type_rich = _no_type
+        return params
+
+
+def _no_type(ctx: Any = None) -> None:
+    return None
+
+
+for _name, _command in (
+    ("check", check_command),
+    ("graph", graph_command),
+    ("run", run_command),
+    ("loop", loop_command),
+    ("tools", tools_command),
+):
+    app.command(_name, cls=_Command)(_command)
 
 
 def _version(value: bool) -> None:

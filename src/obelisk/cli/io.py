@@ -43,7 +43,9 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-PlanArgument = Annotated[str, typer.Argument(help="Plan JSON file, or - for standard input.")]
+PlanArgument = Annotated[
+    str, typer.Argument(metavar="PLAN", help="Plan JSON file, or - for standard input.")
+]
 ToolsOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -65,10 +67,12 @@ OverrideOption = Annotated[
     typer.Option("--override", help="Let --tools replace standard tools of the same name."),
 ]
 InputOption = Annotated[
-    Path | None, typer.Option("--input", "-i", help="JSON file with the input document.")
+    Path | None,
+    typer.Option("--input", "-i", metavar="FILE", help="JSON file with the input document."),
 ]
 StateOption = Annotated[
-    Path | None, typer.Option("--state", help="JSON file with the state the plan starts from.")
+    Path | None,
+    typer.Option("--state", metavar="FILE", help="JSON file with the state the plan starts from."),
 ]
 
 

@@ -261,17 +261,29 @@ def loop_command(
     model: Annotated[
         str,
         typer.Option(
-            "--model", "-m", help="openai:MODEL, or scripted:FILE (a JSON-lines transcript)."
+            "--model",
+            "-m",
+            metavar="SPEC",
+            help="openai:MODEL, or scripted:FILE (a JSON-lines transcript).",
         ),
     ],
     mode: Annotated[
-        str, typer.Option("--mode", help="eager (plan and run each turn) or lazy (plan first).")
+        str,
+        typer.Option(
+            "--mode",
+            metavar="eager|lazy",
+            help="eager (plan and run each turn) or lazy (plan first).",
+        ),
     ] = "eager",
     input: Annotated[
-        str | None, typer.Option("--input", "-i", help="JSON file with the input, or - for stdin.")
+        str | None,
+        typer.Option(
+            "--input", "-i", metavar="FILE", help="JSON file with the input, or - for stdin."
+        ),
     ] = None,
     state: Annotated[
-        Path | None, typer.Option("--state", help="JSON file with the state to start from.")
+        Path | None,
+        typer.Option("--state", metavar="FILE", help="JSON file with the state to start from."),
     ] = None,
     tools: ToolsOption = None,
     no_stdlib: NoStdlibOption = False,
@@ -279,21 +291,31 @@ def loop_command(
     override: OverrideOption = False,
     output_schema: Annotated[
         Path | None,
-        typer.Option("--output-schema", help="JSON schema file the final output must fit."),
+        typer.Option(
+            "--output-schema", metavar="FILE", help="JSON schema file the final output must fit."
+        ),
     ] = None,
     instructions: Annotated[
-        str | None, typer.Option("--instructions", help="Extra instructions for every request.")
+        str | None,
+        typer.Option(
+            "--instructions", metavar="TEXT", help="Extra instructions for every request."
+        ),
     ] = None,
     max_turns: Annotated[
-        int, typer.Option("--max-turns", min=1, help="Requests before giving up (exit 3).")
+        int,
+        typer.Option("--max-turns", min=1, metavar="N", help="Requests before giving up (exit 3)."),
     ] = 8,
     max_corrections: Annotated[
         int,
-        typer.Option("--max-corrections", min=0, help="Unusable answers in a row allowed."),
+        typer.Option(
+            "--max-corrections", min=0, metavar="N", help="Unusable answers in a row allowed."
+        ),
     ] = 3,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="Base URL of an OpenAI-compatible server (openai:)."),
+        typer.Option(
+            "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
+        ),
     ] = None,
     approve: Annotated[
         bool, typer.Option("--approve", help="Lazy mode: show each plan and ask y/n/edit.")
@@ -303,7 +325,11 @@ def loop_command(
     ] = False,
     transcript: Annotated[
         Path | None,
-        typer.Option("--transcript", help="Write every turn to FILE as JSON lines (replayable)."),
+        typer.Option(
+            "--transcript",
+            metavar="FILE",
+            help="Write every turn to FILE as JSON lines (replayable).",
+        ),
     ] = None,
     stream: Annotated[
         bool, typer.Option("--stream", help="Run calls while the model is still writing.")

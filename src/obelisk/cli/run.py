@@ -100,7 +100,8 @@ def run_command(
     files_root: FilesRootOption = None,
     override: OverrideOption = False,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, help="Calls in flight at once.")
+        int,
+        typer.Option("--concurrency", "-c", min=1, metavar="N", help="Calls in flight at once."),
     ] = 64,
     trace: Annotated[
         Path | None,

@@ -77,7 +77,9 @@ def _options(tool: Tool) -> list[tuple[str, str]]:
 
 
 def tools_command(
-    name: Annotated[str | None, typer.Argument(help="Show this tool in full.")] = None,
+    name: Annotated[
+        str | None, typer.Argument(metavar="NAME", help="Show this tool in full.")
+    ] = None,
     tools: ToolsOption = None,
     no_stdlib: NoStdlibOption = False,
     files_root: FilesRootOption = None,
