@@ -44,19 +44,19 @@ def print_diagnostics(result: CheckResult, console: Any) -> None:
 
 def _print_result(result: CheckResult, name: str) -> None:
     print_diagnostics(result, out)
-    calls = len(result.plan.calls) if result.plan is not None else 0
     errors, warnings = len(result.errors), len(result.warnings)
     counts = []
     if errors:
         counts.append(plural(errors, "error"))
     if warnings:
         counts.append(plural(warnings, "warning"))
-    size = plural(calls, "call")
-    if result.graph is not None:
-        size += ", " + plural(len(result.graph.edges), "dependency", "dependencies")
+    size = ""  # a plan with parse errors has no whole plan to count
+    if result.plan is not None and result.graph is not None:
+        size = f" ({plural(len(result.plan.calls), 'call')}, "
+        size += plural(len(result.graph.edges), "dependency", "dependencies") + ")"
     verdict = ", ".join(counts) if counts else "ok"
     out.print(
-        f"{name}: {verdict} ({size})", markup=False, style="bold red" if errors else "bold green"
+        f"{name}: {verdict}{size}", markup=False, style="bold red" if errors else "bold green"
     )
 
 

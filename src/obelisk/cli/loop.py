@@ -42,6 +42,7 @@ from obelisk.cli.io import (
     read_input,
     read_object,
 )
+from obelisk.cli.run import sorted_keys
 from obelisk.errors import ApprovalAborted
 
 if TYPE_CHECKING:
@@ -248,10 +249,11 @@ def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
         for turn in result.turns:
             err.print(_turn_line(turn), markup=False, style="dim")
     if as_json:
-        payload = json.dumps(result.to_dict(), ensure_ascii=False, default=json_default)
-        sys.stdout.write(payload + "\n")
+        data = result.to_dict()
+        data["state"] = sorted_keys(data["state"])
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=json_default) + "\n")
         return
-    for name, value in (("output", result.output), ("state", result.state)):
+    for name, value in (("output", result.output), ("state", sorted_keys(result.state))):
         out.print(f"{name}:", markup=False, style="bold")
         text = json.dumps(value, ensure_ascii=False, indent=2, default=json_default)
         out.print(text, markup=False)
