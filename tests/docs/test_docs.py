@@ -56,6 +56,7 @@ CODES = (
     "invalid_output",
     "outcome_mismatch",
     "unresolved_reference",
+    "unknown_call",
     "readonly_target",
     "dependency_cycle",
     "type_mismatch",

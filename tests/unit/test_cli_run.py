@@ -142,8 +142,9 @@ def test_run_plan_errors_exit_two_and_run_nothing(tmp: Path) -> None:
 def test_run_reads_the_plan_or_the_input_from_stdin(tmp: Path) -> None:
     plan = [{"_tool": "add", "a": "†input.a", "b": 2, "_outputPath": "†state.sum"}]
     result = runner.invoke(app, ["run", "-"], input=json.dumps(plan))
-    assert result.exit_code == 0
-    assert json.loads(result.stdout) == {}  # †input.a missing: the call is skipped
+    assert result.exit_code == 1  # †input.a missing: the call is skipped, the run is partial
+    assert json.loads(result.stdout) == {}
+    assert result.stderr.splitlines()[-1] == "partial: 1 call (1 skipped: #0 add)"
     path = write(tmp, "p.json", plan)
     piped = runner.invoke(app, ["run", path, "--input", "-"], input='{"a": 40}')
     assert piped.exit_code == 0

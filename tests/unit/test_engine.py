@@ -353,8 +353,23 @@ class TestSkips:
         result = run([call("echo", "†state.y", value="†input.x")])
         assert statuses(result) == ["skipped"]
         assert result.calls[0].reason == "†input.x is not in the input"
-        assert result.status == "completed"
+        assert result.status == "partial"  # a read the call needs did not exist
+        assert result.calls[0].untaken is False
         assert result.state == {}
+
+    def test_an_untaken_alternative_is_normal_but_a_missing_read_is_partial(self) -> None:
+        plan = [
+            call("echo", "†state.ok || †state.err", value="fine"),
+            call("echo", "†state.report", value="†state.err"),  # the branch not taken
+            call("echo", "†state.more", value="†state.report"),  # skipped through it
+        ]
+        result = run(plan)
+        assert statuses(result) == ["succeeded", "skipped", "skipped"]
+        assert [r.untaken for r in result.calls] == [False, True, True]
+        assert result.status == "completed"
+        missing = run([*plan, call("echo", "†state.z", value="†input.absent")])
+        assert missing.calls[3].untaken is False
+        assert missing.status == "partial"
 
     def test_every_missing_fallback_option_is_named(self) -> None:
         plan = [

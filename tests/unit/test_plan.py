@@ -344,6 +344,7 @@ def test_meta_keys_constant() -> None:
         "_instance",
         "_id",
         "_reasoningForCall",
+        "_after",
     )
 
 

@@ -10,6 +10,7 @@ into one :class:`~obelisk.errors.PlanError`.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,8 +25,9 @@ from obelisk.interpreter.analysis.schema_types import (
     schema_at,
     types_compatible,
 )
+from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
-from obelisk.interpreter.plan.parse import Collector, PartialPlan, gc_paused, parse_partial
+from obelisk.interpreter.plan.parse import PartialPlan, gc_paused, parse_partial
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
@@ -66,10 +68,15 @@ class _Checker:
         self.data = data
         self.out = Collector(plan.diagnostics)
         self.fail = self.out.fail
-        self.graph = PlanGraph(plan, self.exists_outside)
+        self.graph = PlanGraph(plan, self.exists_outside, self.effects_of)
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+
+    def effects_of(self, tool_name: str) -> dict[str, str]:
+        """The world resources a tool touches (``{}`` for unknown tools)."""
+        tool = self.registry.get(tool_name) if self.registry is not None else None
+        return tool.effects if tool is not None else {}
 
     # -- where a path comes from ---------------------------------------------
     def exists_outside(self, reference: Reference) -> bool:
@@ -329,6 +336,15 @@ class _Checker:
     # -- whole plan ------------------------------------------------------------
     def check_graph(self) -> None:
         calls = self.plan.calls
+        for index, target in self.graph.unknown_after:
+            call = calls[index]
+            if target == call.id or target == index:
+                why = "a call cannot come after itself"
+            else:
+                why = f"no call has the _id {json.dumps(target)}"
+                if type(target) is int:
+                    why += f", and the plan has no call #{target}"
+            self.fail("unknown_call", f"_after names {json.dumps(target)}: {why}", call, "_after")
         for cycle in self.graph.cycles:
             walk = " -> ".join(calls[node].label for node in cycle)
             self.fail("dependency_cycle", f"dependency cycle: {walk}", calls[cycle[0]])

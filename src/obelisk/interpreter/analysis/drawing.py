@@ -4,7 +4,9 @@ Nodes are the calls (``#0 processPayment``) plus one ``input`` node when the pla
 reads ``†input``; edges run from the call that writes a path to the call that
 reads it and are labelled with the path read.  An edge that comes from one of
 several alternatives of an output (docs/language.md) is dashed and labelled with the
-alternative it belongs to, e.g. ``†state.error (alternative 2 of 2)``.  Edges of a
+alternative it belongs to, e.g. ``†state.error (alternative 2 of 2)``.  Order-only
+edges (``_after``, conflicting world effects) are dashed and labelled ``_after`` or
+``effect: slack.users``.  Edges of a
 dependency cycle are drawn red and thick.  Given the calls' statuses (from a run's
 trace), each call is filled with the colour of its status.
 """
@@ -60,6 +62,13 @@ def _edges(graph: PlanGraph) -> dict[tuple[str, str], tuple[list[str], bool]]:
                 if label not in labels:
                     labels.append(label)
                 edges[key] = (labels, alt or write.alternatives > 1)
+    for (before, after), why in sorted(graph.order_edges.items()):
+        label = "_after" if why == "after" else f"effect: {why}"
+        key = (f"c{before}", f"c{after}")
+        labels, _ = edges.setdefault(key, ([], True))
+        if label not in labels:
+            labels.append(label)
+        edges[key] = (labels, True)  # order only: dashed
     return edges
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import graphlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
@@ -92,14 +92,22 @@ class PlanGraph:
     * ``sources[i][k]``: the writes that can feed ``reads[i][k]``;
     * ``predecessors[i]`` / ``successors[i]``: sorted call indexes;
     * ``cycles``: each dependency cycle as a closed walk ``[a, b, ..., a]``
-      (empty when the graph is acyclic).
+      (empty when the graph is acyclic);
+    * ``order_edges``: the order-only edges among those, ``(before, after) ->
+      why`` (``"after"`` for ``_after``, else the world resource both touch), and
+      ``unknown_after``: ``(call, target)`` for each ``_after`` that names no other call.
 
     The runtime schedules from ``predecessors`` and ``successors`` (a call is
     ready when every call that may write what it reads has settled,
     docs/semantics.md); ``cycles`` comes from :mod:`graphlib`.
     """
 
-    def __init__(self, plan: Plan, exists: Callable[[Reference], bool] | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        exists: Callable[[Reference], bool] | None = None,
+        effects: Callable[[str], Mapping[str, str]] | None = None,
+    ) -> None:
         self.plan = plan
         self._exists = exists
         calls = plan.calls
@@ -126,6 +134,9 @@ class PlanGraph:
                 for write in found:
                     mine.add(write.call)
             self.sources.append(sources_of_call)
+        self.order_edges: dict[tuple[int, int], str] = {}
+        self.unknown_after: list[tuple[int, str | int]] = []
+        self._add_order_edges(predecessors, effects)
         self.predecessors: list[tuple[int, ...]] = [tuple(sorted(p)) for p in predecessors]
         successors: list[list[int]] = [[] for _ in calls]
         for node, preds in enumerate(self.predecessors):
@@ -135,6 +146,67 @@ class PlanGraph:
         self.cycles: list[list[int]] = self._find_cycles()
         self._tags: list[frozenset[Tag]] | None = None
         self._unreachable: dict[int, str] | None = None
+
+    # -- order-only edges: _after and world effects ---------------------------
+    def _add_order_edges(
+        self,
+        predecessors: list[set[int]],
+        effects: Callable[[str], Mapping[str, str]] | None,
+    ) -> None:
+        """Add the order-only edges to ``predecessors`` and record them in
+        ``order_edges`` (``(before, after) -> "after" | resource``).
+
+        ``_after`` targets are ``_id`` values, or indexes when no call has that
+        integer id.  Two calls whose effects conflict (write/write or read/write on
+        resources that overlap by prefix) run in plan order, unless the
+        dependencies found so far already order them the other way.
+        """
+        calls = self.plan.calls
+        ids = {call.id: call.index for call in calls if call.id is not None}
+        for call in calls:
+            for target in call.after:
+                found = ids.get(target)
+                if found is None and type(target) is int and 0 <= target < self.size:
+                    found = target
+                if found is None or found == call.index:
+                    self.unknown_after.append((call.index, target))
+                    continue
+                predecessors[call.index].add(found)
+                self.order_edges.setdefault((found, call.index), "after")
+        if effects is None:
+            return
+        successors: list[set[int]] = [set() for _ in calls]
+        for node, preds in enumerate(predecessors):
+            for pred in preds:
+                successors[pred].add(node)
+
+        def reaches(start: int, goal: int) -> bool:
+            seen, stack = {start}, [start]
+            while stack:
+                for child in successors[stack.pop()]:
+                    if child == goal:
+                        return True
+                    if child not in seen:
+                        seen.add(child)
+                        stack.append(child)
+            return False
+
+        touched: PathIndex[tuple[int, str, str]] = PathIndex()
+        for call in calls:
+            mine = effects(call.tool)
+            for resource, access in mine.items():
+                key = ("world", *resource.split("."))
+                for earlier, theirs, their_access in touched.overlapping(key):
+                    if earlier == call.index or (access == "read" and their_access == "read"):
+                        continue
+                    if call.index in successors[earlier] or reaches(call.index, earlier):
+                        continue  # already ordered, or a dependency orders them the other way
+                    predecessors[call.index].add(earlier)
+                    successors[earlier].add(call.index)
+                    label = resource if resource == theirs else f"{theirs} / {resource}"
+                    self.order_edges.setdefault((earlier, call.index), label)
+            for resource, access in mine.items():
+                touched.add(("world", *resource.split(".")), (call.index, resource, access))
 
     # -- structure -----------------------------------------------------------
     @property

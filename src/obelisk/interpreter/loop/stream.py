@@ -32,8 +32,8 @@ from obelisk.errors import Diagnostic, SolutionError
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.messages import Solution, parse_solution
+from obelisk.interpreter.plan.call import Collector, parse_call
 from obelisk.interpreter.plan.model import Plan
-from obelisk.interpreter.plan.parse import Collector, parse_call
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.records import RunResult
 

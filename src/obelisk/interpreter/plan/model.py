@@ -43,8 +43,16 @@ META_KEYS = (
     "_instance",
     "_id",
     "_reasoningForCall",
+    "_after",
 )
-ROUND_TRIP_KEYS = ("_id", "_outputPath", "_outputMethod", "_instance", "_reasoningForCall")
+ROUND_TRIP_KEYS = (
+    "_id",
+    "_outputPath",
+    "_outputMethod",
+    "_instance",
+    "_reasoningForCall",
+    "_after",
+)
 _IDENTIFIER = re.compile(r"[^\W\d][\w\-]*")
 
 
@@ -113,6 +121,7 @@ class Call(BaseModel):
     instance: str | None = None
     id: str | int | None = None
     reasoning: str | None = None
+    after: tuple[str | int, ...] = ()
     extra: dict[str, Any] = {}
     written_meta: dict[str, Any] = {}
     expressions: tuple[ArgumentExpression, ...] = ()
@@ -149,6 +158,7 @@ class Call(BaseModel):
             "_outputMethod": None if self.output_method == "set" else self.output_method,
             "_instance": self.instance,
             "_reasoningForCall": self.reasoning,
+            "_after": list(self.after) if self.after else None,
         }
         for key, value in values.items():
             if key in self.written_meta:

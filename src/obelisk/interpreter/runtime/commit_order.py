@@ -41,7 +41,7 @@ class CommitOrder:
     :meth:`blockers` the earlier calls whose writes must commit before call
     ``i``'s do.  Depends on nothing but the plan, so runs are repeatable.
 
-    A plan that grows while it runs (streaming) :meth:`append`\\ s calls; each new
+    A plan that grows while it runs (streaming) :meth:`append` adds calls; each new
     call commits after every call before it.
     """
 

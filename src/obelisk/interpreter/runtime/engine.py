@@ -241,10 +241,15 @@ class Engine:
         )
 
     def _status(self) -> RunStatus:
+        """``failed`` when a call failed or was cancelled; ``partial`` when a latent
+        call is pending or a call was skipped because a read it needs did not exist
+        (a skipped untaken alternative is normal); else ``completed``."""
         statuses = {record.status for record in self.records}
         if "failed" in statuses or "cancelled" in statuses:
             return "failed"
         if "pending_latent" in statuses:
+            return "partial"
+        if any(r.status == "skipped" and not r.untaken for r in self.records):
             return "partial"
         return "completed"
 
@@ -293,12 +298,10 @@ class Engine:
         self._started[index] = True
         assert tool is not None, "a checked plan names only registered tools"
         arguments, missing = resolve_arguments(call, self.state)
-        reason = (
-            None
-            if missing is None
-            else explain_skip(call, missing, self.graph, self.records, self._written, self.state)
-        )
-        if reason is not None:
+        if missing is not None:
+            reason, record.untaken = explain_skip(
+                call, missing, self.graph, self.records, self._written, self.state
+            )
             record.status, record.reason = "skipped", reason
             record.started = record.finished = time.time()
             if self.listeners:

@@ -30,7 +30,9 @@ RunStatus = Literal["completed", "failed", "partial"]
 @dataclass(slots=True)
 class CallRecord:
     """What happened to one call.  ``arguments`` are the resolved arguments it ran
-    with; ``error`` keeps the error even when it went to the error arm (docs/language.md)."""
+    with; ``error`` keeps the error even when it went to the error arm (docs/language.md).
+    ``untaken`` is true for a call skipped only because it reads an alternative
+    that was not taken: the plan's normal branching, not a missing read."""
 
     index: int
     id: str | int | None
@@ -43,6 +45,7 @@ class CallRecord:
     started: float | None = None
     finished: float | None = None
     attempts: int = 0
+    untaken: bool = False
 
     @property
     def label(self) -> str:

@@ -103,14 +103,23 @@ def explain_skip(
     records: list[CallRecord],
     written: dict[int, list[str]],
     state: State | None = None,
-) -> str:
+) -> tuple[str, bool]:
     """Why ``call`` is skipped, one reason per missing reference, e.g.
     ``†state.receipt was not written: #0 processPayment wrote †state.error`` or
-    ``†state.flights[0]: †state.flights is an empty list`` (docs/semantics.md)."""
+    ``†state.flights[0]: †state.flights is an empty list`` (docs/semantics.md).
+
+    Returns ``(reason, untaken)``: ``untaken`` is true when every missing read is an
+    alternative its writer did not take (directly, or through calls skipped for
+    that reason), the normal way a plan branches; otherwise a read the call needs
+    did not exist, and the run is ``partial``.
+    """
     reasons = []
+    untaken = True
     for reference in missing:
         writers: list[str] = []
         settled_well = True  # every writer succeeded: the shape of what is there explains it
+        branch = False  # some writer took another alternative
+        other_reason = False
         for read, sources in zip(graph.reads[call.index], graph.sources[call.index], strict=True):
             if read.reference is not reference:
                 continue
@@ -120,9 +129,17 @@ def explain_skip(
                     wrote = written.get(source.call) or []
                     what = " and ".join(wrote) if wrote else "nothing"
                     text = f"{writer.label} wrote {what}"
+                    if source.alternatives > 1 and wrote and str(source.reference) not in wrote:
+                        branch = True
+                    else:
+                        other_reason = True
+                elif writer.status == "skipped" and writer.untaken:
+                    branch = True
+                    text = f"{writer.label} was skipped"
                 elif writer.status == "pending_latent":
                     text = f"{writer.label} is a latent call still pending"
                 else:
+                    other_reason = True
                     text = f"{writer.label} {writer.status.replace('skipped', 'was skipped')}"
                 settled_well = settled_well and writer.status == "succeeded"
                 if text not in writers:
@@ -130,6 +147,7 @@ def explain_skip(
         stops = None
         if settled_well and state is not None:
             stops = _where_it_stops(reference, state, call.instance)
+        untaken = untaken and branch and not other_reason and stops is None
         if stops is not None:
             reasons.append(stops)
         elif writers:
@@ -138,7 +156,7 @@ def explain_skip(
             reasons.append(f"{reference} is not in the input")
         else:
             reasons.append(f"{reference} does not exist and no call writes it")
-    return "; ".join(reasons)
+    return "; ".join(reasons), untaken
 
 
 def _substitute(

@@ -7,13 +7,22 @@ retries) and docs/loop.md (delegates).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from obelisk.errors import ToolDefinitionError
 from obelisk.interpreter.tools.validation import bad
 
-__all__ = ["SCOPES", "Outcome", "RetryPolicy", "check_options", "check_scopes"]
+__all__ = [
+    "EFFECT_ACCESS",
+    "SCOPES",
+    "Outcome",
+    "RetryPolicy",
+    "check_effects",
+    "check_options",
+    "check_scopes",
+]
 
 Loc = tuple[str | int, ...]
 # Any visible name: no control characters, no surrounding whitespace.  Real
@@ -98,3 +107,32 @@ def check_scopes(name: str, scopes: Any) -> tuple[str, ...]:
     if unknown:
         raise bad(name, f"unknown scope {unknown[0]!r}; scopes are {', '.join(SCOPES)}")
     return tuple(dict.fromkeys(scopes))
+
+
+EFFECT_ACCESS = ("read", "write")
+"""How a tool may touch a world resource (``effects=``, docs/semantics.md)."""
+_RESOURCE = re.compile(r"[^\s.\x00-\x1f\x7f]+(?:\.[^\s.\x00-\x1f\x7f]+)*")
+
+
+def check_effects(name: str, effects: Any) -> dict[str, str]:
+    """``effects`` as a ``{resource: "read" | "write"}`` dict, checked.
+
+    A resource is a dotted name such as ``"slack.users"``: non-empty segments
+    without whitespace or control characters.  Raises :class:`ToolDefinitionError`
+    for anything else.
+    """
+    if effects is None:
+        return {}
+    if not isinstance(effects, Mapping):
+        raise bad(name, f'effects must be an object such as {{"slack": "write"}}, got {effects!r}')
+    checked: dict[str, str] = {}
+    for resource, access in effects.items():
+        if not isinstance(resource, str) or not _RESOURCE.fullmatch(resource):
+            raise bad(
+                name,
+                f"effect resource {resource!r} must be a dotted name such as 'slack.users'",
+            )
+        if access not in EFFECT_ACCESS:
+            raise bad(name, f"effect on {resource!r} must be 'read' or 'write', got {access!r}")
+        checked[resource] = access
+    return checked

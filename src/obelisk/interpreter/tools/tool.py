@@ -22,7 +22,13 @@ from pydantic import Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from obelisk.errors import ArgumentProblem, ArgumentValidationError, ToolDefinitionError
-from obelisk.interpreter.tools.options import Outcome, RetryPolicy, check_options, check_scopes
+from obelisk.interpreter.tools.options import (
+    Outcome,
+    RetryPolicy,
+    check_effects,
+    check_options,
+    check_scopes,
+)
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -58,6 +64,8 @@ class Tool:
     - ``outcomes``: names usable as :class:`Outcome` ``k`` (docs/language.md).
     - ``timeout``: seconds per attempt; ``capacity``: max concurrent calls;
       ``None`` = no limit (docs/semantics.md).  ``pure``: no side effects.
+    - ``effects``: the world resources the tool touches, ``{"slack.users": "read" |
+      "write"}``; calls whose effects conflict run in plan order (docs/semantics.md).
     - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
@@ -78,6 +86,7 @@ class Tool:
     retry: RetryPolicy | None = None
     delegate: bool = False
     scopes: tuple[str, ...] = ()
+    effects: dict[str, str] = field(default_factory=dict)
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -93,6 +102,7 @@ class Tool:
         check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
         self.scopes = check_scopes(self.name, self.scopes)
+        self.effects = check_effects(self.name, self.effects)
         if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: delegate must be true or false, and only on a latent tool"
@@ -130,6 +140,7 @@ class Tool:
         pure: bool = False,
         output_schema: Mapping[str, Any] | None = None,
         retry: RetryPolicy | None = None,
+        effects: Mapping[str, str] | None = None,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
@@ -206,6 +217,7 @@ class Tool:
             capacity,
             pure,
             retry,
+            effects=effects if effects is not None else {},  # type: ignore[arg-type]  # checked
         )
         self._adapters, self._output_adapter = adapters, out[0] if out else None
         self._extra_adapter = extra[0] if extra else None
@@ -254,6 +266,7 @@ class Tool:
         validator_for(params, name, key)  # report problems under the key the user wrote
         if output_schema is not None:
             validator_for(output_schema, name, out_key)
+        effects = spec.get("effects")
         delegate = spec.get("_delegate", spec.get("delegate", False))
         scopes = spec.get("_scopes", spec.get("scopes", ()))
         return cls(
@@ -264,6 +277,7 @@ class Tool:
             **options,
             delegate=delegate,
             scopes=scopes,
+            effects=effects if effects is not None else {},
         )
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:

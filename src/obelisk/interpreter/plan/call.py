@@ -1,0 +1,339 @@
+"""One call: a decoded call object in, a :class:`~obelisk.interpreter.plan.model.Call` out.
+
+Every string that starts with ``†`` anywhere inside a call's arguments (nested
+objects and arrays too) is parsed as an expression, and so is ``_outputPath``.
+Problems go to a :class:`Collector`, the ``fail()`` helper shared by the plan
+parser and the checker: each diagnostic gets the call's label (``#3 refund (r-1)``),
+its argument path and the span of the bad characters (docs/diagnostics.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from obelisk.errors import Diagnostic, ReferenceSyntaxError
+from obelisk.grammar import DAGGER, Escaped, Expression, Wildcard, parse_expression
+from obelisk.interpreter.plan.model import (
+    META_KEYS,
+    OUTPUT_METHODS,
+    ROUND_TRIP_KEYS,
+    ArgumentExpression,
+    Call,
+    format_argument_path,
+    new_call,
+)
+
+__all__ = ["MAX_ARGUMENT_DEPTH", "Collector", "json_kind", "parse_call"]
+
+
+class Collector:
+    """Collects the diagnostics of one plan: the ``fail()`` helper shared by the
+    plan parser and the checker.  ``fail`` names the call (a :class:`Call`, or an
+    index plus ``tool`` for a call that did not parse), so every diagnostic gets
+    its ``#3 issueRefund`` label."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic] = ()) -> None:
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        self.unparsed: dict[int, set[str]] = {}
+        """Per call index, the top-level arguments holding an expression that did not parse."""
+
+    def fail(
+        self,
+        code: str,
+        message: str,
+        call: Call | int | None = None,
+        path: str | None = None,
+        span: tuple[int, int] | None = None,
+        source: str | None = None,
+        *,
+        tool: str | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
+        """Record one diagnostic: ``code`` and ``message`` (what was found and what
+        was expected), the ``call`` it is about (``None`` for the whole plan), the
+        argument ``path``, and the ``span`` inside ``source`` to put a caret under."""
+        index = call.index if isinstance(call, Call) else call
+        label = call.label if isinstance(call, Call) else None
+        if label is None and index is not None:
+            label = f"#{index} {tool}" if tool else f"#{index}"
+        self.diagnostics.append(
+            Diagnostic(code, severity, message, index, path, span, source, label)
+        )
+
+
+def json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+ArgPath = tuple[str | int, ...]
+
+
+MAX_ARGUMENT_DEPTH = 256
+"""Arguments nested deeper than this many levels are a ``plan_shape`` error."""
+
+
+class _TooDeep(Exception):
+    def __init__(self, path: ArgPath) -> None:
+        self.path = path
+
+
+def _walk(value: Any, path: ArgPath, found: list[tuple[ArgPath, str]]) -> None:
+    """Append ``(path, text)`` for every string starting with ``†`` inside ``value``.
+
+    Raises ``_TooDeep`` past :data:`MAX_ARGUMENT_DEPTH` levels.
+    """
+    if len(path) > MAX_ARGUMENT_DEPTH:
+        raise _TooDeep(path[:3])
+    if isinstance(value, str):
+        if value.startswith(DAGGER):
+            found.append((path, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (dict, list)) or (isinstance(item, str) and item[:1] == DAGGER):
+                _walk(item, (*path, key), found)
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            if isinstance(item, (dict, list)) or (isinstance(item, str) and item[:1] == DAGGER):
+                _walk(item, (*path, position), found)
+
+
+def _parse_target(text: str, index: int, tool: str | None, out: Collector) -> Expression | None:
+    try:
+        node = parse_expression(text)
+    except ReferenceSyntaxError as exc:
+        out.fail(
+            "reference_syntax",
+            exc.reason,
+            call=index,
+            tool=tool,
+            path="_outputPath",
+            span=exc.span,
+            source=text,
+        )
+        return None
+    if isinstance(node, Escaped):
+        out.fail(
+            "reference_syntax",
+            "an output path cannot be an escaped literal ('††')",
+            call=index,
+            tool=tool,
+            path="_outputPath",
+            span=(0, 2),
+            source=text,
+        )
+        return None
+    for ref in node.references:
+        for segment in ref.segments:
+            if isinstance(segment, Wildcard):
+                out.fail(
+                    "reference_syntax",
+                    "cannot write through a wildcard '[*]'",
+                    call=index,
+                    tool=tool,
+                    path="_outputPath",
+                    span=segment.span,
+                    source=text,
+                )
+                return None
+    return node
+
+
+def _string_field(
+    raw: Mapping[str, Any],
+    key: str,
+    index: int,
+    tool: str | None,
+    out: Collector,
+    allow_int: bool = False,
+) -> Any:
+    value = raw.get(key)
+    if value is None:
+        return None
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if not (isinstance(value, str) or (allow_int and is_int)):
+        wanted = "a string or an integer" if allow_int else "a string"
+        out.fail(
+            "plan_shape",
+            f"'{key}' must be {wanted}, found {json_kind(value)}",
+            call=index,
+            tool=tool,
+            path=key,
+        )
+        return None
+    return value
+
+
+def _after_field(raw: Mapping[str, Any], index: int, tool: str | None, out: Collector) -> Any:
+    """``_after``: a list of call ``_id`` values (strings or integers) or plan indexes."""
+    value = raw.get("_after")
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) or (isinstance(item, int) and not isinstance(item, bool))
+        for item in value
+    ):
+        out.fail(
+            "plan_shape",
+            "'_after' must be a list of call ids or indexes, such as [\"invite\", 0], "
+            f"found {json_kind(value)}",
+            call=index,
+            tool=tool,
+            path="_after",
+        )
+        return ()
+    return tuple(value)
+
+
+def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -> Call | None:
+    """Parse one decoded call object (the call at ``index`` of its plan).
+
+    Returns the :class:`Call`, or ``None`` when it has errors; every problem,
+    warnings included, goes to ``out``.  With ``partial``, a call with errors is
+    still returned when it names a tool, without the parts that did not parse (bad
+    expressions, a bad output path), so that the rest of it can be checked.
+    Streaming parses calls one by one with it.
+    """
+    if not isinstance(raw, dict):
+        out.fail("plan_shape", f"a call must be a JSON object, found {json_kind(raw)}", call=index)
+        return None
+    tool = raw.get("_tool")
+    tool_name: str | None = tool if isinstance(tool, str) and tool else None
+    if tool_name is None:
+        if "_tool" not in raw:
+            found = "it is missing"
+        elif tool == "":
+            found = "found an empty string"
+        else:
+            found = f"found {json_kind(tool)}"
+        out.fail("plan_shape", f"'_tool' must name a tool; {found}", call=index, path="_tool")
+    errors_before = len(out.diagnostics)
+    raw_id = raw.get("_id")
+    shown = tool_name  # how diagnostics name the call: "#3 refund (r-1)"
+    if tool_name is not None and (
+        isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool))
+    ):
+        shown = f"{tool_name} ({raw_id})"
+
+    arguments: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in raw.items():
+        if not key.startswith("_"):
+            arguments[key] = value
+        elif key not in META_KEYS:
+            extra[key] = value
+            out.fail(
+                "unknown_meta",
+                f"unknown meta-property '{key}' (kept, not interpreted)",
+                call=index,
+                tool=shown,
+                path=key,
+                severity="warning",
+            )
+
+    expressions: list[ArgumentExpression] = []
+    located: list[tuple[ArgPath, str]] = []
+    try:
+        _walk(arguments, (), located)
+    except _TooDeep as exc:
+        out.fail(
+            "plan_shape",
+            f"argument nested deeper than {MAX_ARGUMENT_DEPTH} levels",
+            call=index,
+            tool=shown,
+            path=format_argument_path(exc.path) + "...",
+        )
+    for path, text in located:
+        try:
+            expressions.append(ArgumentExpression(path, text, parse_expression(text)))
+        except ReferenceSyntaxError as exc:
+            out.unparsed.setdefault(index, set()).add(str(path[0]))
+            out.fail(
+                "reference_syntax",
+                exc.reason,
+                call=index,
+                tool=shown,
+                path=format_argument_path(path),
+                span=exc.span,
+                source=text,
+            )
+
+    output_path = raw.get("_outputPath")
+    target: Expression | None = None
+    if output_path is not None:
+        if not isinstance(output_path, str):
+            out.fail(
+                "plan_shape",
+                f"'_outputPath' must be a string such as \"†state.result\", "
+                f"found {json_kind(output_path)}",
+                call=index,
+                tool=shown,
+                path="_outputPath",
+            )
+            output_path = None
+        elif not output_path.startswith(DAGGER):
+            out.fail(
+                "reference_syntax",
+                "an output path must be an expression starting with '†', such as '†state.result'",
+                call=index,
+                tool=shown,
+                path="_outputPath",
+                span=(0, 1 if output_path else 0),
+                source=output_path,
+            )
+            output_path = None
+        else:
+            target = _parse_target(output_path, index, shown, out)
+
+    method = raw.get("_outputMethod")
+    if method is None:
+        method = "set"
+    elif method not in OUTPUT_METHODS:
+        allowed = ", ".join(OUTPUT_METHODS)
+        out.fail(
+            "plan_shape",
+            f"'_outputMethod' must be one of {allowed}; found {json.dumps(method)}",
+            call=index,
+            tool=shown,
+            path="_outputMethod",
+        )
+        method = "set"
+    instance = _string_field(raw, "_instance", index, shown, out)
+    call_id = _string_field(raw, "_id", index, shown, out, allow_int=True)
+    reasoning = _string_field(raw, "_reasoningForCall", index, shown, out)
+    after = _after_field(raw, index, shown, out)
+
+    if tool_name is None:
+        return None
+    if not partial and any(d.severity == "error" for d in out.diagnostics[errors_before:]):
+        return None
+    return new_call(
+        {
+            "index": index,
+            "tool": tool_name,
+            "arguments": arguments,
+            "output_path": output_path,
+            "output_method": method,
+            "has_output": "_output" in raw,
+            "output": raw.get("_output"),
+            "instance": instance,
+            "id": call_id,
+            "reasoning": reasoning,
+            "after": after,
+            "extra": extra,
+            "written_meta": {key: raw[key] for key in ROUND_TRIP_KEYS if key in raw},
+            "expressions": tuple(expressions),
+            "target": target,
+        }
+    )
