@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import obelisk
+
 from ..data import NESTFUL_DIR, read_jsonl
 from .math_tools import MATH_TOOL_NAMES
 
@@ -52,7 +54,7 @@ def _argument(value: Any) -> Any:
     if isinstance(value, str):
         match = _REFERENCE.fullmatch(value)
         if match is not None:
-            return f"{DAGGER}state.{match['label']}.{match['field']}"
+            return obelisk.ref("state", match["label"], match["field"])
     return _literal(value)
 
 
@@ -75,7 +77,7 @@ def convert_calls(calls: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
             converted[key] = _argument(value)
         label = call.get("label")
         if isinstance(label, str) and label:
-            converted["_outputPath"] = f"{DAGGER}state.{label.removeprefix('$')}"
+            converted["_outputPath"] = obelisk.ref("state", label.removeprefix("$"))
         plan.append(converted)
     return plan
 

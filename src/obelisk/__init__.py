@@ -32,6 +32,7 @@ from obelisk.errors import SolutionError as SolutionError
 from obelisk.errors import ToolDefinitionError as ToolDefinitionError
 from obelisk.errors import UsageError as UsageError
 from obelisk.grammar import parse_expression as parse_expression
+from obelisk.grammar import ref as ref
 from obelisk.interpreter.analysis.check import check as check
 from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult as CheckResult
@@ -105,6 +106,7 @@ __all__ = [
     "parse_expression",
     "parse_plan",
     "parse_solution",
+    "ref",
     "run",
     "run_sync",
     "solution_schema",

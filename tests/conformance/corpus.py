@@ -166,21 +166,11 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 # -- shared helpers -------------------------------------------------------------------
 
-_NAME = re.compile(r"[^\W\d][\w\-]*")  # a NAME of reference.lark
-
 
 def state_reference(*segments: str | int) -> str:
     """``state_reference("var1", "author", 0, "Exchange Rate")`` ->
-    ``†state.var1.author[0]["Exchange Rate"]``."""
-    text = DAGGER + "state"
-    for segment in segments:
-        if isinstance(segment, int):
-            text += f"[{segment}]"
-        elif _NAME.fullmatch(segment):
-            text += "." + segment
-        else:
-            text += "[" + json.dumps(segment, ensure_ascii=False) + "]"
-    return text
+    ``†state.var1.author[0]["Exchange Rate"]`` (quoting is :func:`obelisk.ref`'s)."""
+    return obelisk.ref("state", *segments)
 
 
 def _literal(value: Any) -> Any:

@@ -628,3 +628,29 @@ def test_caret_on_multi_line_expression_shows_the_line_of_the_error() -> None:
     assert info.value.span == (8, 9)
     assert info.value.reason == "expected '.', '[', '||' or '&&', found '\\n'"
     assert info.value.caret == "†state.a\n        ^"
+
+
+# -- the reference builder ----------------------------------------------------------
+
+
+def test_ref_builds_canonical_text_and_quotes_keys_that_need_it() -> None:
+    from obelisk import parse_expression, ref
+
+    assert ref("state", "c0", 0, "id_") == "†state.c0[0].id_"
+    assert ref("state") == "†state"
+    assert ref("input", "City Hub", -1, ...) == '†input["City Hub"][-1][*]'
+    assert ref("data", "0x", "", "*", 'say "hi"') == '†data["0x"][""]["*"]["say \\"hi\\""]'
+    for text in ('†state.c0[0]["City Hub"]', "†input.a[*].b", '†state["*"][-2]'):
+        node = parse_expression(text)
+        assert ref(node.kind, *node.path) == text  # type: ignore[union-attr]
+
+
+def test_ref_refuses_what_is_not_a_path() -> None:
+    from obelisk import ref
+
+    with pytest.raises(ValueError, match="a reference kind is a plain name"):
+        ref("my state")
+    with pytest.raises(ValueError, match=r"a path segment is a key \(str\), an index"):
+        ref("state", 1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="got True"):
+        ref("state", True)

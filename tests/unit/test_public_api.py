@@ -53,6 +53,7 @@ PUBLIC = [
     "parse_expression",
     "parse_plan",
     "parse_solution",
+    "ref",
     "run",
     "run_sync",
     "solution_schema",

@@ -13,6 +13,7 @@ from obelisk.grammar.nodes import Reference as Reference
 from obelisk.grammar.nodes import Segment as Segment
 from obelisk.grammar.nodes import Span as Span
 from obelisk.grammar.nodes import Wildcard as Wildcard
+from obelisk.grammar.nodes import ref as ref
 from obelisk.grammar.parser import DAGGER as DAGGER
 from obelisk.grammar.parser import is_expression as is_expression
 from obelisk.grammar.parser import parse_expression as parse_expression
@@ -38,5 +39,6 @@ __all__ = [
     "parse_expression",
     "parse_reference",
     "path_exists",
+    "ref",
     "to_jsonpath",
 ]

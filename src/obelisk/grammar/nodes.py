@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Union
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Segment",
     "Span",
     "Wildcard",
+    "ref",
 ]
 
 Span = tuple[int, int]
@@ -95,6 +97,20 @@ class Reference:
         return "†" + self.kind + "".join(str(segment) for segment in self.segments)
 
     @property
+    def path(self) -> tuple[str | int | EllipsisType, ...]:
+        """The segments as plain values: a key is a ``str``, an index an ``int`` and
+        ``[*]`` is ``...``; ``ref(kind, *path)`` gives the reference's text back.
+
+        >>> from obelisk.grammar.parser import parse_reference
+        >>> parse_reference('†state.c0[0]["City Hub"][*]').path
+        ('c0', 0, 'City Hub', Ellipsis)
+        """
+        return tuple(
+            s.name if isinstance(s, Field) else s.index if isinstance(s, Index) else ...
+            for s in self.segments
+        )
+
+    @property
     def has_wildcard(self) -> bool:
         """True when any segment is ``[*]``."""
         return any(isinstance(segment, Wildcard) for segment in self.segments)
@@ -151,3 +167,31 @@ class Escaped:
 
     def __str__(self) -> str:
         return "†" + self.text
+
+
+def ref(kind: str, *path: str | int | EllipsisType) -> str:
+    """The text of the reference to ``path`` inside document ``kind``.
+
+    A ``str`` is a key (quoted when it is not a plain name), an ``int`` an index
+    (negative counts from the end), ``...`` the wildcard ``[*]``.  Raises
+    ``ValueError`` for a kind that is not a plain name, or a segment of another type.
+    The inverse is :attr:`Reference.path` of the parsed text (docs/language.md).
+
+    >>> ref("state", "c0", 0, "id_"), ref("input", "City Hub", -1, ...)
+    ('†state.c0[0].id_', '†input["City Hub"][-1][*]')
+    """
+    if not isinstance(kind, str) or not _NAME.fullmatch(kind):
+        raise ValueError(f"a reference kind is a plain name such as 'state', got {kind!r}")
+    segments: list[Segment] = []
+    for part in path:
+        if isinstance(part, bool) or (not isinstance(part, (str, int)) and part is not ...):
+            raise ValueError(
+                f"a path segment is a key (str), an index (int) or ... for [*], got {part!r}"
+            )
+        if part is ...:
+            segments.append(Wildcard())
+        elif isinstance(part, int):
+            segments.append(Index(part))
+        else:
+            segments.append(Field(part))
+    return str(Reference(kind, tuple(segments)))
