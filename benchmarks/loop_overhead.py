@@ -156,9 +156,12 @@ def request_sizes(turns: int = 20, calls: int = 100, fail_turn: int = 2) -> dict
     clean, _ = sizes(None)
     failed, errors = sizes(fail_turn)
     numbers = list(range(1, len(clean) + 1))
-    a, b, r2 = _fit(numbers, clean)
+    # From request 2 on, each request also carries the last answer's plan (the same
+    # size every turn): fit the growth from there.
+    a, b, r2 = _fit(numbers[1:], clean[1:])
     found = {"turns": numbers, "bytes": clean, "intercept": a, "slope": b, "r2": r2}
     found["increments"] = [y - x for x, y in itertools.pairwise(clean)]
+    found["plan_bytes"] = found["increments"][0] - found["increments"][1]
     found["extra_bytes_with_failure"] = [f - c for f, c in zip(failed, clean, strict=True)]
     return {**found, "fail_turn": fail_turn, "error_messages": errors}
 

@@ -55,6 +55,8 @@ CODES = (
     "missing_argument",
     "invalid_output",
     "outcome_mismatch",
+    "ambiguous_output",
+    "lazy_output",
     "unresolved_reference",
     "unknown_call",
     "readonly_target",

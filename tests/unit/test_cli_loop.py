@@ -404,3 +404,20 @@ def test_loop_is_listed_in_help() -> None:
     assert detail.exit_code == 0
     for option in ("--model", "--mode", "--approve", "--transcript", "--max-turns", "--stream"):
         assert option in detail.stdout
+
+
+def test_plan_starts_the_loop_from_a_given_plan(tmp: Path) -> None:
+    model = script(tmp, {"calls": [DOUBLE], "output": "†state.twice"})
+    plan = tmp / "start.json"
+    plan.write_text(json.dumps([DOUBLE]))
+    result = runner.invoke(app, loop_args(tmp, model, "--plan", str(plan), "--json"))
+    assert result.exit_code == 0, result.stderr
+    first = json.loads(result.stdout)["turns"][0]["request"]["context"]
+    assert [m for m in first if m["type"] == "plan"] == [
+        {"type": "plan", "plan": [DOUBLE], "mode": "eager"}
+    ]
+    plan.write_text('[{"_tool": 3}]')
+    broken = runner.invoke(app, loop_args(tmp, model, "--plan", str(plan)))
+    assert broken.exit_code == 2
+    assert "error[plan_shape] #0, _tool:" in broken.stderr
+    assert broken.stderr.splitlines()[-1] == f"obelisk: error: the --plan '{plan}' has errors"

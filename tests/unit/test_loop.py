@@ -184,7 +184,8 @@ def test_eager_happy_path() -> None:
     assert second.config["turn"] == 2
     assert input_of(first) == {"n": 3}
     assert state_of(first) == {} and state_of(second) == {"a": 6, "sum": 7}
-    assert carried(second) is None and errors(second) == []
+    # the plan message holds the last answer's calls as written; the state shows they ran
+    assert carried(second) == model.answers[0]["calls"] and errors(second) == []
     assert [len(turn.entries) for turn in result.turns] == [2, 1]
     assert set(result.turns[0].timings) == {"model", "run", "total"}
 
@@ -248,7 +249,7 @@ def test_eager_latent_call_without_output_is_carried() -> None:
     assert result.state == {"s": "ok"}
 
 
-def test_tool_failure_goes_back_with_the_failed_call_carried() -> None:
+def test_tool_failure_goes_back_with_the_whole_plan_carried() -> None:
     failing = call("fail", "†state.a")
     dependent = call("double", "†state.b", n="†state.a")
     model = ScriptedModel(
@@ -259,7 +260,7 @@ def test_tool_failure_goes_back_with_the_failed_call_carried() -> None:
     )
     result = run(Loop(model, [double, fail]))
     second = model.requests[1]
-    assert carried(second) == [failing, dependent]
+    assert carried(second) == [failing, dependent, call("double", "†state.c", n=3)]
     assert errors(second) == [
         {"call": "#0 fail", "error": {"type": "ValueError", "message": "boom"}},
         {
@@ -272,15 +273,18 @@ def test_tool_failure_goes_back_with_the_failed_call_carried() -> None:
     assert result.turns[0].errors[0].call == "#0 fail"
 
 
-def test_error_arm_error_is_reported_but_not_carried() -> None:
+def test_error_arm_error_is_reported_and_the_untaken_branch_is_not() -> None:
     handled = call("fail", "†state.ok || †state.err")
-    model = ScriptedModel([answer(handled), answer(output="†state.err.error.message")])
-    result = run(Loop(model, [fail]))
+    on_success = call("double", "†state.d", n="†state.ok")  # the branch not taken
+    model = ScriptedModel([answer(handled, on_success), answer(output="†state.err.error.message")])
+    result = run(Loop(model, [fail, double]))
     second = model.requests[1]
-    assert carried(second) is None
+    assert carried(second) == [handled, on_success]
     assert errors(second) == [
         {"call": "#0 fail", "error": {"type": "ValueError", "message": "boom"}}
-    ]
+    ]  # no "skipped" record for #1: its alternative was simply not taken
+    assert result.turns[0].run is not None
+    assert result.turns[0].run.calls[1].untaken
     assert result.output == "boom"
 
 
@@ -424,8 +428,8 @@ def test_context_is_rebuilt_for_every_request() -> None:
     result = run(Loop(model, [double], instructions="Be brief."))
     r1, r2, r3, r4 = model.requests
     assert error_types(r2) == ["unresolved_reference"] and carried(r2) == bad["calls"]
-    assert errors(r3) == [] and carried(r3) is None  # fixed: nothing from turn 1 is left
-    assert errors(r4) == [] and carried(r4) is None
+    assert errors(r3) == [] and carried(r3) == model.answers[1]["calls"]  # the fixed plan
+    assert errors(r4) == [] and carried(r4) == model.answers[2]["calls"]
     assert state_of(r3) == {"a": 2} and state_of(r4) == {"a": 2, "b": 4}
     for request in (r1, r2, r3, r4):
         assert texts(request)[1] == "Be brief."
@@ -1015,3 +1019,46 @@ def test_instance_reads_its_own_layer_in_a_later_turn() -> None:
     assert errors(model.requests[2]) == []
     assert result.instances["a"]["again"] == "hi hi Ann"
     assert "g" not in result.state
+
+
+# -- the loop follows the spec: a starting plan, the state schema, lazy and eager _output
+
+
+def test_the_caller_may_start_from_a_plan_that_the_first_request_carries() -> None:
+    existing = [call("double", "†state.a", n="†input.n")]
+    model = ScriptedModel([answer(call("double", "†state.a", n=5), output="†state.a")])
+    result = run(Loop(model, [double]), {"n": 1}, plan=existing)
+    assert carried(model.requests[0]) == existing
+    assert result.output == 10
+    with pytest.raises(obelisk.PlanError):
+        Loop(ScriptedModel([]), [double]).run_sync(plan=[{"_tool": 3}])
+
+
+def test_the_state_message_carries_the_state_schema() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    model = ScriptedModel([answer(output=1)])
+    run(Loop(model, [double], state_schema=schema))
+    (message,) = [m for m in model.requests[0].to_data()["context"] if m["type"] == "state"]
+    assert message == {"type": "state", "state": {}, "schema": schema}
+    plain = ScriptedModel([answer(output=1)])
+    run(Loop(plain, [double]))
+    assert of_type(plain.requests[0], "state") == [{"type": "state", "state": {}}]
+
+
+def test_lazy_mode_refuses_output_in_the_plan() -> None:
+    written = call("summarize", "†state.s", text="t", _output="done")
+    model = ScriptedModel([answer(written)])
+    with pytest.raises(obelisk.CorrectionBudgetExceeded) as stopped:
+        run(Loop(model, [SUMMARIZE], mode="lazy", max_corrections=0))
+    (turn,) = stopped.value.result.turns
+    assert [e.error["type"] for e in turn.errors] == ["lazy_output"]
+    assert turn.run is None  # nothing of the plan ran
+
+
+def test_eager_output_needs_the_concrete_path() -> None:
+    written = call("summarize", "†state.s || †state.failed", text="t", _output="done")
+    fixed = call("summarize", "†state.s", text="t", _output="done")
+    model = ScriptedModel([answer(written), answer(fixed, output="†state.s")])
+    result = run(Loop(model, [SUMMARIZE]))
+    assert error_types(model.requests[1]) == ["ambiguous_output"]
+    assert result.output == "done"

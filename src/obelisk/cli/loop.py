@@ -41,6 +41,7 @@ from obelisk.cli.io import (
     plural,
     read_input,
     read_object,
+    read_plan,
 )
 from obelisk.cli.run import sorted_keys
 from obelisk.errors import ApprovalAborted
@@ -291,6 +292,10 @@ def loop_command(
     no_stdlib: NoStdlibOption = False,
     files_root: FilesRootOption = None,
     override: OverrideOption = False,
+    plan: Annotated[
+        Path | None,
+        typer.Option("--plan", metavar="FILE", help="A plan to start from; the model adjusts it."),
+    ] = None,
     output_schema: Annotated[
         Path | None,
         typer.Option(
@@ -346,7 +351,7 @@ def loop_command(
     Exits 0 with an output, 1 when the loop stopped without one, 2 for a bad
     command line, 3 when --max-turns turns gave no output.
     """
-    from obelisk.errors import LoopBudgetExceeded, LoopError, ObeliskError
+    from obelisk.errors import LoopBudgetExceeded, LoopError, ObeliskError, PlanError
     from obelisk.interpreter.loop.loop import Loop
 
     if mode not in ("eager", "lazy"):
@@ -358,6 +363,7 @@ def loop_command(
     chosen = _model(model, base_url)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
+    start_plan = read_plan(str(plan)) if plan is not None else None
     start = read_object(state, "state")
     schema = read_object(output_schema, "output schema")
     try:
@@ -387,9 +393,13 @@ def loop_command(
             if progress is not None:
                 loop.listeners = (*loop.listeners, progress.on_event)
                 with progress:
-                    result = loop.run_sync(given, start)
+                    result = loop.run_sync(given, start, plan=start_plan)
             else:
-                result = loop.run_sync(given, start)
+                result = loop.run_sync(given, start, plan=start_plan)
+        except PlanError as exc:
+            for diagnostic in exc.diagnostics:
+                err.print(str(diagnostic), markup=False)
+            fail(f"the --plan {str(plan)!r} has errors")
         except LoopError as exc:
             result, problem = exc.result, exc
             code = 3 if isinstance(exc, LoopBudgetExceeded) else 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from obelisk.errors import sort_diagnostics
 from obelisk.grammar import Alternatives, Escaped, Reference, Segment, path_exists
@@ -59,9 +59,11 @@ class _Checker:
         state: Any,
         data: Mapping[str, Any],
         partial: PartialPlan | None = None,
+        mode: Literal["eager", "lazy"] | None = None,
     ) -> None:
         self.plan = plan
         self.partial = partial
+        self.mode = mode if mode is not None else plan.mode
         self.registry = registry
         self.input = input
         self.state = state if state is not None else {}
@@ -153,9 +155,7 @@ class _Checker:
             self.check_arguments(call, tool)
             self.check_outcomes(call, tool)
             if call.has_output:
-                for problem in tool.validate_output(call.output):
-                    where = format_argument_path(tuple(problem.loc), "_output")
-                    self.fail("invalid_output", problem.message, call, where)
+                self.check_output(call, tool)
         for ref in call.target.references if call.target is not None else ():
             if ref.kind == "input":
                 self.fail(
@@ -167,6 +167,33 @@ class _Checker:
                     call.output_path,
                 )
         self.check_reads(call)
+
+    def check_output(self, call: Call, tool: Tool) -> None:
+        """A call's ``_output``: it fits the output schema; a lazy plan never carries
+        one; a latent call's ``_output`` goes to one concrete path."""
+        if self.mode == "lazy":
+            self.fail(
+                "lazy_output",
+                "a lazy plan does not carry _output: the latent call is answered after the "
+                "plan is approved; leave _output out",
+                call,
+                "_output",
+            )
+            return
+        for problem in tool.validate_output(call.output):
+            where = format_argument_path(tuple(problem.loc), "_output")
+            self.fail("invalid_output", problem.message, call, where)
+        if tool.latent and len(call.alternatives) > 1 and call.target is not None:
+            self.fail(
+                "ambiguous_output",
+                f"_output is written to one path, but the output path has "
+                f"{len(call.alternatives)} alternatives; write the one you chose, "
+                f"such as {call.alternatives[0][0]}",
+                call,
+                "_outputPath",
+                call.target.span,
+                call.output_path,
+            )
 
     def check_outcomes(self, call: Call, tool: Tool) -> None:
         """A tool that declares outcomes needs one alternative per outcome."""
@@ -414,6 +441,7 @@ def check(
     state: Any = None,
     *,
     data: Mapping[str, Any] | None = None,
+    mode: Literal["eager", "lazy"] | None = None,
 ) -> CheckResult:
     """Check a plan: parse it if needed, build its graph and run every check of docs/diagnostics.md
 
@@ -424,6 +452,8 @@ def check(
     ``input`` is the input document; when None, ``†input`` references are not
     checked against it.  ``state`` is the state the plan starts from (default:
     empty).  ``data`` maps other data kinds (``"data"``, ...) to their documents.
+    ``mode`` is how the plan will run (default: the plan's own ``mode``): a lazy
+    plan may not carry ``_output`` (``lazy_output``).
 
     Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
     diagnostics come back, no exception escapes for a bad plan.  Every problem is
@@ -434,11 +464,13 @@ def check(
     registry = None if tools is None else Registry.coerce(tools)
     with gc_paused():
         if isinstance(plan, Plan):
-            return _Checker(plan, registry, input, state, data or {}).run()
+            return _Checker(plan, registry, input, state, data or {}, mode=mode).run()
         partial = parse_partial(plan)
         if partial.plan is None:
             return CheckResult(None, None, partial.diagnostics)
-        checked = _Checker(partial.plan, registry, input, state, data or {}, partial).run()
+        checked = _Checker(
+            partial.plan, registry, input, state, data or {}, partial, mode=mode
+        ).run()
         if partial.ok:
             return checked
         return CheckResult(None, None, checked.diagnostics)

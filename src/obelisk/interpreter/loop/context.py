@@ -49,8 +49,10 @@ _COMMON = (
 )
 EAGER_INSTRUCTIONS = (
     "You plan and execute. " + _COMMON + " For a latent tool, write its result yourself in "
-    '"_output" and the concrete path you chose in "_outputPath". Calls that could not run '
-    "come back in the plan message with the errors; write them again, fixed, to retry."
+    '"_output" and the concrete path you chose in "_outputPath". The plan message holds '
+    "the calls of your last answer and the state shows what they did; every call you write "
+    "runs, so do not repeat calls that succeeded. Error records name the calls that failed "
+    "or could not run: write them again, fixed, to retry."
 )
 LAZY_INSTRUCTIONS = (
     "You write the whole plan before anything runs. " + _COMMON + " The plan is checked "
@@ -99,6 +101,7 @@ def turn_context(
     carried: list[dict[str, Any]],
     errors: list[ErrorMessage],
     notice: TextMessage | None,
+    state_schema: dict[str, Any] | None = None,
 ) -> list[Message]:
     """The context messages of one turn's request, in a fixed order: instructions,
     tools, input(s), state(s), data documents, the carried plan, errors, notice."""
@@ -111,7 +114,7 @@ def turn_context(
         context.append(InputMessage(input=input))
     for name, value in inputs.items():
         context.append(InputMessage(input=value, instance=name))
-    context.append(StateMessage(state=state.document("state") or {}))
+    context.append(StateMessage(state=state.document("state") or {}, schema=state_schema))
     for name in sorted(set(inputs) | set(state.instances)):
         context.append(StateMessage(state=state.document("state", name) or {}, instance=name))
     for kind in state.kinds:

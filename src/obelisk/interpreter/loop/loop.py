@@ -33,6 +33,7 @@ from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import Session
+from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.engine import Listener
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.state import State
@@ -48,9 +49,11 @@ class Loop:
     """An execution loop over ``model`` and ``tools`` (see the module docstring).
 
     ``tools``: anything :meth:`Registry.coerce` takes.  ``output_schema``: JSON
-    schema of the final output (``None`` = any JSON value).  ``instructions``:
-    extra text for every request.  ``max_turns`` (count, >= 1), ``max_corrections``
-    (unusable answers in a row, >= 0), ``max_depth`` (delegate nesting, >= 0).
+    schema of the final output (``None`` = any JSON value).  ``state_schema``: JSON
+    schema of the state, sent with the state so the model plans against its shape.
+    ``instructions``: extra text for every request.  ``max_turns`` (count, >= 1),
+    ``max_corrections`` (unusable answers in a row, >= 0), ``max_depth`` (delegate
+    nesting, >= 0).
     ``approve``: lazy-mode approval callback (sync or async) taking the
     :class:`CheckResult`.  ``stream``: dispatch calls while a
     :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
@@ -80,6 +83,7 @@ class Loop:
         *,
         mode: Mode = "eager",
         output_schema: Mapping[str, Any] | None = None,
+        state_schema: Mapping[str, Any] | None = None,
         instructions: str | None = None,
         max_turns: int = 8,
         max_corrections: int = 3,
@@ -118,6 +122,9 @@ class Loop:
             if self.output_schema is None
             else validator_for(self.output_schema, "output", "output_schema")
         )
+        self.state_schema = None if state_schema is None else dict(state_schema)
+        if self.state_schema is not None:
+            validator_for(self.state_schema, "state", "state_schema")
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
         self.concurrency, self.fail_fast, self.depth = concurrency, fail_fast, depth
@@ -162,17 +169,21 @@ class Loop:
         *,
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
+        plan: Any = None,
     ) -> LoopResult:
         """Run turns until the model gives an output; returns a :class:`LoopResult`.
 
         ``input``: the read-only input; ``state``: the state to start from;
         ``data``: other data documents by kind; ``instances``: instance name ->
-        that instance's own input (docs/semantics.md; calls with ``_instance`` read it).
-        Raises :class:`LoopBudgetExceeded`, :class:`CorrectionBudgetExceeded` or
+        that instance's own input (docs/semantics.md; calls with ``_instance`` read it);
+        ``plan``: a plan to start from (any shape :func:`obelisk.parse_plan` takes), which
+        the first request carries for the model to adjust (docs/loop.md).  Raises
+        :class:`~obelisk.errors.PlanError` when ``plan`` does not parse, and
+        :class:`LoopBudgetExceeded`, :class:`CorrectionBudgetExceeded` or
         :class:`LoopStopped` (each carrying the partial result) as described on
         the module.
         """
-        session = self.session(input, state, data=data, instances=instances)
+        session = self.session(input, state, data=data, instances=instances, plan=plan)
         for number in range(1, self.max_turns + 1):
             if await session.turn(number):
                 return session.result("completed", session.output)
@@ -186,12 +197,16 @@ class Loop:
         *,
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
+        plan: Any = None,
     ) -> Session:
         """A :class:`~obelisk.interpreter.loop.session.Session` to drive this loop one
         turn at a time (``await session.turn(n)``); :meth:`run` is built on it.
         Arguments as for :meth:`run`."""
         inputs = dict(instances or {})
-        return Session(self, input, inputs, State(state, input, data, inputs=inputs))
+        session = Session(self, input, inputs, State(state, input, data, inputs=inputs))
+        if plan is not None:
+            session.carried = [call.to_data() for call in parse_plan(plan).calls]
+        return session
 
     def run_sync(
         self,
@@ -200,6 +215,7 @@ class Loop:
         *,
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
+        plan: Any = None,
     ) -> LoopResult:
         """:meth:`run` for code without an event loop (starts one with ``asyncio.run``)."""
-        return run_blocking(self.run(input, state, data=data, instances=instances))
+        return run_blocking(self.run(input, state, data=data, instances=instances, plan=plan))

@@ -8,7 +8,8 @@ messages are tagged by ``type``:
 * ``{"type": "text", "text"}``: an instruction or a notice;
 * ``{"type": "tool", "tools": [{"name", "description", "parameters", "output"?, "latent"}]}``;
 * ``{"type": "input", "input", "instance"?}``: the read-only input (per instance);
-* ``{"type": "state", "state", "instance"?}``: the current state (per instance);
+* ``{"type": "state", "state", "instance"?, "schema"?}``: the current state (per
+  instance), with the state's JSON schema when the loop has one;
 * ``{"type": "data", "kind", "data"}``: another data document (``†data...``);
 * ``{"type": "plan", "plan": [call, ...], "mode"}``: the calls carried over;
 * ``{"type": "error", "call"?, "error": {"type", "message", ...}}``: one error record.
@@ -80,11 +81,16 @@ class InputMessage(_Message):
 
 
 class StateMessage(_Message):
-    """The current state as ``instance`` sees it (the shared state when ``None``)."""
+    """The current state as ``instance`` sees it (the shared state when ``None``);
+    ``schema``: the JSON schema of the state, when the loop has one (``state_schema``),
+    so the model plans against its shape."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     type: Literal["state"] = "state"
     state: Any
     instance: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
 
 
 class DataMessage(_Message):
@@ -126,10 +132,10 @@ Message = Annotated[
 
 
 def message_data(message: Message) -> dict[str, Any]:
-    """A context message as plain JSON; an absent ``instance`` or ``call`` is left out,
-    a ``null`` payload is kept."""
-    data = message.model_dump(mode="json")
-    for key in ("instance", "call"):
+    """A context message as plain JSON; an absent ``instance``, ``call`` or state
+    ``schema`` is left out, a ``null`` payload is kept."""
+    data = message.model_dump(mode="json", by_alias=True)
+    for key in ("instance", "call", "schema"):
         if key in data and data[key] is None:
             del data[key]
     return data

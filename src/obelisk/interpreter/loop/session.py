@@ -52,6 +52,8 @@ class LoopSettings(Parent, Protocol):
     @property
     def schema(self) -> dict[str, Any]: ...
     @property
+    def state_schema(self) -> dict[str, Any] | None: ...
+    @property
     def stream(self) -> bool: ...
     @property
     def approve(self) -> Approver | None: ...
@@ -106,6 +108,7 @@ class Session:
             carried=self.carried,
             errors=self.errors,
             notice=notice,
+            state_schema=loop.state_schema,
         )
         config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
         if loop.depth:
@@ -212,7 +215,7 @@ class Session:
 
         def check_plan(plan: Plan) -> CheckResult:
             check_input, document, data = self.check_documents()
-            return check(plan, loop.registry, check_input, document, data=data)
+            return check(plan, loop.registry, check_input, document, data=data, mode="eager")
 
         empty = Plan(calls=())
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
@@ -256,7 +259,7 @@ class Session:
         run (``None`` when nothing ran) and the error records for the next turn."""
         loop = self.loop
         check_input, state_doc, data = self.check_documents()
-        checked = check(calls, loop.registry, check_input, state_doc, data=data)
+        checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
         edits = 0
         while True:
             if checked.errors and (edits == 0 or edits > loop.max_corrections):
@@ -277,7 +280,9 @@ class Session:
                 break
             if isinstance(decision, Decision) and decision.action == "edit":
                 edits += 1
-                checked = check(decision.plan, loop.registry, check_input, state_doc, data=data)
+                checked = check(
+                    decision.plan, loop.registry, check_input, state_doc, data=data, mode=loop.mode
+                )
                 if checked.plan is not None:
                     calls = [call.to_data() for call in checked.plan.calls]
                 elif isinstance(decision.plan, list):
@@ -292,19 +297,26 @@ class Session:
         return run, self.absorb(run, calls)  # the calls that ran, after any edit
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
-        """Error records of a run, and the calls to carry into the next request."""
+        """The error records of a run, and the plan the next request carries.
+
+        The plan message carries the calls as the model wrote them (after any edit
+        by the approver), those that ran included: the state shows what they did.
+        Every call that did not succeed gets an error record, except a call skipped
+        because the alternative it reads was not taken (the plan's normal
+        branching).  A failure the error arm handled is reported too.
+        """
         errors: list[ErrorMessage] = []
-        carried: list[dict[str, Any]] = []
         for record in run.calls:
             if record.status == "succeeded":
                 if record.error is not None:  # handled by the error arm: still worth saying
                     errors.append(ErrorMessage(call=record.label, error=record.error))
                 continue
-            carried.append(calls[record.index])
+            if record.status == "skipped" and record.untaken:
+                continue
             if record.error is not None:
                 errors.append(ErrorMessage(call=record.label, error=record.error))
             else:
                 error = {"type": record.status, "message": record.reason or record.status}
                 errors.append(ErrorMessage(call=record.label, error=error))
-        self.carried = carried
+        self.carried = list(calls)
         return errors
