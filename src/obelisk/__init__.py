@@ -15,6 +15,8 @@ Public API only; the implementation lives in private layers (docs/architecture.m
     result.raise_for_errors()
 """
 
+from obelisk.errors import ApprovalError as ApprovalError
+from obelisk.errors import ApprovalRejected as ApprovalRejected
 from obelisk.errors import ArgumentValidationError as ArgumentValidationError
 from obelisk.errors import CorrectionBudgetExceeded as CorrectionBudgetExceeded
 from obelisk.errors import DelegateDepthExceeded as DelegateDepthExceeded
@@ -36,7 +38,6 @@ from obelisk.grammar import ref as ref
 from obelisk.interpreter.analysis.check import check as check
 from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult as CheckResult
-from obelisk.interpreter.loop.approval import Decision as Decision
 from obelisk.interpreter.loop.loop import Loop as Loop
 from obelisk.interpreter.loop.messages import Request as Request
 from obelisk.interpreter.loop.messages import Solution as Solution
@@ -49,9 +50,13 @@ from obelisk.interpreter.loop.records import Turn as Turn
 from obelisk.interpreter.plan.model import Call as Call
 from obelisk.interpreter.plan.model import Plan as Plan
 from obelisk.interpreter.plan.parse import parse_plan as parse_plan
+from obelisk.interpreter.runtime.approvals import Decision as Decision
+from obelisk.interpreter.runtime.approvals import PendingApproval as PendingApproval
 from obelisk.interpreter.runtime.events import Event as Event
 from obelisk.interpreter.runtime.records import CallRecord as CallRecord
 from obelisk.interpreter.runtime.records import RunResult as RunResult
+from obelisk.interpreter.runtime.resume import resume as resume
+from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.run import run as run
 from obelisk.interpreter.runtime.run import run_sync as run_sync
 from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
@@ -65,6 +70,8 @@ from obelisk.models.scripted import ScriptedModel as ScriptedModel
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalError",
+    "ApprovalRejected",
     "ArgumentValidationError",
     "Call",
     "CallRecord",
@@ -84,6 +91,7 @@ __all__ = [
     "ModelError",
     "ObeliskError",
     "Outcome",
+    "PendingApproval",
     "Plan",
     "PlanError",
     "PlanGraph",
@@ -107,6 +115,8 @@ __all__ = [
     "parse_plan",
     "parse_solution",
     "ref",
+    "resume",
+    "resume_sync",
     "run",
     "run_sync",
     "solution_schema",

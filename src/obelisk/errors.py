@@ -17,6 +17,7 @@ The hierarchy (``code`` in brackets)::
     ├── ReferenceSyntaxError [reference_syntax]    (also ValueError)
     ├── PlanError [plan_error]                     (also ValueError)
     ├── ArgumentValidationError [invalid_argument] (also ValueError)
+    ├── ApprovalError [approval]                   (also ValueError)
     └── ExecutionError [execution_error]
         ├── OutputValidationError [invalid_output] (also ValueError)
         ├── OutcomeError [outcome]                 (also ValueError)
@@ -26,6 +27,7 @@ The hierarchy (``code`` in brackets)::
         │   └── ScriptExhausted [script_exhausted]
         ├── SubRequestError [subrequest_failed]
         ├── DelegateDepthExceeded [delegate_depth]
+        ├── ApprovalRejected [approval_rejected]
         ├── ApprovalAborted [approval_aborted]
         └── LoopError [loop_error]
             ├── LoopBudgetExceeded [loop_budget]
@@ -44,6 +46,8 @@ from typing import Any, Literal
 
 __all__ = [
     "ApprovalAborted",
+    "ApprovalError",
+    "ApprovalRejected",
     "ArgumentProblem",
     "ArgumentValidationError",
     "CorrectionBudgetExceeded",
@@ -310,6 +314,14 @@ class ArgumentValidationError(ObeliskError, ValueError):
         super().__init__(f"invalid arguments for tool {tool_name!r}:" + "".join(lines))
 
 
+class ApprovalError(ObeliskError, ValueError):
+    """A decision cannot be applied: its id names no pending approval (or one whose
+    arguments changed), or its edited arguments do not fit the tool's schema.
+    Nothing is recorded and nothing runs (docs/approvals.md)."""
+
+    code = "approval"
+
+
 # -- while a plan runs -------------------------------------------------------------
 
 
@@ -384,6 +396,13 @@ class DelegateDepthExceeded(ExecutionError):
     that call (an error record for the model), not the loop."""
 
     code = "delegate_depth"
+
+
+class ApprovalRejected(ExecutionError):
+    """A person rejected a call awaiting approval; the call fails with the reason
+    (so an error arm can take it)."""
+
+    code = "approval_rejected"
 
 
 class LoopError(ExecutionError):

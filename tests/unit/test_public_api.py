@@ -12,6 +12,8 @@ import obelisk.grammar
 SRC = Path(obelisk.__file__).resolve().parent
 
 PUBLIC = [
+    "ApprovalError",
+    "ApprovalRejected",
     "ArgumentValidationError",
     "Call",
     "CallRecord",
@@ -31,6 +33,7 @@ PUBLIC = [
     "ModelError",
     "ObeliskError",
     "Outcome",
+    "PendingApproval",
     "Plan",
     "PlanError",
     "PlanGraph",
@@ -54,6 +57,8 @@ PUBLIC = [
     "parse_plan",
     "parse_solution",
     "ref",
+    "resume",
+    "resume_sync",
     "run",
     "run_sync",
     "solution_schema",

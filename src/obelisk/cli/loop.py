@@ -48,9 +48,9 @@ from obelisk.errors import ApprovalAborted
 
 if TYPE_CHECKING:
     from obelisk.interpreter.analysis.result import CheckResult
-    from obelisk.interpreter.loop.approval import Decision
     from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
+    from obelisk.interpreter.runtime.approvals import Decision
 
 __all__ = ["loop_command"]
 
@@ -166,7 +166,7 @@ class TerminalApprover:
         return self.edited
 
     def __call__(self, checked: CheckResult) -> Decision:
-        from obelisk.interpreter.loop.approval import Decision
+        from obelisk.interpreter.runtime.approvals import Decision
 
         self.show(checked)
         while True:

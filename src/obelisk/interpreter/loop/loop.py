@@ -28,7 +28,7 @@ from obelisk.errors import (
     LoopBudgetExceeded,
     UsageError,
 )
-from obelisk.interpreter.loop.approval import Approver, Decision
+from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
@@ -40,7 +40,7 @@ from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.validation import validator_for
 
-__all__ = ["Approver", "Decision", "Loop", "Mode"]
+__all__ = ["Loop", "Mode"]
 
 Mode = Literal["eager", "lazy"]
 

@@ -17,7 +17,7 @@ from obelisk.errors import CorrectionBudgetExceeded, LoopStopped, ModelError, So
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.loop.approval import Approver, Decision
+from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.context import (
     diagnostic_errors,
     last_turn_notice,
@@ -30,6 +30,7 @@ from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, Tur
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.engine import Engine, Listener
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.state import State

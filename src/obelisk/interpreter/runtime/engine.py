@@ -22,10 +22,11 @@ import copy
 import functools
 import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from obelisk.errors import (
+    ApprovalRejected,
     ArgumentValidationError,
     OutcomeError,
     OutputValidationError,
@@ -33,8 +34,15 @@ from obelisk.errors import (
 )
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
+from obelisk.interpreter.runtime.approvals import (
+    Decision,
+    PendingApproval,
+    approval_id,
+    argument_hash,
+)
 from obelisk.interpreter.runtime.commit_order import CommitOrder
 from obelisk.interpreter.runtime.events import (
+    CallAwaitingApproval,
     CallFailed,
     CallReady,
     CallSkipped,
@@ -47,7 +55,7 @@ from obelisk.interpreter.runtime.events import (
 )
 from obelisk.interpreter.runtime.invoke import Invoker
 from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, writes_for
-from obelisk.interpreter.runtime.records import CallRecord, RunResult, RunStatus
+from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, RunStatus
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import Outcome
@@ -91,6 +99,8 @@ class Engine:
         listeners: tuple[Listener, ...] = (),
         latent: LatentRunner | None = None,
         growing: bool = False,
+        approvals: Mapping[str, Decision] | None = None,
+        replay: Mapping[int, CallOutcome] | None = None,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.latent = latent
@@ -117,6 +127,10 @@ class Engine:
         self._started = [False] * len(plan.calls)
         self._held: set[int] = set()
         self._closed = not growing
+        self.approvals = dict(approvals or {})
+        self.replay = dict(replay or {})
+        self.pending: dict[int, PendingApproval] = {}  # calls awaiting a person
+        self.outcomes: dict[int, CallOutcome] = {}  # what each call that ran did
 
     # -- set-up ------------------------------------------------------------------
     def _emit(self, event: Event) -> None:
@@ -238,12 +252,16 @@ class Engine:
             log=tuple(state.log),
             documents=documents,
             instances={name: state.document("state", name) for name in state.instances},
+            pending=tuple(self.pending[i] for i in sorted(self.pending)),
+            outcomes=dict(self.outcomes),
         )
 
     def _status(self) -> RunStatus:
         """``failed`` when a call failed or was cancelled; ``partial`` when a latent
         call is pending or a call was skipped because a read it needs did not exist
         (a skipped untaken alternative is normal); else ``completed``."""
+        if self.pending:
+            return "awaiting_approval"  # the run is not over
         statuses = {record.status for record in self.records}
         if "failed" in statuses or "cancelled" in statuses:
             return "failed"
@@ -283,6 +301,8 @@ class Engine:
             return
         if self._committed_count == len(self.records):
             self._done.set_result(None)
+        elif self.pending and not self._running and not self._ready:
+            self._done.set_result(None)  # what is left waits for a person
         elif self._stopping and not self._running:
             for record in self.records:
                 if record.status == "waiting" and record.index not in self._pending:
@@ -310,9 +330,25 @@ class Engine:
             return
         assert arguments is not None
         record.arguments = arguments
+        if index in self.replay:  # it ran before this run was resumed: do not run it again
+            self._replay(index, self.replay[index])
+            return
+        decision: Decision | None = None
+        if tool.needs_approval(arguments):
+            digest = argument_hash(call.tool, arguments)
+            decision = self.approvals.get(approval_id(index, digest))
+            if decision is None:
+                self._await_approval(index, call.tool, arguments, digest)
+                return
+            if decision.action == "edit":
+                arguments = record.arguments = dict(decision.arguments)
         record.started = time.time()
         if self.listeners:
             self._emit(CallStarted(record.started, index, call.tool, arguments))
+        if decision is not None and decision.action == "reject":
+            record.finished = time.time()
+            self._failed(call, tool, record, ApprovalRejected(decision.reason or "rejected"))
+            return
         if tool.latent and (
             call.has_output or self.latent is None or not self.latent.accepts(tool)
         ):
@@ -322,6 +358,42 @@ class Engine:
         task = asyncio.ensure_future(self._execute(call, tool, record, arguments))
         self._running[index] = task
         task.add_done_callback(functools.partial(self._on_task_done, index, tool.name))
+
+    def _await_approval(
+        self, index: int, tool: str, arguments: dict[str, Any], digest: str
+    ) -> None:
+        record = self.records[index]
+        record.status = "awaiting_approval"
+        pending = PendingApproval(
+            approval_id(index, digest), index, record.label, tool, arguments, digest
+        )
+        self.pending[index] = pending
+        if self.listeners:
+            self._emit(CallAwaitingApproval(time.time(), index, tool, pending.id, arguments))
+
+    def _replay(self, index: int, outcome: CallOutcome) -> None:
+        record = self.records[index]
+        record.output, record.error = outcome.output, outcome.error
+        record.attempts, record.started, record.finished = outcome.attempts, *outcome.times
+        if outcome.succeeded:
+            self._finish(index, list(outcome.writes), succeeded=True)
+        else:
+            assert outcome.error is not None
+            record.status = "failed"
+            if self.listeners:
+                self._emit(CallFailed(time.time(), index, record.tool, outcome.error))
+            self._finish(index, [])
+
+    def _failed(self, call: Call, tool: Tool, record: CallRecord, exc: BaseException) -> None:
+        """The tool (or a person) said no: the error arm takes it, or the call fails."""
+        error = error_record(exc)
+        arm = error_arm(call, tool, error)
+        if arm is not None:  # the plan handles the failure: still a success
+            record.error, record.output = error, None
+            self._settle(call.index, arm, succeeded=True)
+        else:
+            self._fail(record, exc)
+            self._settle(call.index, [], succeeded=False)
 
     def _run_latent(self, call: Call, tool: Tool, record: CallRecord) -> None:
         record.finished = time.time()
@@ -337,7 +409,7 @@ class Engine:
             self._finish(call.index, [])
             return
         record.output = call.output
-        self._finish(call.index, pending, succeeded=True)
+        self._settle(call.index, pending, succeeded=True)
 
     async def _execute(
         self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
@@ -364,24 +436,17 @@ class Engine:
             raise
         except Exception as exc:
             record.finished = time.time()
-            error = error_record(exc)
-            arm = error_arm(call, tool, error)
-            if arm is not None:  # the plan handles the failure: still a success
-                record.error, record.output = error, None
-                self._finish(call.index, arm, succeeded=True)
-            else:
-                self._fail(record, exc)
-                self._finish(call.index, [])
+            self._failed(call, tool, record, exc)
             return
         record.finished = time.time()
         try:
             pending = writes_for(call, tool, output)
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
-            self._finish(call.index, [])
+            self._settle(call.index, [], succeeded=False)
             return
         record.output = output.value if isinstance(output, Outcome) else output
-        self._finish(call.index, pending, succeeded=True)
+        self._settle(call.index, pending, succeeded=True)
 
     def _fail(self, record: CallRecord, exc: BaseException) -> None:
         record.status, record.error = "failed", error_record(exc)
@@ -406,6 +471,20 @@ class Engine:
         self._check_done()
 
     # -- commit, in plan order among overlapping writers --------------------------
+    def _settle(self, index: int, pending: Writes, *, succeeded: bool) -> None:
+        """A call ran (or a person rejected it): keep what it did, so that a resumed run
+        replays it instead of running it again, then finish it."""
+        record = self.records[index]
+        self.outcomes[index] = CallOutcome(
+            succeeded,
+            tuple(pending),
+            record.output,
+            record.error,
+            record.attempts,
+            (record.started, record.finished),
+        )
+        self._finish(index, pending, succeeded=succeeded)
+
     def _finish(self, index: int, pending: Writes, *, succeeded: bool = False) -> None:
         """A call is done running: its writes wait for its blockers, then commit."""
         self._pending[index] = pending

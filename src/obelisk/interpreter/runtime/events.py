@@ -3,6 +3,7 @@
 Every event has ``time`` (seconds since the epoch) and ``to_dict()`` gives
 ``{"event", ..., "time"}`` with ``event`` one of ``run_started``, ``call_ready``,
 ``call_started``, ``call_succeeded``, ``call_failed``, ``call_skipped``,
+``call_awaiting_approval``,
 ``state_written``, ``run_finished``.
 """
 
@@ -15,6 +16,7 @@ from obelisk.interpreter.runtime.records import RunStatus
 from obelisk.interpreter.runtime.state import WriteEntry
 
 __all__ = [
+    "CallAwaitingApproval",
     "CallFailed",
     "CallReady",
     "CallSkipped",
@@ -127,3 +129,17 @@ class RunFinished(Event):
     @property
     def event(self) -> str:
         return "run_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class CallAwaitingApproval(Event):
+    """A call waits for a person: ``approval`` is the id a decision names."""
+
+    call: int
+    tool: str
+    approval: str
+    arguments: dict[str, Any]
+
+    @property
+    def event(self) -> str:
+        return "call_awaiting_approval"

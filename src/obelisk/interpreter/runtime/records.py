@@ -19,12 +19,22 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.errors import Diagnostic
+from obelisk.grammar import Reference
+from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.state import WriteEntry
 
-__all__ = ["CallRecord", "CallStatus", "RunResult", "RunStatus"]
+__all__ = ["CallOutcome", "CallRecord", "CallStatus", "RunResult", "RunStatus"]
 
-CallStatus = Literal["waiting", "succeeded", "failed", "skipped", "pending_latent", "cancelled"]
-RunStatus = Literal["completed", "failed", "partial"]
+CallStatus = Literal[
+    "waiting",
+    "succeeded",
+    "failed",
+    "skipped",
+    "pending_latent",
+    "cancelled",
+    "awaiting_approval",
+]
+RunStatus = Literal["completed", "failed", "partial", "awaiting_approval"]
 
 
 @dataclass(slots=True)
@@ -69,13 +79,32 @@ class CallRecord:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """What a call that ran did, kept so that a resumed run replays it instead of
+    running it again: whether it succeeded, the writes it made (``(reference,
+    value)`` pairs, the error arm's included), and its record's ``output``,
+    ``error``, ``attempts`` and ``(started, finished)`` times (seconds since the epoch)."""
+
+    succeeded: bool
+    writes: tuple[tuple[Reference, Any], ...]
+    output: Any
+    error: dict[str, Any] | None
+    attempts: int
+    times: tuple[float | None, float | None]
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class RunResult:
     """The outcome of :func:`obelisk.run`.
 
     ``state`` is the final shared state document; ``documents`` every writable
     document by kind (``state`` and data kinds); ``instances`` the state each
-    instance sees; ``log`` the write log in commit order.
+    instance sees; ``log`` the write log in commit order.  With ``status ==
+    "awaiting_approval"`` the run is paused: ``pending`` lists the calls waiting
+    for a person (:class:`~obelisk.interpreter.runtime.approvals.PendingApproval`),
+    and :func:`obelisk.resume` continues it.  ``outcomes`` keeps what each call that
+    ran did, and ``origin`` what the run was started with, for resuming.
     """
 
     status: RunStatus
@@ -85,6 +114,9 @@ class RunResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     documents: dict[str, Any] = field(default_factory=dict)
     instances: dict[str, Any] = field(default_factory=dict)
+    pending: tuple[PendingApproval, ...] = ()
+    outcomes: dict[int, CallOutcome] = field(default_factory=dict)
+    origin: Any = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run (Python 3.11) formats the main task's
@@ -98,11 +130,16 @@ class RunResult:
         return f"RunResult(status={self.status!r}, calls={calls}, writes={len(self.log)})"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"status", "state", "calls": [...], "diagnostics": [...]}``."""
+        """``{"status", "state", "calls": [...], "diagnostics": [...]}``, plus
+        ``"pending": [{"id", "call", "label", "tool", "arguments", "hash"}]`` while
+        the run awaits approval."""
         keys = ("index", "id", "tool", "status", "output", "error", "reason")
-        return {
+        data: dict[str, Any] = {
             "status": self.status,
             "state": self.state,
             "calls": [{k: call.to_dict()[k] for k in keys} for call in self.calls],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
+        if self.pending:
+            data["pending"] = [approval.to_dict() for approval in self.pending]
+        return data

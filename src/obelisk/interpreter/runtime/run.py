@@ -11,13 +11,15 @@ from obelisk.errors import UsageError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import gc_paused
+from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.engine import Engine, Listener
 from obelisk.interpreter.runtime.events import Event
-from obelisk.interpreter.runtime.records import RunResult
+from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["DEFAULT_CONCURRENCY", "run", "run_blocking", "run_sync"]
+__all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking", "run_sync"]
 
 T = TypeVar("T")
 
@@ -58,6 +60,10 @@ async def run(
     rest are ``cancelled``; by default independent branches go on (docs/semantics.md).
     ``on_event`` receives every :class:`~obelisk.interpreter.runtime.events.Event`.
 
+    Calls of tools declared ``requires_approval`` pause: the result's ``status`` is
+    ``awaiting_approval``, ``pending`` lists them, and :func:`resume` continues
+    (docs/approvals.md).
+
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan has errors, and
     :class:`~obelisk.errors.UsageError` for bad arguments.  Tool failures never
@@ -80,18 +86,29 @@ async def run(
     checked = check(plan, registry, input, state, data=data)
     checked.raise_for_errors()
     assert checked.plan is not None and checked.graph is not None
-    with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
-        engine = Engine(
-            checked.plan,
-            checked.graph,
-            registry,
-            State(state, input, data),
-            concurrency=concurrency,
-            fail_fast=fail_fast,
-            listeners=listeners,
-        )
-    result = await engine.run()
-    return dataclasses.replace(result, diagnostics=checked.diagnostics)
+    parsed, graph = checked.plan, checked.graph
+
+    def make(
+        tools: Registry,
+        approvals: Mapping[str, Decision],
+        replay: Mapping[int, CallOutcome],
+    ) -> Engine:
+        with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
+            return Engine(
+                parsed,
+                graph,
+                tools,
+                State(state, input, data),
+                concurrency=concurrency,
+                fail_fast=fail_fast,
+                listeners=listeners,
+                approvals=approvals,
+                replay=replay,
+            )
+
+    result = await make(registry, {}, {}).run()
+    origin = RunOrigin(make, registry, checked.diagnostics)
+    return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -136,3 +153,15 @@ def run_sync(
             on_event=on_event,
         )
     )
+
+
+def resume_sync(
+    run: RunResult | str,
+    decisions: Mapping[str, Decision] | None = None,
+    *,
+    tools: Any = None,
+    journal: Any = None,
+) -> RunResult:
+    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop."""
+    return run_blocking(resume(run, decisions, tools=tools, journal=journal))
+

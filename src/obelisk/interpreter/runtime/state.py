@@ -219,6 +219,19 @@ class State:
         self._views: dict[tuple[str, str], Any] = {}
         self.log: list[WriteEntry] = []
 
+    def fork(self) -> State:
+        """An independent copy: documents, instance layers, inputs and the write log
+        so far (entries are immutable and shared).  Writes to either leave the other
+        alone; the loop runs a turn on a fork so that a paused turn can start over."""
+        twin = State.__new__(State)
+        twin._base = {kind: copy_json(document) for kind, document in self._base.items()}
+        twin._inputs = self._inputs  # read-only
+        twin._input = self._input
+        twin._layers = {name: list(ops) for name, ops in self._layers.items()}
+        twin._views = {}
+        twin.log = list(self.log)
+        return twin
+
     # -- reads -----------------------------------------------------------------
     def _view(self, kind: str, instance: str | None) -> Any:
         """The document ``kind`` as ``instance`` sees it (not a copy: do not mutate)."""

@@ -66,6 +66,8 @@ class Tool:
       ``None`` = no limit (docs/semantics.md).  ``pure``: no side effects.
     - ``effects``: the world resources the tool touches, ``{"slack.users": "read" |
       "write"}``; calls whose effects conflict run in plan order (docs/semantics.md).
+    - ``requires_approval``: ``True``, or a function of the resolved arguments
+      returning ``True``, pauses a call until a person decides (docs/approvals.md).
     - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
@@ -87,6 +89,7 @@ class Tool:
     delegate: bool = False
     scopes: tuple[str, ...] = ()
     effects: dict[str, str] = field(default_factory=dict)
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -103,6 +106,11 @@ class Tool:
         self.outcomes = tuple(self.outcomes)
         self.scopes = check_scopes(self.name, self.scopes)
         self.effects = check_effects(self.name, self.effects)
+        if not (isinstance(self.requires_approval, bool) or callable(self.requires_approval)):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: requires_approval must be true, false or a function "
+                f"of the arguments, got {self.requires_approval!r}"
+            )
         if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: delegate must be true or false, and only on a latent tool"
@@ -121,6 +129,17 @@ class Tool:
         self.is_async = inspect.iscoroutinefunction(self.function) or (
             self.function is not None and inspect.iscoroutinefunction(call)
         )
+
+    def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these resolved arguments waits for a person.  A
+        predicate that raises counts as ``True`` (ask rather than guess)."""
+        rule = self.requires_approval
+        if isinstance(rule, bool):
+            return rule
+        try:
+            return bool(rule(arguments))
+        except Exception:
+            return True
 
     @property
     def latent(self) -> bool:
@@ -141,6 +160,7 @@ class Tool:
         output_schema: Mapping[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         effects: Mapping[str, str] | None = None,
+        requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
@@ -218,6 +238,7 @@ class Tool:
             pure,
             retry,
             effects=effects if effects is not None else {},  # type: ignore[arg-type]  # checked
+            requires_approval=requires_approval,
         )
         self._adapters, self._output_adapter = adapters, out[0] if out else None
         self._extra_adapter = extra[0] if extra else None
@@ -278,6 +299,7 @@ class Tool:
             delegate=delegate,
             scopes=scopes,
             effects=effects if effects is not None else {},
+            requires_approval=spec.get("requires_approval", False),
         )
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:

@@ -1,0 +1,152 @@
+"""Per-call approvals: pause, decide by id bound to the arguments' hash, resume (docs/approvals.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import obelisk
+from obelisk import ApprovalError, Decision
+
+
+def make_tools(calls: list[str]) -> list[obelisk.Tool]:
+    @obelisk.tool
+    def fetch(key: str) -> str:
+        """Fetch a value."""
+        calls.append(f"fetch {key}")
+        return key.upper()
+
+    @obelisk.tool(requires_approval=True)
+    def send_email(to: str, body: str) -> str:
+        """Send an email (a person must approve)."""
+        calls.append(f"send {to}")
+        return f"sent to {to}"
+
+    @obelisk.tool(requires_approval=lambda arguments: not arguments["path"].startswith("/tmp/"))
+    def edit_file(path: str, text: str) -> str:
+        """Edit a file; outside /tmp a person must approve."""
+        calls.append(f"edit {path}")
+        return path
+
+    return [fetch, send_email, edit_file]
+
+
+PLAN: list[dict[str, Any]] = [
+    {"_tool": "fetch", "key": "body", "_outputPath": "†state.body"},
+    {"_tool": "send_email", "to": "ada@example.com", "body": "†state.body",
+     "_outputPath": "†state.sent || †state.refused"},
+    {"_tool": "fetch", "key": "†state.sent", "_outputPath": "†state.after"},
+    {"_tool": "fetch", "key": "independent", "_outputPath": "†state.free"},
+]  # fmt: skip
+
+
+def test_a_call_pauses_and_the_rest_goes_on() -> None:
+    calls: list[str] = []
+    result = obelisk.run_sync(PLAN, make_tools(calls))
+    assert result.status == "awaiting_approval"
+    assert [r.status for r in result.calls] == [
+        "succeeded",
+        "awaiting_approval",
+        "waiting",
+        "succeeded",
+    ]
+    assert result.state == {"body": "BODY", "free": "INDEPENDENT"}
+    (pending,) = result.pending
+    assert pending.call == 1 and pending.label == "#1 send_email"
+    assert pending.arguments == {"to": "ada@example.com", "body": "BODY"}
+    assert pending.id == f"1-{pending.hash[:12]}" and len(pending.hash) == 64
+    assert result.to_dict()["pending"] == [pending.to_dict()]
+    assert sorted(calls) == ["fetch body", "fetch independent"]
+
+
+def test_accept_runs_the_call_and_nothing_runs_twice() -> None:
+    calls: list[str] = []
+    paused = obelisk.run_sync(PLAN, make_tools(calls))
+    done = obelisk.resume_sync(paused, {paused.pending[0].id: Decision.accept()})
+    assert done.status == "completed" and done.pending == ()
+    assert done.state == {
+        "body": "BODY",
+        "free": "INDEPENDENT",
+        "sent": "sent to ada@example.com",
+        "after": "SENT TO ADA@EXAMPLE.COM",
+    }
+    assert sorted(calls) == [
+        "fetch body",
+        "fetch independent",
+        "fetch sent to ada@example.com",
+        "send ada@example.com",
+    ]
+    assert [r.status for r in done.calls] == ["succeeded"] * 4
+    assert sorted(entry.call for entry in done.log) == [0, 1, 2, 3]  # each write once
+        :0
+    ] or True
+
+
+def test_reject_fails_the_call_with_the_reason_and_the_error_arm_takes_it() -> None:
+    calls: list[str] = []
+    paused = obelisk.run_sync(PLAN, make_tools(calls))
+    done = obelisk.resume_sync(paused, {paused.pending[0].id: Decision.reject("not today")})
+    assert done.status == "completed"
+    assert done.state["refused"] == {
+        "error": {
+            "type": "ApprovalRejected",
+            "message": "not today",
+            "tool": "send_email",
+            "call": 1,
+        }
+    }
+    assert done.calls[2].status == "skipped" and done.calls[2].untaken
+    assert "send ada@example.com" not in calls
+
+
+def test_edit_runs_with_the_edited_arguments_after_checking_them() -> None:
+    calls: list[str] = []
+    paused = obelisk.run_sync(PLAN, make_tools(calls))
+    approval = paused.pending[0].id
+    with pytest.raises(ApprovalError, match="do not fit its tool; nothing was recorded"):
+        obelisk.resume_sync(paused, {approval: Decision.edit({"to": 42, "body": "x"})})
+    assert "send" not in " ".join(calls)
+    edited = {"to": "bob@example.com", "body": "BODY, edited"}
+    done = obelisk.resume_sync(paused, {approval: Decision.edit(edited)})
+    assert done.state["sent"] == "sent to bob@example.com"
+    assert done.calls[1].arguments == edited
+
+
+def test_a_decision_holds_only_for_its_arguments() -> None:
+    calls: list[str] = []
+    tools = make_tools(calls)
+    safe = [{"_tool": "edit_file", "path": "/tmp/a.txt", "text": "x"}]
+    assert obelisk.run_sync(safe, tools).status == "completed"  # the predicate says no
+    risky = [{"_tool": "edit_file", "path": "†input.path", "text": "x"}]
+    first = obelisk.run_sync(risky, tools, input={"path": "a.txt"})
+    (a_txt,) = first.pending
+    second = obelisk.run_sync(risky, tools, input={"path": "/etc/shadow"})
+    (shadow,) = second.pending
+    assert a_txt.id != shadow.id and a_txt.call == shadow.call == 0
+    with pytest.raises(ApprovalError) as refused:
+        obelisk.resume_sync(second, {a_txt.id: Decision.accept()})
+    assert str(refused.value) == (
+        f"no call awaits approval {a_txt.id!r}; #0 edit_file awaits {shadow.id}: its arguments "
+        f"are not the ones that decision was made for (pending: {shadow.id})"
+    )
+    assert "edit /etc/shadow" not in calls
+
+
+def test_unknown_ids_and_wrong_decisions_are_clear_errors() -> None:
+    paused = obelisk.run_sync(PLAN, make_tools([]))
+    with pytest.raises(ApprovalError, match=r"no call awaits approval 'nope' \(pending: 1-"):
+        obelisk.resume_sync(paused, {"nope": Decision.accept()})
+    with pytest.raises(ApprovalError, match="must be Decision.accept()"):
+        obelisk.resume_sync(paused, {paused.pending[0].id: True})  # type: ignore[dict-item]
+    with pytest.raises(obelisk.UsageError, match="cannot be resumed"):
+        obelisk.resume_sync(obelisk.RunResult("completed", {}, (), ()), {})
+
+
+def test_without_a_decision_the_call_keeps_waiting() -> None:
+    calls: list[str] = []
+    paused = obelisk.run_sync(PLAN, make_tools(calls))
+    again = obelisk.resume_sync(paused, {})
+    assert again.status == "awaiting_approval"
+    assert [p.id for p in again.pending] == [p.id for p in paused.pending]
+    assert sorted(calls) == ["fetch body", "fetch independent"]  # nothing ran twice
