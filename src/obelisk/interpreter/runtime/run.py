@@ -164,4 +164,3 @@ def resume_sync(
 ) -> RunResult:
     """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop."""
     return run_blocking(resume(run, decisions, tools=tools, journal=journal))
-
