@@ -16,6 +16,7 @@ PUBLIC = [
     "Call",
     "CallRecord",
     "CheckResult",
+    "Context",
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",

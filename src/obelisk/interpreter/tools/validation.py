@@ -19,6 +19,7 @@ from obelisk.errors import ArgumentProblem, ToolDefinitionError
 
 __all__ = [
     "bad",
+    "checked_validator_class",
     "pydantic_problems",
     "schema_problems",
     "validator_for",
@@ -75,22 +76,34 @@ def schema_problems(validator: Any, value: Any) -> list[ArgumentProblem]:
     ]
 
 
-def validator_for(schema: Any, tool_name: str, key: str) -> Any:
-    """A checked jsonschema validator for ``schema``; the class follows ``$schema``."""
+def checked_validator_class(schema: Any, tool_name: str, key: str) -> Any:
+    """The jsonschema validator class for ``schema`` (``$schema`` picks it; default
+    draft 2020-12), after checking ``schema`` against that class's metaschema.
+
+    The check costs milliseconds, so it is done once per distinct schema (keyed by
+    its canonical JSON: sorted keys) and remembered for the process; catalogs repeat
+    schemas.  Raises :class:`ToolDefinitionError` naming ``tool_name`` and ``key``
+    (the key the user wrote, e.g. ``'inputSchema'``) and where the schema is wrong.
+    """
     if not isinstance(schema, (Mapping, bool)):
         raise bad(tool_name, f"{key!r} must be a JSON schema (an object or a boolean)")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    # Checking a schema against its metaschema costs milliseconds; catalogs repeat schemas.
     fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
     if fingerprint in _CHECKED_SCHEMAS:
-        return cls(schema)
+        return cls
     try:
         cls.check_schema(schema)
-        _CHECKED_SCHEMAS.add(fingerprint)
     except jsonschema.SchemaError as exc:
         at = ".".join(map(str, exc.absolute_path))
         raise bad(
             tool_name,
             f"{key!r} is not a valid JSON schema{' at ' + at if at else ''}: {exc.message}",
         ) from None
-    return cls(schema)
+    _CHECKED_SCHEMAS.add(fingerprint)
+    return cls
+
+
+def validator_for(schema: Any, tool_name: str, key: str) -> Any:
+    """A checked jsonschema validator for ``schema``; the class follows ``$schema``
+    (see :func:`checked_validator_class`, which raises :class:`ToolDefinitionError`)."""
+    return checked_validator_class(schema, tool_name, key)(schema)
