@@ -1,6 +1,6 @@
 """From a tool's result to the writes it makes (docs/language.md, docs/semantics.md).
 
-A result is first turned into JSON data (:func:`json_result`): pydantic models,
+A result is turned into JSON data (:func:`json_result`): pydantic models,
 dataclasses, enums, dates and times (ISO 8601 strings), UUIDs, decimals (strings),
 tuples and sets (lists) become what ``pydantic_core.to_jsonable_python`` makes of
 them, so the state only ever holds JSON.  A bare value goes to the first
@@ -9,8 +9,10 @@ alternative of the call's ``_outputPath``; an
 index or by a name the tool declares; a raised exception goes to the last
 alternative (the error arm) when the call has two or more and the tool declares
 no ``outcomes``.  Each alternative may fan out (``a && b``): the same value is
-written to every target.  The JSON value is validated against the tool's output
-schema before anything is written.
+written to every target.  The value is validated before anything is written: as
+returned, against a function's return annotation (pydantic, which honours the
+model's own settings such as ``strict``), or as JSON data, against a JSON output
+schema.
 
 Copies: the conversion makes obelisk's own copy of the result, and that copy is
 what the state keeps (``State.write_many(..., owned=True)``); the write log and
@@ -81,6 +83,8 @@ def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
     """``(value, writes)``: the result as JSON data (:func:`json_result`; an
     ``Outcome``'s value) and the writes it makes: its alternative's targets, each
     given that value (one object for every target: the state copies repeats).
+    A tool's return annotation checks the value as returned, before conversion
+    (:attr:`Tool.typed_output`); a JSON output schema checks the JSON data.
 
     Raises :class:`~obelisk.errors.OutcomeError` for an ``Outcome`` naming an
     alternative the call does not have, and
@@ -104,8 +108,12 @@ def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
                 f"{call.label} returned Outcome({output.k!r}, ...), but its _outputPath has "
                 f"{count} alternative{'s' if count != 1 else ''}",
             )
-    value = json_result(tool, value)
-    problems = tool.validate_output(value)
+    if tool.typed_output:  # pydantic checks what the function returned, then it becomes JSON
+        problems = tool.validate_output(value)
+        value = json_result(tool, value) if not problems else value
+    else:  # a JSON schema checks JSON data
+        value = json_result(tool, value)
+        problems = tool.validate_output(value)
     if problems:
         where = problems[0].path
         raise OutputValidationError(

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from obelisk.errors import StateWriteError
 from obelisk.grammar import Field, Index, Reference, Segment, find
 from obelisk.interpreter.plan.model import OutputMethod
@@ -350,10 +352,10 @@ class State:
         :class:`StateWriteError` as :meth:`write` does.
 
         Each value is copied into the state, and once more into the log, which never
-        shares objects with the state.  ``owned=True`` says the values are fresh JSON
-        data nothing else holds (the engine's converted tool results): the state keeps
-        each as it is, without the first copy (a value given for several targets is
-        copied for each target after the first)."""
+        shares objects with the state.  ``owned=True`` says the values are fresh, plain
+        JSON data nothing else holds (the engine's converted tool results): the state
+        keeps each as it is, without the first copy (a value given for several targets
+        is copied for each target after the first)."""
         checked = []
         kept: set[int] = set()
         for reference, value in targets:
@@ -372,7 +374,9 @@ class State:
                 layered = stored if method == "set" else copy_json(stored)
                 self._layers.setdefault(instance, []).append((reference, layered))
             self._views.clear()
-            logged = copy_json(value)  # the log never shares objects with the state
+            # the log never shares objects with the state; owned values are plain JSON,
+            # which pydantic-core copies about twice as fast as copy_json
+            logged = to_jsonable_python(value) if owned else copy_json(value)
             entry = WriteEntry(
                 len(self.log), call, instance, str(reference), method, logged, time.time()
             )

@@ -177,7 +177,7 @@ def function_interface(fn: Callable[..., Any], tool_name: str) -> Interface:
         positional = code.co_varnames[:count]
         keyword_only = code.co_varnames[count : count + code.co_kwonlyargcount]
         first_default = count - len(fn.__defaults__ or ())
-        if posonly > first_default:
+        if posonly and first_default > 0:  # a positional-only parameter without a default
             raise bad(
                 tool_name, f"parameter {positional[0]!r} is positional; tools take named arguments"
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import InitVar, dataclass, field
@@ -104,7 +105,8 @@ class Tool:
     _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
     def __post_init__(self, _checked: bool) -> None:
-        check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
+        if not _checked:  # from_schema checked the options with the description
+            check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
         self.scopes = check_scopes(self.name, self.scopes)
         if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
@@ -127,7 +129,9 @@ class Tool:
                 )
         call = getattr(self.function, "__call__", None)  # noqa: B004
         self.is_async = inspect.iscoroutinefunction(self.function) or (
-            self.function is not None and inspect.iscoroutinefunction(call)
+            type(self.function) is not types.FunctionType
+            and self.function is not None
+            and inspect.iscoroutinefunction(call)
         )
 
     @property
@@ -389,8 +393,18 @@ class Tool:
             raise ArgumentValidationError(self.name, problems)
         return result
 
+    @property
+    def typed_output(self) -> bool:
+        """True when the function's return annotation checks results: pydantic
+        validates the value the function returned, as Python data, before it is
+        turned into JSON (docs/semantics.md).  False when a JSON ``output_schema``
+        (or nothing) checks the JSON data."""
+        return self._output_adapter is not None
+
     def validate_output(self, value: Any) -> list[ArgumentProblem]:
-        """Problems of a result value against ``output_schema`` (``[]`` if unknown)."""
+        """Problems of a result value (``[]`` = valid, also when the output is
+        unknown): against the return annotation, as Python data, when
+        :attr:`typed_output`; else JSON data against ``output_schema``."""
         if self._output_adapter is not None:
             try:
                 self._output_adapter.validate_python(value)

@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 from pydantic import ValidationError
+from pydantic_core import to_json
 
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
 
@@ -25,7 +26,8 @@ __all__ = [
     "validator_for",
 ]
 
-_CHECKED_SCHEMAS: set[tuple[type, str]] = set()
+_CHECKED_SCHEMAS: set[tuple[type, str]] = set()  # canonical JSON (sorted keys) of valid schemas
+_WRITTEN_SCHEMAS: set[tuple[type, bytes]] = set()  # the same, as written (key order kept)
 _PHRASES = {
     "integer": "an integer", "number": "a number", "string": "a string", "boolean": "a boolean",
     "object": "an object", "array": "an array", "null": "null",
@@ -82,24 +84,33 @@ def checked_validator_class(schema: Any, tool_name: str, key: str) -> Any:
 
     The check costs milliseconds, so it is done once per distinct schema (keyed by
     its canonical JSON: sorted keys) and remembered for the process; catalogs repeat
-    schemas.  Raises :class:`ToolDefinitionError` naming ``tool_name`` and ``key``
+    schemas.  A schema seen before with the same key order is recognized from its
+    unsorted JSON (``pydantic_core.to_json``, a few microseconds), without sorting.
+    Raises :class:`ToolDefinitionError` naming ``tool_name`` and ``key``
     (the key the user wrote, e.g. ``'inputSchema'``) and where the schema is wrong.
     """
     if not isinstance(schema, (Mapping, bool)):
         raise bad(tool_name, f"{key!r} must be a JSON schema (an object or a boolean)")
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
-    if fingerprint in _CHECKED_SCHEMAS:
+    try:  # a first look, 5x cheaper than sorting keys: the schema as written
+        written: tuple[type, bytes] | None = (cls, to_json(schema))
+    except Exception:  # not JSON data: only the canonical form says
+        written = None
+    if written is not None and written in _WRITTEN_SCHEMAS:
         return cls
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        at = ".".join(map(str, exc.absolute_path))
-        raise bad(
-            tool_name,
-            f"{key!r} is not a valid JSON schema{' at ' + at if at else ''}: {exc.message}",
-        ) from None
-    _CHECKED_SCHEMAS.add(fingerprint)
+    fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
+    if fingerprint not in _CHECKED_SCHEMAS:
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            at = ".".join(map(str, exc.absolute_path))
+            raise bad(
+                tool_name,
+                f"{key!r} is not a valid JSON schema{' at ' + at if at else ''}: {exc.message}",
+            ) from None
+        _CHECKED_SCHEMAS.add(fingerprint)
+    if written is not None:
+        _WRITTEN_SCHEMAS.add(written)
     return cls
 
 
