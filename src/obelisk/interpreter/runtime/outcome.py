@@ -63,7 +63,7 @@ def json_result(tool: Tool, value: Any) -> Any:
     text; non-string dict keys as strings).  NaN and infinities pass through.
     Raises :class:`~obelisk.errors.OutputValidationError` when a part of it has
     no JSON form: ``the output of make_socket is not JSON data: socket is not JSON
-    serializable``.
+    serializable`` (docs/semantics.md, "Values are JSON data").
     """
     if type(value) in _SCALARS:
         return value
@@ -90,7 +90,7 @@ def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
     alternative the call does not have, and
     :class:`~obelisk.errors.OutputValidationError` when the value is not JSON data
     or does not fit the tool's output schema.  A call without ``_outputPath``
-    writes nothing, whatever the outcome.
+    writes nothing, whatever the outcome (docs/language.md, docs/semantics.md).
     """
     alternatives = call.alternatives
     chosen: int | str = 0

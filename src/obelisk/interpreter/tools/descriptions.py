@@ -63,7 +63,12 @@ def _check_keys(name: str, spec: Mapping[str, Any], allowed: tuple[str, ...], wh
 
 @dataclass(frozen=True, slots=True)
 class Description:
-    """A JSON tool description, read and checked (see :meth:`Tool.from_schema`)."""
+    """A JSON tool description, read and checked (see :meth:`Tool.from_schema`,
+    docs/tools.md): ``parameters`` and ``output`` are shallow copies of the JSON
+    schemas, ``parameters_key`` is the key they came under (``parameters``,
+    ``input_schema`` or ``inputSchema``), ``options`` holds ``outcomes``, ``timeout``
+    (seconds), ``capacity`` (calls) and ``pure`` as given (``pure`` also from MCP's
+    ``readOnlyHint``)."""
 
     name: str
     description: str
@@ -76,9 +81,12 @@ class Description:
 
 
 def read_description(spec: Any) -> Description:
-    """Read any of the three shapes :meth:`Tool.from_schema` takes; check keys,
-    options and schemas (the metaschema check is cached, see
-    :func:`~obelisk.interpreter.tools.validation.checked_validator_class`)."""
+    """Read any of the three shapes :meth:`Tool.from_schema` takes (docs/tools.md);
+    check keys, options and schemas (the metaschema check is cached, see
+    :func:`~obelisk.interpreter.tools.validation.checked_validator_class`).  Raises
+    :class:`ToolDefinitionError` for a description that is not an object, has no
+    name, has an unknown key (naming it and the allowed keys), a bad option, or a
+    schema that is invalid or not an object schema."""
     if not isinstance(spec, Mapping):
         raise ToolDefinitionError(f"a tool description must be an object, not {spec!r}")
     if spec.get("type") == "function" and "function" in spec:  # OpenAI Chat Completions
@@ -101,18 +109,6 @@ def read_description(spec: Any) -> Description:
             _check_keys(spec["name"], spec, _PLAIN_KEYS, "the tool description")
     name = spec["name"]
     options = {key: spec[key] for key in OPTIONS if key in spec}
-    if mcp and "pure" not in options:
-        annotations = spec.get("annotations")
-        if annotations is not None:
-            if not isinstance(annotations, Mapping):
-                check_options(name, (), None, None, False)
-                raise bad(name, f"'annotations' must be an object, got {annotations!r}")
-            read_only = annotations.get("readOnlyHint", False)
-            if not isinstance(read_only, bool):
-                raise bad(
-                    name, f"'annotations.readOnlyHint' must be true or false, got {read_only!r}"
-                )
-            options["pure"] = read_only
     check_options(
         name,
         options.get("outcomes", ()),
@@ -120,6 +116,14 @@ def read_description(spec: Any) -> Description:
         options.get("capacity"),
         options.get("pure", False),
     )
+    if mcp and "pure" not in options and spec.get("annotations") is not None:
+        annotations = spec["annotations"]
+        if not isinstance(annotations, Mapping):
+            raise bad(name, f"'annotations' must be an object, got {annotations!r}")
+        read_only = annotations.get("readOnlyHint", False)
+        if not isinstance(read_only, bool):
+            raise bad(name, f"'annotations.readOnlyHint' must be true or false, got {read_only!r}")
+        options["pure"] = read_only  # the only hint obelisk maps (docs/tools.md)
     description = spec.get("description")
     if description is None:
         description = spec.get("title", "") if mcp else ""
@@ -158,7 +162,8 @@ def read_description(spec: Any) -> Description:
 
 @dataclass(frozen=True, slots=True)
 class Interface:
-    """What a function accepts as keyword arguments (see :func:`_interface`)."""
+    """What a function accepts as keyword arguments (see :func:`function_interface`,
+    docs/tools.md): parameter names in declaration order."""
 
     names: tuple[str, ...]  # parameters a keyword argument reaches, partial-bound ones left out
     required: tuple[str, ...]  # those of ``names`` without a default
@@ -168,9 +173,11 @@ class Interface:
 
 
 def function_interface(fn: Callable[..., Any], tool_name: str) -> Interface:
-    """Read ``fn``'s parameters: from its code object for a plain function (a few
-    microseconds), through :func:`inspect.signature` for anything else.  Raises
-    :class:`ToolDefinitionError` for a required positional-only parameter."""
+    """Read ``fn``'s parameters (docs/tools.md): from its code object for a plain
+    function (a few microseconds), through :func:`inspect.signature` for anything
+    else (methods, ``functools.partial``, callable objects).  Raises
+    :class:`ToolDefinitionError` for a required positional-only parameter or a
+    signature that cannot be read."""
     if type(fn) is types.FunctionType:
         code = fn.__code__
         count, posonly = code.co_argcount, code.co_posonlyargcount
@@ -237,8 +244,11 @@ def function_interface(fn: Callable[..., Any], tool_name: str) -> Interface:
 def match_function(
     name: str, found: Description, interface: Interface, context_parameter: str | None
 ) -> str | None:
-    """Check that a function's parameters fit a description's properties; returns
-    the context parameter's name.  Raises :class:`ToolDefinitionError` naming them."""
+    """Check that a function's parameters fit a description's properties (the rules
+    are in docs/tools.md); returns the name of the parameter that takes the run
+    context, or ``None``.  Raises :class:`ToolDefinitionError` naming the
+    properties the function does not take, the parameters the schema does not list
+    or leaves optional, or a bad ``context_parameter``."""
     key = found.parameters_key
     if context_parameter is None:
         if len(interface.contexts) > 1:

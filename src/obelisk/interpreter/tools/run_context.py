@@ -46,7 +46,8 @@ class Context(Generic[T]):
 
 
 def is_context_annotation(annotation: Any) -> bool:
-    """True for ``Context``, ``Context[T]`` and ``Annotated[Context[T], ...]``."""
+    """True for ``Context``, ``Context[T]`` and ``Annotated[Context[T], ...]``: the
+    annotations that make a parameter take the run context (docs/tools.md)."""
     if annotation is Context:
         return True
     origin = typing.get_origin(annotation)

@@ -88,6 +88,7 @@ def checked_validator_class(schema: Any, tool_name: str, key: str) -> Any:
     unsorted JSON (``pydantic_core.to_json``, a few microseconds), without sorting.
     Raises :class:`ToolDefinitionError` naming ``tool_name`` and ``key``
     (the key the user wrote, e.g. ``'inputSchema'``) and where the schema is wrong.
+    docs/tools.md describes the costs.
     """
     if not isinstance(schema, (Mapping, bool)):
         raise bad(tool_name, f"{key!r} must be a JSON schema (an object or a boolean)")
