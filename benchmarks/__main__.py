@@ -1,8 +1,9 @@
 """``python -m benchmarks``: every benchmark, side by side, in one command.
 
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
-check throughput, sync tools, memory, NESTFUL, and the execution loop's own costs
-(per-turn overhead, request size, streaming; ``loop_overhead.py``).  Systems:
+check throughput, sync tools, memory, NESTFUL, the execution loop's own costs
+(per-turn overhead, request size, streaming; ``loop_overhead.py``), and tools from
+JSON descriptions with a big result's copies (``tools_from_schema.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
@@ -24,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loop_overhead, suite
+from . import loop_overhead, suite, tools_from_schema
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -75,6 +76,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["memory"] = suite.memory(1_000)
     results["nestful"] = nestful()
     results["loop"] = loop_overhead.collect(quick, repeat)
+    results["tools"] = tools_from_schema.collect(quick, repeat)
     return results
 
 
@@ -176,6 +178,8 @@ def markdown(results: dict[str, Any]) -> str:
         ]
     if "loop" in results:
         lines += ["", loop_overhead.markdown(results["loop"]).rstrip("\n")]
+    if "tools" in results:
+        lines += ["", tools_from_schema.markdown(results["tools"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

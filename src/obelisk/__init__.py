@@ -63,6 +63,7 @@ from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools.registry import Registry as Registry
+from obelisk.interpreter.tools.run_context import Context as Context
 from obelisk.interpreter.tools.tool import Tool as Tool
 from obelisk.interpreter.tools.tool import tool as tool
 from obelisk.models.scripted import ScriptedModel as ScriptedModel
@@ -76,6 +77,7 @@ __all__ = [
     "Call",
     "CallRecord",
     "CheckResult",
+    "Context",
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",

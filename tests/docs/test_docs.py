@@ -44,7 +44,7 @@ import obelisk
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = ("language.md", "semantics.md", "diagnostics.md", "loop.md")
+PAGES = ("language.md", "semantics.md", "diagnostics.md", "loop.md", "tools.md")
 CODES = (
     "json_syntax",
     "plan_shape",
@@ -106,7 +106,9 @@ def blocks(page: str) -> list[Block]:
 
 def run_block(block: Block, page: str, namespace: dict[str, Any]) -> str:
     """Run one block in ``namespace``; returns what it printed."""
-    code = compile(block.text, f"{page}:{block.line}", "exec")
+    # dont_inherit: a block runs as a user's module would, without this file's
+    # ``from __future__ import annotations`` (pydantic models need real annotations)
+    code = compile(block.text, f"{page}:{block.line}", "exec", dont_inherit=True)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(code, namespace)

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks import suite
+from benchmarks import suite, tools_from_schema
 from benchmarks.__main__ import END, START, markdown, update_readme
 from benchmarks.run_overhead import layered
 
@@ -85,3 +85,27 @@ def test_markdown_report_and_readme_section(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         update_readme(text, unmarked)
     assert unmarked.read_text() == "no markers here\n"
+
+
+def test_tools_from_schema_benchmark_measures_builds_and_copies() -> None:
+    built = tools_from_schema.build(repeat=1, n=3)
+    assert built["parameters"] == 5
+    for key in ("from_schema_cold", "from_schema_repeated", "latent_repeated", "forged_signature"):
+        assert set(built[key]) == {"cpu_us", "wall_us"} and built[key]["cpu_us"] >= 0
+    big = tools_from_schema.big_result(repeat=1, n=1)
+    assert 20_000 <= big["bytes"] < 21_000
+    assert big["copies"] == {
+        "state.copy_json": 0,
+        "state.to_jsonable_python": 1,
+        "outcome.to_jsonable_python": 1,
+        "total": 2,
+    }
+    text = tools_from_schema.markdown({"build": built, "big_result": big})
+    assert "2 copies of it on the way to the state and the log" in text
+    assert tools_from_schema.forged(tools_from_schema.spec()).parameter_names == (
+        "origin",
+        "destination",
+        "date",
+        "passengers",
+        "cabin",
+    )

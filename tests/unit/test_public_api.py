@@ -18,6 +18,7 @@ PUBLIC = [
     "Call",
     "CallRecord",
     "CheckResult",
+    "Context",
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",

@@ -59,6 +59,9 @@ class Loop:
     :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
     ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`);
     ``on_event`` also receives ``TurnStarted`` and ``TurnFinished`` (docs/loop.md).
+    ``context``: the object tools with an ``obelisk.Context[T]`` parameter receive
+    (as ``.deps``) in every run of the loop, delegates' child loops included
+    (docs/tools.md).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -94,6 +97,7 @@ class Loop:
         fail_fast: bool = False,
         on_event: Listener | None = None,
         depth: int = 0,
+        context: Any = None,
     ) -> None:
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
@@ -128,6 +132,7 @@ class Loop:
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
         self.concurrency, self.fail_fast, self.depth = concurrency, fail_fast, depth
+        self.context = context
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
 
@@ -159,6 +164,7 @@ class Loop:
             approve=None,
             concurrency=self.concurrency,
             depth=self.depth + 1,
+            context=self.context,
         )
 
     # -- the loop ------------------------------------------------------------------

@@ -66,6 +66,8 @@ class LoopSettings(Parent, Protocol):
     def fail_fast(self) -> bool: ...
     @property
     def listeners(self) -> tuple[Listener, ...]: ...
+    @property
+    def context(self) -> Any: ...
 
 
 class Session:
@@ -236,6 +238,7 @@ class Session:
             listeners=loop.listeners,
             latent=SubRequests(loop, self.state, turn),
             growing=growing,
+            context=loop.context,
         )
 
     def check_documents(self) -> tuple[Any, Any, dict[str, Any]]:

@@ -54,11 +54,10 @@ from obelisk.interpreter.runtime.events import (
     StateWritten,
 )
 from obelisk.interpreter.runtime.invoke import Invoker
-from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, writes_for
+from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, result_writes
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, RunStatus
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
@@ -85,6 +84,8 @@ class Engine:
     :meth:`append` adds the next call, :meth:`hold` and :meth:`release` keep a
     call from starting or let it go, :meth:`reject` settles a call as skipped
     without running it, and :meth:`run` returns only after :meth:`close`.
+    ``context`` is the run's context object, given to tools that take an
+    ``obelisk.Context`` (docs/tools.md).
     """
 
     def __init__(
@@ -101,6 +102,7 @@ class Engine:
         growing: bool = False,
         approvals: Mapping[str, Decision] | None = None,
         replay: Mapping[int, CallOutcome] | None = None,
+        context: Any = None,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.latent = latent
@@ -122,7 +124,7 @@ class Engine:
         self._running: dict[int, asyncio.Task[None]] = {}
         self._per_tool: dict[str, int] = {}
         self._stopping: str | None = None
-        self._invoker = Invoker(threads=min(concurrency, 64))
+        self._invoker = Invoker(threads=min(concurrency, 64), context=context)
         self._done: asyncio.Future[None] | None = None
         self._started = [False] * len(plan.calls)
         self._held: set[int] = set()
@@ -403,12 +405,11 @@ class Engine:
             self._finish(call.index, [])
             return
         try:
-            pending = writes_for(call, tool, call.output)
+            record.output, pending = result_writes(call, tool, call.output)
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
-        record.output = call.output
         self._settle(call.index, pending, succeeded=True)
 
     async def _execute(
@@ -440,12 +441,11 @@ class Engine:
             return
         record.finished = time.time()
         try:
-            pending = writes_for(call, tool, output)
+            record.output, pending = result_writes(call, tool, output)
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
-        record.output = output.value if isinstance(output, Outcome) else output
         self._settle(call.index, pending, succeeded=True)
 
     def _fail(self, record: CallRecord, exc: BaseException) -> None:
@@ -517,12 +517,14 @@ class Engine:
             succeeded_at = time.time()  # before the writes, so event times never go back
             try:
                 entries = self.state.write_many(
-                    pending, call.output_method, call=index, instance=call.instance
+                    pending, call.output_method, call=index, instance=call.instance, owned=True
                 )
             except StateWriteError as exc:
                 self._fail(record, exc)
             else:
                 record.status = "succeeded"
+                if entries and record.error is None:  # the state keeps the value: share the log's
+                    record.output = entries[0].value
                 written = [entry.path for entry in entries]
                 if self.listeners:
                     self._emit(CallSucceeded(succeeded_at, index, call.tool, record.output))

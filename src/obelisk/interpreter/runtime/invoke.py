@@ -9,7 +9,9 @@ from typing import Any
 
 import tenacity
 
+from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["Invoker"]
@@ -22,11 +24,15 @@ class Invoker:
     ``threads`` workers (made on first use).  ``tool.timeout`` (seconds) bounds
     each attempt and becomes ``TimeoutError("timed out after 2 s")``; a timed-out
     sync tool's thread is left to finish on its own.  ``tool.retry`` is applied
-    with tenacity.
+    with tenacity.  A tool with a ``context_parameter`` gets a
+    :class:`~obelisk.interpreter.tools.run_context.Context` of ``context`` there
+    (docs/tools.md); with ``context=None`` its calls fail with
+    :class:`~obelisk.errors.UsageError` before any attempt.
     """
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, context: Any = None) -> None:
         self.threads = threads
+        self.context = context
         self._executor: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
@@ -36,10 +42,16 @@ class Invoker:
 
     async def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         """Run the tool once, or as its retry policy says; counts ``record.attempts``."""
+        if tool.context_parameter is not None and self.context is None:
+            raise UsageError(
+                f"tool {tool.name!r} needs a run context (its parameter "
+                f"{tool.context_parameter!r} is an obelisk.Context); pass context= to "
+                "obelisk.run, run_sync or Loop"
+            )
         policy = tool.retry
         if policy is None or policy.attempts == 1:  # no retries: skip tenacity's set-up
             record.attempts += 1
-            return await self._once(tool, arguments)
+            return await self._once(tool, record, arguments)
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(policy.attempts),
             wait=tenacity.wait_exponential(multiplier=policy.backoff)
@@ -51,12 +63,15 @@ class Invoker:
         async for attempt in retrying:
             with attempt:
                 record.attempts += 1
-                return await self._once(tool, arguments)
+                return await self._once(tool, record, arguments)
         raise AssertionError("tenacity either returns or re-raises")  # pragma: no cover
 
-    async def _once(self, tool: Tool, arguments: dict[str, Any]) -> Any:
+    async def _once(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         function = tool.function
         assert function is not None
+        if tool.context_parameter is not None:
+            context = Context(self.context, tool.name, record.index, record.attempts)
+            arguments = {**arguments, tool.context_parameter: context}
         if tool.is_async:
             awaitable = function(**arguments)
         else:

@@ -50,6 +50,7 @@ async def run(
     concurrency: int = DEFAULT_CONCURRENCY,
     fail_fast: bool = False,
     on_event: EventHandlers = None,
+    context: Any = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -59,6 +60,10 @@ async def run(
     ``fail_fast=True`` the first failed call cancels the calls in flight and the
     rest are ``cancelled``; by default independent branches go on (docs/semantics.md).
     ``on_event`` receives every :class:`~obelisk.interpreter.runtime.events.Event`.
+    ``context`` is any object (the world the tools act on, a database session);
+    tools with an ``obelisk.Context[T]`` parameter receive it as ``.deps``, and
+    their calls fail with :class:`~obelisk.errors.UsageError` when it is ``None``
+    (docs/tools.md).  Tool results are written as JSON data (docs/semantics.md).
 
     Calls of tools declared ``requires_approval`` pause: the result's ``status`` is
     ``awaiting_approval``, ``pending`` lists them, and :func:`resume` continues
@@ -104,6 +109,7 @@ async def run(
                 listeners=listeners,
                 approvals=approvals,
                 replay=replay,
+                context=context,
             )
 
     result = await make(registry, {}, {}).run()
@@ -135,6 +141,7 @@ def run_sync(
     concurrency: int = DEFAULT_CONCURRENCY,
     fail_fast: bool = False,
     on_event: EventHandlers = None,
+    context: Any = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one with ``asyncio.run``).
 
@@ -151,6 +158,7 @@ def run_sync(
             concurrency=concurrency,
             fail_fast=fail_fast,
             on_event=on_event,
+            context=context,
         )
     )
 

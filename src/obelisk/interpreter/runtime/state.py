@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from obelisk.errors import StateWriteError
 from obelisk.grammar import Field, Index, Reference, Segment, find
 from obelisk.interpreter.plan.model import OutputMethod
@@ -356,13 +358,24 @@ class State:
         *,
         call: int | None = None,
         instance: str | None = None,
+        owned: bool = False,
     ) -> list[WriteEntry]:
         """Apply the writes of one call, all or nothing (docs/semantics.md: a failed call
         writes nothing): every target is checked before any is applied.  Raises
-        :class:`StateWriteError` as :meth:`write` does."""
+        :class:`StateWriteError` as :meth:`write` does.
+
+        Each value is copied into the state, and once more into the log, which never
+        shares objects with the state.  ``owned=True`` says the values are fresh, plain
+        JSON data nothing else holds (the engine's converted tool results): the state
+        keeps each as it is, without the first copy (a value given for several targets
+        is copied for each target after the first)."""
         checked = []
+        kept: set[int] = set()
         for reference, value in targets:
-            value = copy_json(value)
+            if not owned or id(value) in kept:
+                value = copy_json(value)
+            else:
+                kept.add(id(value))
             checked.append((reference, value, self.check(reference, value, method, instance)))
         entries = []
         for reference, value, new in checked:
@@ -370,9 +383,13 @@ class State:
             if instance is None:
                 _apply(self._base, reference, stored)
             else:
-                self._layers.setdefault(instance, []).append((reference, copy_json(stored)))
+                # a set's value is the state's own already; a combined one may share the base
+                layered = stored if method == "set" else copy_json(stored)
+                self._layers.setdefault(instance, []).append((reference, layered))
             self._views.clear()
-            logged = copy_json(value)  # the log never shares objects with the state
+            # the log never shares objects with the state; owned values are plain JSON,
+            # which pydantic-core copies about twice as fast as copy_json
+            logged = to_jsonable_python(value) if owned else copy_json(value)
             entry = WriteEntry(
                 len(self.log), call, instance, str(reference), method, logged, time.time()
             )

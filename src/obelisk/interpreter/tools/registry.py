@@ -101,6 +101,72 @@ class Registry:
         return cls(Tool.from_schema(spec) for spec in specs)
 
     @classmethod
+    def from_openai_tools(
+        cls,
+        specs: Iterable[Mapping[str, Any]],
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+    ) -> Registry:
+        """Tools from a list of JSON tool descriptions, such as the ``tools=`` list of
+        an OpenAI request (docs/tools.md), in order.
+
+        Each description may take any shape :meth:`Tool.from_schema` reads;
+        ``functions`` maps tool names to the sync or async functions that run them.
+        A description without a function is a latent tool; a function without a
+        description raises :class:`ToolDefinitionError` naming it, as do the
+        problems :meth:`Tool.from_schema` finds and repeated names.
+
+        >>> registry = Registry.from_openai_tools(
+        ...     [{"type": "function", "function": {"name": "add", "parameters": {
+        ...         "type": "object", "properties": {"a": {"type": "integer"}},
+        ...         "required": ["a"]}}}],
+        ...     functions={"add": lambda a: a + 1},
+        ... )
+        >>> registry["add"].latent, registry["add"](a=1)
+        (False, 2)
+        """
+        return cls._with_functions(list(specs), functions or {})
+
+    @classmethod
+    def from_mcp_tools(
+        cls, tools: Any, functions: Mapping[str, Callable[..., Any]] | None = None
+    ) -> Registry:
+        """Tools from MCP tool descriptions (docs/tools.md): a list of them, or a
+        ``tools/list`` result (``{"tools": [...]}``); each a mapping or an object with
+        ``model_dump`` (the ``mcp`` package's ``Tool``, dumped by alias without
+        ``None`` fields).  ``functions`` as in :meth:`from_openai_tools`, which
+        raises the same errors.
+        """
+        if isinstance(tools, Mapping) and "tools" in tools:
+            tools = tools["tools"]
+        elif hasattr(tools, "tools") and not isinstance(tools, Mapping):
+            tools = tools.tools
+        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+            raise ToolDefinitionError(f"expected a list of MCP tool descriptions, got {tools!r}")
+        specs = [
+            item.model_dump(by_alias=True, exclude_none=True)
+            if hasattr(item, "model_dump")
+            else item
+            for item in tools
+        ]
+        return cls._with_functions(specs, functions or {})
+
+    @classmethod
+    def _with_functions(
+        cls, specs: list[Any], functions: Mapping[str, Callable[..., Any]]
+    ) -> Registry:
+        names = {_description_name(spec) for spec in specs}
+        orphans = [name for name in functions if name not in names]
+        if orphans:
+            plural = "s" if len(orphans) > 1 else ""
+            raise ToolDefinitionError(
+                f"no tool description for the function{plural} " + ", ".join(map(repr, orphans))
+            )
+        return cls(
+            Tool.from_schema(spec, function=functions.get(_description_name(spec)))
+            for spec in specs
+        )
+
+    @classmethod
     def from_module(cls, target: str | ModuleType) -> Registry:
         """Every :class:`Tool` among a module's attributes, in definition order.
 
@@ -132,6 +198,16 @@ class Registry:
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise ToolDefinitionError(f"cannot make a tool registry from {tools!r}")
         return cls(_as_tool(item) for item in tools)
+
+
+def _description_name(spec: Any) -> Any:
+    """The tool name a JSON description gives (``None`` when it gives none)."""
+    if not isinstance(spec, Mapping):
+        return None
+    inner = spec.get("function")
+    if spec.get("type") == "function" and isinstance(inner, Mapping):
+        return inner.get("name")
+    return spec.get("name")
 
 
 def _as_tool(item: Any, name: str | None = None) -> Tool:

@@ -13,15 +13,23 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, cast
 
 from pydantic import Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonSchemaMode
 
 from obelisk.errors import ArgumentProblem, ArgumentValidationError, ToolDefinitionError
+from obelisk.interpreter.tools.descriptions import (
+    Interface,
+    function_interface,
+    match_function,
+    read_description,
+)
 from obelisk.interpreter.tools.options import (
     Outcome,
     RetryPolicy,
@@ -29,6 +37,7 @@ from obelisk.interpreter.tools.options import (
     check_options,
     check_scopes,
 )
+from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -38,13 +47,13 @@ from obelisk.interpreter.tools.validation import (
 
 __all__ = ["Tool", "tool"]
 
-_OPTIONS = ("outcomes", "timeout", "capacity", "pure")
 
-
-def _adapter(tool_name: str, what: str, annotation: Any) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+def _adapter(
+    tool_name: str, what: str, annotation: Any, mode: JsonSchemaMode = "validation"
+) -> tuple[TypeAdapter[Any], dict[str, Any]]:
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-        return adapter, adapter.json_schema()
+        return adapter, adapter.json_schema(mode=mode)
     except Exception as exc:
         reason = str(exc).strip().split("\n")[0].split(". ")[0].rstrip(".")
         raise bad(tool_name, f"{what} has no JSON schema: {reason}") from None
@@ -72,6 +81,9 @@ class Tool:
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
       takes (``state``, ``data``, ``text``; its input is always the arguments).
+    - ``context_parameter``: the name of the function's parameter that receives the
+      run's :class:`~obelisk.interpreter.tools.run_context.Context` (``obelisk.Context[T]``,
+      docs/tools.md); it is not in ``parameters`` and a plan cannot pass it.
     - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
       ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
     """
@@ -90,6 +102,7 @@ class Tool:
     scopes: tuple[str, ...] = ()
     effects: dict[str, str] = field(default_factory=dict)
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
+    context_parameter: str | None = None
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -100,9 +113,12 @@ class Tool:
     _validator: Any = field(init=False, default=None)
     _output_validator: Any = field(init=False, default=None)
     _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
+    _hidden: frozenset[str] = field(init=False, default=frozenset())
+    _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
-    def __post_init__(self) -> None:
-        check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
+    def __post_init__(self, _checked: bool) -> None:
+        if not _checked:  # from_schema checked the options with the description
+            check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
         self.scopes = check_scopes(self.name, self.scopes)
         self.effects = check_effects(self.name, self.effects)
@@ -119,7 +135,11 @@ class Tool:
         self.parameter_names = tuple(self.parameters.get("properties") or ())
         self.required = frozenset(self.parameters.get("required") or ())
         self.accepts_extra = self.parameters.get("additionalProperties", True) is not False
-        if self.function is None:  # schema-only: validate with jsonschema
+        if self.context_parameter is not None:
+            if not isinstance(self.context_parameter, str) or self.function is None:
+                raise bad(self.name, "context_parameter must be a name, and only on a function")
+            self._hidden = frozenset((self.context_parameter,))
+        if self.function is None and not _checked:  # schema-only: validate with jsonschema
             self._validator = validator_for(self.parameters, self.name, "parameters")
             if self.output_schema is not None:
                 self._output_validator = validator_for(
@@ -127,7 +147,9 @@ class Tool:
                 )
         call = getattr(self.function, "__call__", None)  # noqa: B004
         self.is_async = inspect.iscoroutinefunction(self.function) or (
-            self.function is not None and inspect.iscoroutinefunction(call)
+            type(self.function) is not types.FunctionType
+            and self.function is not None
+            and inspect.iscoroutinefunction(call)
         )
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
@@ -167,11 +189,17 @@ class Tool:
         ``name`` defaults to ``fn.__name__``, ``description`` to the docstring.
         Unannotated parameters take any JSON value; parameters with defaults are
         optional; ``**kwargs`` allows extra names; ``Annotated[T, Field(...)]``
-        adds descriptions and constraints.  The return annotation gives
-        ``output_schema`` (none for ``Any`` or :class:`Outcome`) unless one is
-        passed.  Raises :class:`ToolDefinitionError` for ``*args`` or positional-only
-        parameters, unresolvable hints, types without a JSON schema, bad options.
+        adds descriptions and constraints.  A parameter annotated
+        ``obelisk.Context[T]`` receives the run's context and is left out of the
+        schema (docs/tools.md); so are the keywords a ``functools.partial`` binds.
+        The return annotation gives ``output_schema`` (the JSON schema of the
+        result *as written to the state*, pydantic's serialization mode; none for
+        ``Any`` or :class:`Outcome`) unless one is passed.  Raises
+        :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
+        two context parameters, unresolvable hints, types without a JSON schema,
+        bad options.
         """
+        bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
         target = fn.func if isinstance(fn, functools.partial) else fn
         tool_name: str = (
             name if name is not None else getattr(target, "__name__", type(target).__name__)
@@ -189,12 +217,24 @@ class Tool:
         fields: dict[str, Any] = {}
         extra: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
         var_keyword = False
+        context: str | None = None
         for index, param in enumerate(signature.parameters.values()):
             annotation = hints.get(param.name, Any)
+            if param.name in bound and param.kind is not param.VAR_KEYWORD:
+                continue  # bound by functools.partial: not the model's to pass
             if param.kind in (param.VAR_POSITIONAL, param.POSITIONAL_ONLY):
                 raise bad(
                     tool_name, f"parameter {param.name!r} is positional; tools take named arguments"
                 )
+            if is_context_annotation(annotation):
+                if context is not None:
+                    raise bad(
+                        tool_name,
+                        f"parameters {context!r} and {param.name!r} both take the run context;"
+                        " a tool has at most one",
+                    )
+                context = param.name
+                continue
             if isinstance(param.default, FieldInfo):
                 annotation = typing.Annotated[annotation, param.default]
             what = f"parameter {param.name!r}"
@@ -224,7 +264,7 @@ class Tool:
         out: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
         outcome = returns is Outcome or Outcome in typing.get_args(returns)
         if output_schema is None and returns is not Any and not outcome:
-            out = _adapter(tool_name, "the return type", returns)
+            out = _adapter(tool_name, "the return type", returns, "serialization")
         doc = description if description is not None else inspect.getdoc(target)
         self = cls(
             tool_name,
@@ -239,7 +279,9 @@ class Tool:
             retry,
             effects=effects if effects is not None else {},  # type: ignore[arg-type]  # checked
             requires_approval=requires_approval,
+            context_parameter=context,
         )
+        self._hidden |= bound
         self._adapters, self._output_adapter = adapters, out[0] if out else None
         self._extra_adapter = extra[0] if extra else None
         if output_schema is not None:
@@ -247,60 +289,84 @@ class Tool:
         return self
 
     @classmethod
-    def from_schema(cls, spec: Mapping[str, Any]) -> Tool:
-        """Declare a latent tool from a JSON tool description.
+    def from_schema(
+        cls,
+        spec: Mapping[str, Any],
+        *,
+        function: Callable[..., Any] | None = None,
+        context_parameter: str | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> Tool:
+        """Declare a tool from a JSON tool description (docs/tools.md); latent
+        (schema only) without ``function``, runnable with it.
 
-        Shape: ``{"name", "description"?, "parameters"?, "output"?, "outcomes"?,
-        "timeout"?, "capacity"?, "pure"?, "_delegate"?, "_scopes"?}``
-        (``output_schema`` is an alias of ``output``, ``input_schema`` of
-        ``parameters``; no ``parameters`` = no arguments), or the OpenAI form
-        ``{"type": "function", "function": {...}}``.
-        Schemas are checked with the jsonschema validator their ``$schema`` names
-        (default draft 2020-12).  Raises :class:`ToolDefinitionError` naming the bad
-        key.  Extra argument names are allowed unless ``additionalProperties`` is false.
+        Shapes (``description`` fields are optional, obelisk's keys are
+        ``outcomes``, ``timeout``, ``capacity``, ``pure``, ``_delegate``, ``_scopes``):
+
+        - obelisk's own: ``{"name", "description", "parameters", "output", ...}``
+          (``input_schema`` is an alias of ``parameters``, ``output_schema`` of
+          ``output``; no ``parameters`` = no arguments; ``"type": "function"`` and
+          ``strict`` may appear, as in OpenAI's Responses API);
+        - OpenAI function tool: ``{"type": "function", "function": {"name",
+          "description", "parameters", "strict"}}``, obelisk's keys beside
+          ``function`` or inside it;
+        - MCP tool: ``{"name", "title", "description", "inputSchema",
+          "outputSchema", "annotations", "icons", "execution", "_meta"}``
+          (``title`` stands in for a missing ``description``; ``annotations.readOnlyHint:
+          true`` makes the tool ``pure`` unless ``pure`` is given; other hints are
+          ignored).
+
+        ``strict`` is accepted and changes nothing: arguments are always validated
+        against ``parameters``.  Schemas are checked once per distinct schema with
+        the jsonschema validator their ``$schema`` names (default draft 2020-12) and
+        compiled on first use.  Extra argument names are allowed unless
+        ``additionalProperties`` is false (or ``function`` takes no ``**kwargs``).
+
+        With ``function`` (sync or async), a call validates its arguments against
+        ``parameters`` and calls ``function(**arguments)``; results are checked
+        against the output schema.  The function's keyword parameters must match
+        the schema's properties: every property is a parameter (or the function
+        takes ``**kwargs``), and every parameter without a default is a required
+        property.  ``context_parameter`` names the parameter that receives the
+        run's ``obelisk.Context``; by default a parameter annotated
+        ``obelisk.Context[T]`` is found.  Keywords bound by ``functools.partial``
+        are never arguments.  ``retry`` is a :class:`RetryPolicy`.
+
+        Raises :class:`ToolDefinitionError` naming the tool and the key: a missing
+        ``name``, an unknown key (the message lists the allowed ones), a schema
+        that is invalid or not an object schema, bad options, a function whose
+        parameters do not match the properties.
         """
-        if not isinstance(spec, Mapping):
-            raise ToolDefinitionError(f"a tool description must be an object, not {spec!r}")
-        if spec.get("type") == "function" and "function" in spec:
-            if not isinstance(spec["function"], Mapping):
-                raise ToolDefinitionError("tool description: 'function' must be an object")
-            spec = {**spec["function"], **{k: spec[k] for k in _OPTIONS if k in spec}}
-        if "name" not in spec:
-            raise ToolDefinitionError("tool description has no 'name'")
-        name, description = spec["name"], spec.get("description", "")
-        options = {k: spec[k] for k in _OPTIONS if k in spec}
-        check_options(
+        found = read_description(spec)
+        name = found.name
+        interface: Interface | None = None
+        if function is not None:
+            if not callable(function):
+                raise bad(name, f"function must be callable, got {function!r}")
+            interface = function_interface(function, name)
+            context_parameter = match_function(name, found, interface, context_parameter)
+        elif context_parameter is not None:
+            raise bad(name, "context_parameter needs a function")
+        made = cls(
             name,
-            *(options.get(k, d) for k, d in zip(_OPTIONS, ((), None, None, False), strict=True)),
+            found.description,
+            found.parameters,
+            found.output,
+            function,
+            **found.options,
+            retry=retry,
+            delegate=found.delegate,
+            scopes=found.scopes,
+            context_parameter=context_parameter,
+            effects=found.effects if found.effects is not None else {},
+            requires_approval=found.requires_approval,
+            _checked=True,
         )
-        if not isinstance(description, str):
-            raise bad(name, f"'description' must be a string, got {description!r}")
-        key = "input_schema" if "input_schema" in spec else "parameters"
-        params = spec.get(key) or {"type": "object", "properties": {}}
-        if not isinstance(params, Mapping) or params.get("type", "object") != "object":
-            raise bad(name, f'{key!r} must be a JSON schema with "type": "object"')
-        out_key = "output" if "output" in spec else "output_schema"
-        output = spec.get(out_key)
-        if output is not None and not isinstance(output, Mapping):
-            raise bad(name, f"{out_key!r} must be a JSON schema object")
-        output_schema = dict(output) if output is not None else None
-        validator_for(params, name, key)  # report problems under the key the user wrote
-        if output_schema is not None:
-            validator_for(output_schema, name, out_key)
-        effects = spec.get("effects")
-        delegate = spec.get("_delegate", spec.get("delegate", False))
-        scopes = spec.get("_scopes", spec.get("scopes", ()))
-        return cls(
-            name,
-            inspect.cleandoc(description),
-            dict(params),
-            output_schema,
-            **options,
-            delegate=delegate,
-            scopes=scopes,
-            effects=effects if effects is not None else {},
-            requires_approval=spec.get("requires_approval", False),
-        )
+        if interface is not None:
+            made._hidden |= interface.bound
+            if not interface.var_keyword:
+                made.accepts_extra = False  # the function could not take them
+        return made
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None:
         """JSON schema of parameter ``name`` (any ``$ref`` resolves against
@@ -309,7 +375,7 @@ class Tool:
 
     def _check(self, name: str, value: Any) -> tuple[list[ArgumentProblem], Any]:
         known = name in self.parameter_names
-        if not known and not self.accepts_extra:
+        if not known and (not self.accepts_extra or name in self._hidden):
             close = difflib.get_close_matches(name, self.parameter_names, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             return [
@@ -321,22 +387,19 @@ class Tool:
                 return [], adapter.validate_python(value)
             except ValidationError as exc:
                 return pydantic_problems(exc), value
-        if self._validator is None and self.function is not None:
-            # a hand-built Tool(function=..., parameters=...) without pydantic adapters
-            self._validator = validator_for(self.parameters, self.name, "parameters")
-        if self._validator is not None:
-            sub_validator = self._sub_validators.get(name)
-            if sub_validator is None:
-                sub = (
-                    self.parameter_schema(name)
-                    if known
-                    else self.parameters.get("additionalProperties")
-                )
-                if not isinstance(sub, (Mapping, bool)):
-                    return [], value
-                sub_validator = self._sub_validators[name] = self._validator.evolve(schema=sub)
-            return schema_problems(sub_validator, value), value
-        return [], value
+        sub_validator = self._sub_validators.get(name)
+        if sub_validator is None:
+            sub = (
+                self.parameter_schema(name)
+                if known
+                else self.parameters.get("additionalProperties")
+            )
+            if not isinstance(sub, (Mapping, bool)):
+                return [], value
+            if self._validator is None:  # compiled on first use, once per tool
+                self._validator = validator_for(self.parameters, self.name, "parameters")
+            sub_validator = self._sub_validators[name] = self._validator.evolve(schema=sub)
+        return schema_problems(sub_validator, value), value
 
     def validate_argument(self, name: str, value: Any) -> list[ArgumentProblem]:
         """Problems of one argument value (JSON) for parameter ``name``, each
@@ -365,15 +428,25 @@ class Tool:
             raise ArgumentValidationError(self.name, problems)
         return result
 
+    @property
+    def typed_output(self) -> bool:
+        """True when the function's return annotation checks results: pydantic
+        validates the value the function returned, as Python data, before it is
+        turned into JSON (docs/semantics.md).  False when a JSON ``output_schema``
+        (or nothing) checks the JSON data."""
+        return self._output_adapter is not None
+
     def validate_output(self, value: Any) -> list[ArgumentProblem]:
-        """Problems of a result value against ``output_schema`` (``[]`` if unknown)."""
+        """Problems of a result value (``[]`` = valid, also when the output is
+        unknown): against the return annotation, as Python data, when
+        :attr:`typed_output`; else JSON data against ``output_schema``."""
         if self._output_adapter is not None:
             try:
                 self._output_adapter.validate_python(value)
             except ValidationError as exc:
                 return pydantic_problems(exc)
         elif self.output_schema is not None:
-            if self._output_validator is None:  # a hand-built Tool with a function
+            if self._output_validator is None:  # compiled on first use, once per tool
                 self._output_validator = validator_for(
                     self.output_schema, self.name, "output_schema"
                 )
