@@ -60,6 +60,9 @@ from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.run import run as run
 from obelisk.interpreter.runtime.run import run_sync as run_sync
 from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
+from obelisk.interpreter.simulate.report import ScenarioReport as ScenarioReport
+from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
+from obelisk.interpreter.simulate.simulate import simulate as simulate
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools.registry import Registry as Registry
@@ -102,8 +105,10 @@ __all__ = [
     "Request",
     "RetryPolicy",
     "RunResult",
+    "ScenarioReport",
     "ScriptExhausted",
     "ScriptedModel",
+    "SimulationReport",
     "Solution",
     "SolutionError",
     "StreamingModel",
@@ -121,6 +126,7 @@ __all__ = [
     "resume_sync",
     "run",
     "run_sync",
+    "simulate",
     "solution_schema",
     "tool",
 ]

@@ -43,8 +43,10 @@ PUBLIC = [
     "Request",
     "RetryPolicy",
     "RunResult",
+    "ScenarioReport",
     "ScriptExhausted",
     "ScriptedModel",
+    "SimulationReport",
     "Solution",
     "SolutionError",
     "StreamingModel",
@@ -62,6 +64,7 @@ PUBLIC = [
     "resume_sync",
     "run",
     "run_sync",
+    "simulate",
     "solution_schema",
     "tool",
 ]

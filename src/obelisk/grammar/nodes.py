@@ -19,6 +19,7 @@ fan-out).  A lone reference is just a :class:`Reference`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -94,7 +95,7 @@ class Reference:
     span: Span = field(default=_NO_SPAN, compare=False, repr=False)
 
     def __str__(self) -> str:
-        return "†" + self.kind + "".join(str(segment) for segment in self.segments)
+        return _reference_text(self)
 
     @property
     def path(self) -> tuple[str | int | EllipsisType, ...]:
@@ -118,6 +119,12 @@ class Reference:
     @property
     def references(self) -> tuple[Reference, ...]:
         return (self,)
+
+
+@functools.lru_cache(maxsize=65536)
+def _reference_text(reference: Reference) -> str:
+    """The canonical text of a reference, computed once per distinct reference."""
+    return "†" + reference.kind + "".join(str(segment) for segment in reference.segments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from obelisk.interpreter.plan.model import (
     ROUND_TRIP_KEYS,
     ArgumentExpression,
     Call,
+    alternatives_of,
     format_argument_path,
     new_call,
 )
@@ -335,5 +336,6 @@ def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -
             "written_meta": {key: raw[key] for key in ROUND_TRIP_KEYS if key in raw},
             "expressions": tuple(expressions),
             "target": target,
+            "outputs": alternatives_of(target) if target is not None else (),
         }
     )

@@ -21,6 +21,7 @@ from obelisk.grammar import Alternatives, Escaped, Expression, Reference
 __all__ = [
     "META_KEYS",
     "ArgumentExpression",
+    "alternatives_of",
     "Call",
     "OutputMethod",
     "Plan",
@@ -103,6 +104,7 @@ class Call(BaseModel):
     ``arguments`` holds the argument values exactly as written (expressions are
     still strings there); ``expressions`` lists every expression found in them,
     parsed, with its location; ``target`` is the parsed ``_outputPath``.
+    ``outputs`` holds ``target``'s alternatives, worked out once when parsing.
     ``has_output`` tells a latent call's ``_output`` (which may be ``null``)
     from an absent one.  ``extra`` keeps unknown ``_keys``, and ``written_meta``
     the known meta-properties exactly as written (``"_outputMethod": "set"``,
@@ -126,6 +128,7 @@ class Call(BaseModel):
     written_meta: dict[str, Any] = {}
     expressions: tuple[ArgumentExpression, ...] = ()
     target: Expression | None = None
+    outputs: tuple[tuple[Reference, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -144,8 +147,7 @@ class Call(BaseModel):
         target = self.target
         if target is None:
             return ()
-        options = target.options if isinstance(target, Alternatives) else (target,)
-        return tuple(option.references for option in options)
+        return self.outputs or alternatives_of(target)
 
     def to_data(self) -> dict[str, Any]:
         """The call as a JSON object (a ``dict``), as it would appear in a plan."""
@@ -232,6 +234,12 @@ def new_call(values: dict[str, Any]) -> Call:
     object.__setattr__(call, "__pydantic_extra__", None)
     object.__setattr__(call, "__pydantic_private__", None)
     return call
+
+
+def alternatives_of(target: Expression) -> tuple[tuple[Reference, ...], ...]:
+    """An output path's alternatives, each a tuple of its fan-out targets."""
+    options = target.options if isinstance(target, Alternatives) else (target,)
+    return tuple(option.references for option in options)
 
 
 def iter_references(expression: Expression | Escaped) -> tuple[Reference, ...]:

@@ -199,6 +199,7 @@ _STAND_IN: dict[str, Any] = {
     "written_meta": {},
     "expressions": (),
     "target": None,
+    "outputs": (),
 }
 
 

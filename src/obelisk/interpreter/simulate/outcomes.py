@@ -1,0 +1,171 @@
+"""Where a simulated call's result comes from, and which outcomes it may have.
+
+A call's result comes from its tool's stub (a value, a function of the resolved
+arguments, or a list of outcomes to explore), from really running the tool when it
+is declared ``pure=True``, or from a value generated from its output schema with a
+seeded sampler.  Each call then has one or more :class:`Branch`\\ es: the outcomes
+the dry run explores (docs/simulate.md).
+
+* a stub list: exactly its items; an item is a value, an ``Outcome(k, value)`` or an
+  exception (raised by the tool);
+* otherwise one result, and, when the call's output path lists alternatives, every
+  alternative it can take: each declared outcome, or the success and the error arm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from obelisk.errors import UsageError
+from obelisk.interpreter.plan.model import Call
+from obelisk.interpreter.simulate.samples import SchemaSampler
+from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.tool import Tool
+
+__all__ = ["Branch", "OutputSource"]
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One outcome of a call: ``value`` written to alternative ``alternative`` (its
+    index; ``None`` for the first), or ``error`` (``{"type", "message"}``) raised by the
+    tool, which the error arm takes when the call has one.  ``label`` names it in
+    reports (``None``: the output path of its alternative); ``source`` says where the
+    value came from (``stub``, ``pure``, ``generated``, ``unknown``)."""
+
+    label: str | None
+    value: Any = None
+    alternative: int | None = None
+    error: dict[str, Any] | None = None
+    source: str = "stub"
+
+
+def _error_of(exc: BaseException) -> dict[str, Any]:
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+class OutputSource:
+    """The results of simulated calls.
+
+    ``stubs`` maps a tool name (or a call's ``_id``) to a value, a function of the
+    resolved arguments (returning a value or an ``Outcome``, or raising), or a list of
+    outcomes to explore.  ``seed`` makes generated values repeatable.
+    """
+
+    def __init__(self, stubs: Mapping[str, Any] | None, seed: int) -> None:
+        self.stubs = dict(stubs or {})
+        self.seed = seed
+        self._samplers: dict[str, SchemaSampler] = {}
+        self.notes: dict[str, str] = {}  # tool -> why its values are unknown
+
+    def stub_for(self, call: Call) -> tuple[bool, Any]:
+        if call.id is not None and str(call.id) in self.stubs:
+            return True, self.stubs[str(call.id)]
+        if call.tool in self.stubs:
+            return True, self.stubs[call.tool]
+        return False, None
+
+    def branches(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> list[Branch]:
+        """Every outcome the dry run explores for this call (at least one)."""
+        found, stub = self.stub_for(call)
+        if found and isinstance(stub, list):
+            if not stub:
+                return [Branch("no outcome", None, source="stub")]
+            return [self._item(item, call, tool) for item in stub]
+        base = self._result(call, tool, arguments, stub if found else None, found)
+        count = len(call.alternatives)
+        if count < 2 or base.error is not None:
+            return [base]
+        if tool.outcomes or tool.latent:
+            names = tool.outcomes or tuple(
+                " && ".join(str(ref) for ref in option) for option in call.alternatives
+            )
+            return [
+                Branch(str(name), base.value, k, source=base.source) for k, name in enumerate(names)
+            ]
+        error = {"type": "SimulatedFailure", "message": f"{tool.name} failed (simulated)"}
+        return [base, Branch("error arm", None, None, error, "simulated")]
+
+    def _item(self, item: Any, call: Call, tool: Tool) -> Branch:
+        if isinstance(item, BaseException):
+            return Branch(f"raises {type(item).__name__}", None, None, _error_of(item))
+        if isinstance(item, Outcome):
+            return self._outcome(item, call, tool, "stub")
+        return Branch(None, item, None)
+
+    def _outcome(self, outcome: Outcome, call: Call, tool: Tool, source: str) -> Branch:
+        k = tool.outcomes.index(outcome.k) if outcome.k in tool.outcomes else outcome.k
+        label = str(outcome.k) if isinstance(outcome.k, str) else self.alternative_label(call, k)
+        return Branch(label, outcome.value, k if isinstance(k, int) else None, source=source)
+
+    @staticmethod
+    def alternative_label(call: Call, k: Any) -> str:
+        """The output path of alternative ``k`` of ``call`` (``result`` when there is none)."""
+        alternatives = call.alternatives
+        if isinstance(k, int) and 0 <= k < len(alternatives):
+            return " && ".join(str(ref) for ref in alternatives[k])
+        return "result"
+
+    def _result(
+        self, call: Call, tool: Tool, arguments: dict[str, Any], stub: Any, found: bool
+    ) -> Branch:
+        if found:
+            value = stub
+            if callable(stub) and not isinstance(stub, type):
+                try:
+                    value = stub(dict(arguments))
+                except Exception as exc:
+                    return Branch(f"raises {type(exc).__name__}", None, None, _error_of(exc))
+            if isinstance(value, Outcome):
+                return self._outcome(value, call, tool, "stub")
+            return Branch(None, value, None, source="stub")
+        if tool.pure and tool.function is not None:
+            ran = self._run_pure(call, tool, arguments)
+            if ran is not None:
+                return ran
+        if tool.output_schema is None:
+            self.notes[tool.name] = "no output schema and no stub: its value is unknown (null)"
+            return Branch(None, None, None, source="unknown")
+        sampler = self._samplers.get(tool.name)
+        if sampler is None:
+            sampler = self._samplers[tool.name] = SchemaSampler(tool.output_schema)
+        try:
+            value = sampler.sample(random.Random(f"{self.seed}:{call.index}:{tool.name}"))
+        except (UsageError, RecursionError) as exc:
+            self.notes[tool.name] = (
+                f"its output schema cannot be satisfied here ({exc}); give a stub"
+            )
+            return Branch(None, None, None, source="unknown")
+        return Branch(None, value, None, source="generated")
+
+    def _run_pure(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Branch | None:
+        """Run a pure tool for real; ``None`` when it cannot run here (an async tool
+        inside a running event loop)."""
+        function: Callable[..., Any] | None = tool.function
+        assert function is not None
+        try:
+            validated = tool.validate_arguments(arguments)
+            result = function(**validated)
+            if inspect.isawaitable(result):
+                try:
+                    asyncio.get_running_loop()
+                except RuntimeError:
+                    result = asyncio.run(_await(result))
+                else:
+                    if inspect.iscoroutine(result):
+                        result.close()
+                    return None
+        except Exception as exc:
+            return Branch(f"raises {type(exc).__name__}", None, None, _error_of(exc), "pure")
+        if isinstance(result, Outcome):
+            return self._outcome(result, call, tool, "pure")
+        return Branch(None, result, None, source="pure")
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable

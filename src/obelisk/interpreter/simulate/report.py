@@ -1,0 +1,125 @@
+"""What a dry run reports: one :class:`ScenarioReport` per scenario, and what holds
+across them, in a :class:`SimulationReport` (docs/simulate.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from obelisk.errors import Diagnostic
+from obelisk.interpreter.runtime.records import CallRecord
+
+__all__ = ["ScenarioReport", "SimulationReport"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioReport:
+    """One scenario: a choice of outcome for every branching call that ran.
+
+    - ``arms``: call label -> the outcome it took (an output path such as
+      ``†state.receipt``, ``error arm``, or a declared outcome's name), for calls
+      with more than one possible outcome;
+    - ``ran``: labels of the calls that ran; ``skipped``: label -> why (the real
+      run's skip reason); ``failed``: label -> the error;
+    - ``writes``: state path written -> label of the call that wrote it last;
+    - ``critical_path``: labels along the longest chain of dependent calls, and its
+      length ``critical_seconds``; ``makespan``: estimated seconds for the whole
+      scenario; ``peak_concurrency``: most calls running at once;
+    - ``cost``: the sum of the ``cost`` weights of the calls that ran;
+    - ``approvals``: labels of the calls that would wait for a person;
+    - ``state``: the final state; ``calls``: one record per call, as a real run's.
+    """
+
+    number: int
+    arms: dict[str, str]
+    ran: list[str]
+    skipped: dict[str, str]
+    failed: dict[str, str]
+    writes: dict[str, str]
+    critical_path: list[str]
+    critical_seconds: float
+    makespan: float
+    peak_concurrency: int
+    cost: float
+    approvals: list[str]
+    state: dict[str, Any]
+    calls: tuple[CallRecord, ...] = field(repr=False, default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``obelisk simulate --json``'s scenarios."""
+        return {
+            "scenario": self.number,
+            "arms": self.arms,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "writes": self.writes,
+            "critical_path": self.critical_path,
+            "critical_seconds": self.critical_seconds,
+            "makespan": self.makespan,
+            "peak_concurrency": self.peak_concurrency,
+            "cost": self.cost,
+            "approvals": self.approvals,
+            "state": self.state,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationReport:
+    """A dry run of a plan.
+
+    - ``scenarios``: the scenarios explored (at most ``max_scenarios``);
+      ``explored`` their count; ``total`` how many exist when exploration finished,
+      else ``None``; ``bound`` an upper bound (the product of every branching call's
+      number of outcomes);
+    - ``never_run``: label -> why, for calls that run in no explored scenario;
+    - ``written_never_read``: state paths some call writes that no call reads;
+    - ``read_in_some``: paths read in some scenarios and not in others;
+    - ``approval_load``: the share (0–1) of side-effecting calls (tools not
+      declared ``pure``) that ran and would need a person, or ``None`` when no
+      side-effecting call runs; ``side_effects`` and ``needing_approval`` list them;
+    - ``diagnostics``: problems of the dry run itself (a stub that does not fit its
+      tool, an output schema no value was found for), and the plan's warnings;
+    - ``notes``: tool -> why its simulated values are unknown.
+    """
+
+    scenarios: list[ScenarioReport]
+    explored: int
+    total: int | None
+    bound: int
+    never_run: dict[str, str]
+    written_never_read: list[str]
+    read_in_some: list[str]
+    approval_load: float | None
+    side_effects: list[str]
+    needing_approval: list[str]
+    diagnostics: tuple[Diagnostic, ...] = ()
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def truncated(self) -> bool:
+        """True when ``max_scenarios`` cut the exploration short."""
+        return self.total is None
+
+    def summary(self) -> dict[str, Any]:
+        """The parts that hold across scenarios (no per-scenario detail)."""
+        return {
+            "explored": self.explored,
+            "total": self.total,
+            "bound": self.bound,
+            "never_run": self.never_run,
+            "written_never_read": self.written_never_read,
+            "read_in_some": self.read_in_some,
+            "approval_load": self.approval_load,
+            "side_effects": self.side_effects,
+            "needing_approval": self.needing_approval,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "notes": self.notes,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"summary": {...}, "scenarios": [...]}``: ``obelisk simulate --json``."""
+        return {
+            "summary": self.summary(),
+            "scenarios": [scenario.to_dict() for scenario in self.scenarios],
+        }

@@ -1,0 +1,251 @@
+"""``obelisk.simulate``: a dry run of a plan, in every branch, before anything runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from obelisk.errors import Diagnostic, UsageError
+from obelisk.grammar import parse_reference
+from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.path_index import PathIndex, path_key
+from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.runtime.commit_order import CommitOrder
+from obelisk.interpreter.simulate.outcomes import OutputSource
+from obelisk.interpreter.simulate.report import ScenarioReport, SimulationReport
+from obelisk.interpreter.simulate.scenario import Explorer, Played, documents_factory
+from obelisk.interpreter.simulate.schedule import schedule
+from obelisk.interpreter.tools.registry import Registry
+
+__all__ = ["simulate"]
+
+
+def simulate(
+    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    tools: Any,
+    input: Any = None,
+    state: Mapping[str, Any] | None = None,
+    *,
+    data: Mapping[str, Any] | None = None,
+    stubs: Mapping[str, Any] | None = None,
+    latency: Mapping[str, float] | None = None,
+    cost: Mapping[str, float] | None = None,
+    max_scenarios: int = 64,
+    seed: int = 0,
+    concurrency: int = 64,
+) -> SimulationReport:
+    """Play ``plan`` through in every combination of its calls' outcomes, running
+    nothing with side effects; returns a :class:`SimulationReport` (docs/simulate.md).
+
+    ``stubs`` maps a tool name (or a call's ``_id``) to a value, a function of the
+    resolved arguments, or a list of outcomes to explore (values, ``Outcome(k,
+    value)``, exceptions).  Without a stub a tool's value is generated from its
+    output schema (the same ``seed`` gives the same values), or really computed when
+    the tool is declared ``pure=True``.  Every combination of alternative outcomes
+    (success and error arm, declared outcomes, a stub list's items) is explored, at
+    most ``max_scenarios`` of them.  ``latency`` (seconds) and ``cost`` (any unit)
+    are per-tool estimates, 1.0 by default; ``concurrency`` caps calls at once, as
+    ``obelisk.run`` does.
+
+    Raises :class:`~obelisk.errors.PlanError` when the plan has errors (there is
+    nothing to simulate) and :class:`~obelisk.errors.UsageError` for bad arguments.
+    A stub that does not fit its tool, or an output schema no value can be found
+    for, is a diagnostic of the report, naming the tool.
+    """
+    if type(max_scenarios) is not int or max_scenarios < 1:
+        raise UsageError(f"max_scenarios must be an integer >= 1, got {max_scenarios!r}")
+    if type(concurrency) is not int or concurrency < 1:
+        raise UsageError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    registry = Registry.coerce(tools)
+    checked = check(plan, registry, input, state, data=data)
+    checked.raise_for_errors()
+    assert checked.plan is not None and checked.graph is not None
+    parsed, graph = checked.plan, checked.graph
+    ranks = CommitOrder(graph).ranks
+    order = sorted(range(len(parsed.calls)), key=ranks.__getitem__)
+    outputs = OutputSource(stubs, seed)
+    diagnostics: list[Diagnostic] = list(checked.diagnostics)
+    diagnostics += _check_stubs(parsed, registry, stubs or {})
+    latency = dict(latency or {})
+    cost = dict(cost or {})
+    documents = documents_factory(state, input, data)
+
+    explorer = Explorer(parsed, graph, order, registry, outputs, documents)
+    scenarios: list[ScenarioReport] = []
+    for played in explorer.scenarios(max_scenarios):
+        scenarios.append(
+            _scenario(len(scenarios) + 1, parsed, graph, played, latency, cost, concurrency)
+        )
+        for index, problem in played.problems:
+            call = parsed.calls[index]
+            diagnostic = Diagnostic(
+                "invalid_stub",
+                "error",
+                f"the stub of {call.tool} does not fit its tool: {problem}",
+                index,
+                "stubs",
+                label=call.label,
+            )
+            if diagnostic not in diagnostics:
+                diagnostics.append(diagnostic)
+    finished, counts = explorer.finished, explorer.counts
+    for tool, note in outputs.notes.items():
+        if "cannot be satisfied" in note:
+            diagnostics.append(
+                Diagnostic("unsatisfiable_output", "warning", f"tool {tool!r}: {note}")
+            )
+    bound = math.prod(counts.values()) if counts else 1
+    return _across(
+        parsed,
+        graph,
+        registry,
+        scenarios,
+        finished,
+        bound,
+        tuple(diagnostics),
+        dict(outputs.notes),
+    )
+
+
+def _check_stubs(plan: Plan, registry: Registry, stubs: Mapping[str, Any]) -> list[Diagnostic]:
+    """Stub values that cannot fit their tool's output schema, checked up front."""
+    found: list[Diagnostic] = []
+    ids = {str(call.id): call.tool for call in plan.calls if call.id is not None}
+    for key, stub in stubs.items():
+        name = ids.get(key, key)
+        tool = registry.get(name)
+        if tool is None:
+            found.append(
+                Diagnostic(
+                    "invalid_stub",
+                    "error",
+                    f"stub {key!r} names no tool and no call _id of the plan",
+                    path="stubs",
+                )
+            )
+            continue
+        values = stub if isinstance(stub, list) else [stub]
+        for value in values:
+            if callable(value) or isinstance(value, BaseException):
+                continue
+            if hasattr(value, "k") and hasattr(value, "value"):  # an Outcome
+                value = value.value
+            problems = tool.validate_output(value)
+            if problems:
+                where = f" at {problems[0].path}" if problems[0].path else ""
+                found.append(
+                    Diagnostic(
+                        "invalid_stub",
+                        "error",
+                        f"the stub of {tool.name} does not fit its output schema{where}: "
+                        f"{problems[0].message}",
+                        path="stubs",
+                    )
+                )
+    return found
+
+
+def _scenario(
+    number: int,
+    plan: Plan,
+    graph: Any,
+    played: Played,
+    latency: Mapping[str, float],
+    cost: Mapping[str, float],
+    concurrency: int,
+) -> ScenarioReport:
+    calls = plan.calls
+    records = played.records
+    labels = [record.label for record in records]
+    ran = [i for i, r in enumerate(records) if r.status in ("succeeded", "failed") and r.attempts]
+    durations = {i: float(latency.get(calls[i].tool, 1.0)) for i in ran}
+    capacity: dict[str, int | None] = {}
+    sched = schedule(graph.predecessors, durations, [c.tool for c in calls], capacity, concurrency)
+    arms = {
+        labels[i]: branch.label or OutputSource.alternative_label(calls[i], branch.alternative or 0)
+        for i, branch in sorted(played.branches.items())
+        if len(calls[i].alternatives) > 1 or branch.error is not None
+    }
+    return ScenarioReport(
+        number=number,
+        arms=arms,
+        ran=[labels[i] for i in ran],
+        skipped={labels[i]: r.reason or "" for i, r in enumerate(records) if r.status == "skipped"},
+        failed={
+            labels[i]: f"{r.error['type']}: {r.error['message']}"
+            for i, r in enumerate(records)
+            if r.status == "failed" and r.error
+        },
+        writes={path: labels[i] for path, i in sorted(played.writes.items())},
+        critical_path=[labels[i] for i in sched.critical_path],
+        critical_seconds=sched.critical_seconds,
+        makespan=sched.makespan,
+        peak_concurrency=sched.peak,
+        cost=sum(float(cost.get(calls[i].tool, 1.0)) for i in ran),
+        approvals=[labels[i] for i in played.approvals],
+        state=played.state,
+        calls=tuple(records),
+    )
+
+
+def _across(
+    plan: Plan,
+    graph: Any,
+    registry: Registry,
+    scenarios: list[ScenarioReport],
+    finished: bool,
+    bound: int,
+    diagnostics: tuple[Diagnostic, ...],
+    notes: dict[str, str],
+) -> SimulationReport:
+    labels = [call.label for call in plan.calls]
+    ran_somewhere: set[str] = set()
+    reasons: dict[str, str] = {}
+    for scenario in scenarios:
+        ran_somewhere.update(scenario.ran)
+        for label, reason in scenario.skipped.items():
+            reasons.setdefault(label, reason)
+        for label, error in scenario.failed.items():
+            reasons.setdefault(label, f"it fails: {error}")
+    never = {label: reasons.get(label, "") for label in labels if label not in ran_somewhere}
+    # paths read: what any call reads (statically); a write nobody reads is dead
+    reads: PathIndex[int] = PathIndex()
+    for index, call_reads in enumerate(graph.reads):
+        for read in call_reads:
+            reads.add(read.key, index)
+    written: set[str] = set()
+    for scenario in scenarios:
+        written.update(scenario.writes)
+    unread = sorted(p for p in written if not reads.overlapping(path_key(parse_reference(p))))
+    # paths read only in some scenarios: read by calls that ran in some, not all
+    read_by: dict[str, set[int]] = {}
+    for index, call_reads in enumerate(graph.reads):
+        for read in call_reads:
+            read_by.setdefault(str(read.reference), set()).add(index)
+    partly = []
+    for path, readers in sorted(read_by.items()):
+        per = [any(labels[i] in scenario.ran for i in readers) for scenario in scenarios]
+        if any(per) and not all(per):
+            partly.append(path)
+    side = [
+        label
+        for label, call in zip(labels, plan.calls, strict=True)
+        if label in ran_somewhere and not registry[call.tool].pure
+    ]
+    asking = sorted({a for scenario in scenarios for a in scenario.approvals} & set(side))
+    load = len(asking) / len(side) if side else None
+    return SimulationReport(
+        scenarios=scenarios,
+        explored=len(scenarios),
+        total=len(scenarios) if finished else None,
+        bound=max(bound, len(scenarios)),
+        never_run=never,
+        written_never_read=unread,
+        read_in_some=partly,
+        approval_load=load,
+        side_effects=side,
+        needing_approval=asking,
+        diagnostics=diagnostics,
+        notes=notes,
+    )
