@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -147,14 +148,15 @@ def test_check_reads_standard_input(files: dict[str, Path]) -> None:
 
 
 def test_check_bad_json_from_stdin_is_located() -> None:
-    result = runner.invoke(app, ["check", "-"], input='[{"_tool": "a",}]')
+    # The words after "invalid JSON:" are Python's and change between versions; the code,
+    # the location and the caret are obelisk's. A missing comma is found at the same place
+    # by every supported Python.
+    result = runner.invoke(app, ["check", "-"], input='[{"_tool": "a" "x": 1}]')
     assert result.exit_code == 2
-    assert result.stdout.splitlines()[:3] == [
-        "error[json_syntax]: invalid JSON: Expecting property name enclosed in double quotes "
-        "at line 1, column 16",
-        '    [{"_tool": "a",}]',
-        "                   ^",
-    ]
+    headline, source, caret = result.stdout.splitlines()[:3]
+    assert re.fullmatch(r"error\[json_syntax\]: invalid JSON: \S.* at line 1, column 16", headline)
+    assert source == '    [{"_tool": "a" "x": 1}]'
+    assert caret == "                   ^"
 
 
 def test_missing_plan_file(tmp_path: Path) -> None:

@@ -42,7 +42,8 @@ class Event:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"event": self.event}
         for name in self.__slots__:
-            data[name] = getattr(self, name)
+            if name != "time":  # Python 3.10 repeats the base's slot in each subclass's __slots__
+                data[name] = getattr(self, name)
         data["time"] = self.time
         return data
 
