@@ -65,6 +65,8 @@ CODES = (
     "write_conflict",
     "unreachable_call",
     "stream_order",
+    "invalid_stub",
+    "unsatisfiable_output",
 )
 
 

@@ -173,6 +173,10 @@ class Explorer:
                     record.status, record.error = "failed", branch.error
                     continue
                 record.error, pending = branch.error, arm
+            elif branch.source == "unknown":  # no value to check: write null, as a placeholder
+                alternatives = call.alternatives
+                chosen = alternatives[branch.alternative or 0] if alternatives else ()
+                record.output, pending = None, [(ref, None) for ref in chosen]
             else:
                 result: Any = branch.value
                 if branch.alternative is not None:
