@@ -1,4 +1,4 @@
-"""The ``obelisk`` application: ``check``, ``graph``, ``run``, ``loop`` and ``tools``.
+"""The ``obelisk`` application: ``check``, ``graph``, ``run``, ``simulate``, ``loop``, ``tools``.
 
 Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
 when ``run`` had a call fail (or a latent call left pending), 2 when the plan
@@ -19,6 +19,7 @@ from obelisk.cli.check import check_command, graph_command
 from obelisk.cli.io import out
 from obelisk.cli.loop import loop_command
 from obelisk.cli.run import run_command
+from obelisk.cli.simulate import simulate_command
 from obelisk.cli.tools import tools_command
 
 __all__ = ["app", "main"]
@@ -56,6 +57,7 @@ for _name, _command in (
     ("check", check_command),
     ("graph", graph_command),
     ("run", run_command),
+    ("simulate", simulate_command),
     ("loop", loop_command),
     ("tools", tools_command),
 ):

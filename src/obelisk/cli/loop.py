@@ -15,19 +15,13 @@ failed, or approval was abandoned); 2 for a bad command line; 3 when
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
+from obelisk.cli.approve import TerminalApprover
 from obelisk.cli.io import (
     FilesRootOption,
     NoStdlibOption,
@@ -47,10 +41,8 @@ from obelisk.cli.run import sorted_keys
 from obelisk.errors import ApprovalAborted
 
 if TYPE_CHECKING:
-    from obelisk.interpreter.analysis.result import CheckResult
     from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
-    from obelisk.interpreter.runtime.approvals import Decision
 
 __all__ = ["loop_command"]
 
@@ -86,101 +78,6 @@ def _model(spec: str, base_url: str | None) -> Model:
         return OpenAIChatModel(target, base_url=base_url)
     except ObeliskError as exc:
         fail(str(exc))
-
-
-class TerminalApprover:
-    """The ``approve`` callback of ``--approve``: shows the checked plan on
-    ``console`` and asks ``y`` (accept), ``n`` (reject, with a reason) or ``e``
-    (edit the plan JSON in ``$VISUAL`` / ``$EDITOR``).  Answers come from the
-    terminal, or line by line from standard input when it is not a terminal;
-    running out of them raises :class:`ApprovalAborted`."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.edited: Any = []  # the last edit: what to edit when it did not parse
-
-    def _ask(self, prompt: str) -> str:
-        self.console.print(prompt, end="", markup=False, style="bold")
-        if sys.stdin.isatty():
-            try:
-                return input().strip()
-            except EOFError:
-                raise ApprovalAborted("no answer: standard input ended") from None
-        line = sys.stdin.readline()
-        if not line:
-            self.console.print()
-            raise ApprovalAborted("no answer: standard input ended")
-        self.console.print(line.rstrip("\n"), markup=False)
-        return line.strip()
-
-    def show(self, checked: CheckResult) -> None:
-        """The plan as a table (call label, arguments, output paths), then its
-        diagnostics (an edited plan may have errors; accepting those sends the
-        plan back to the model)."""
-        if checked.plan is not None:
-            table = Table(title="Plan to approve", title_justify="left", show_lines=True)
-            for column in ("call", "arguments", "writes"):
-                table.add_column(column, overflow="fold")
-            for call in checked.plan.calls:
-                arguments = "\n".join(
-                    f"{name} = {json.dumps(value, ensure_ascii=False)}"
-                    for name, value in call.arguments.items()
-                )
-                writes = call.output_path or "(nothing)"
-                if call.output_method != "set":
-                    writes += f" ({call.output_method})"
-                table.add_row(Text(call.label), Text(arguments), Text(writes))
-            self.console.print(table)
-        for diagnostic in checked.diagnostics:
-            style = "bold red" if diagnostic.severity == "error" else "yellow"
-            self.console.print(str(diagnostic), markup=False, style=style)
-
-    def edit(self, checked: CheckResult) -> Any | None:
-        """The plan as edited in ``$VISUAL``/``$EDITOR``, or ``None`` (said why)."""
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.console.print("set $EDITOR to edit the plan", markup=False, style="red")
-            return None
-        plan = self.edited if checked.plan is None else [c.to_data() for c in checked.plan.calls]
-        text = json.dumps(plan, ensure_ascii=False, indent=2)
-        with tempfile.TemporaryDirectory(prefix="obelisk-") as folder:
-            path = Path(folder) / "plan.json"
-            path.write_text(text + "\n", encoding="utf-8")
-            try:
-                done = subprocess.run([*shlex.split(editor), str(path)], check=False)
-            except OSError as exc:
-                self.console.print(f"cannot start {editor!r}: {exc}", markup=False, style="red")
-                return None
-            edited = path.read_text(encoding="utf-8")
-        if done.returncode != 0:
-            self.console.print(
-                f"{editor!r} exited with {done.returncode}", markup=False, style="red"
-            )
-            return None
-        try:
-            self.edited = json.loads(edited)
-        except json.JSONDecodeError as exc:
-            message = f"the edited plan is not JSON: {exc.msg} at line {exc.lineno}"
-            self.console.print(message, markup=False, style="red")
-            return None
-        return self.edited
-
-    def __call__(self, checked: CheckResult) -> Decision:
-        from obelisk.interpreter.runtime.approvals import Decision
-
-        self.show(checked)
-        while True:
-            answer = self._ask("Run this plan? [y]es / [n]o / [e]dit: ").lower()
-            if answer in ("y", "yes"):
-                return Decision.accept()
-            if answer in ("n", "no"):
-                return Decision.reject(self._ask("Reason (sent to the model): "))
-            if answer in ("e", "edit"):
-                edited = self.edit(checked)
-                if edited is not None:
-                    return Decision.edit(edited)
-                continue
-            self.console.print("answer y, n or e", markup=False, style="yellow")
 
 
 class _Progress:

@@ -10,6 +10,7 @@ from typing import IO, Annotated, Any
 
 import typer
 
+from obelisk.cli.approve import TerminalApprover
 from obelisk.cli.io import (
     FilesRootOption,
     NoStdlibOption,
@@ -26,11 +27,16 @@ from obelisk.cli.io import (
     read_json,
     read_plan,
 )
-from obelisk.errors import PlanError
+from obelisk.errors import ApprovalAborted, ApprovalError, PlanError
+from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
-from obelisk.interpreter.runtime.run import run_sync
+from obelisk.interpreter.runtime.run import resume_sync, run_sync
+from obelisk.interpreter.simulate.approval import Approval, plan_diff
+from obelisk.interpreter.simulate.simulate import simulate_checked
+from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["dump_json", "run_command", "sorted_keys", "summary"]
 
@@ -86,6 +92,33 @@ def _open_trace(trace: Path) -> IO[str]:
         fail(f"cannot write trace {str(trace)!r}: {exc.strerror or exc}")
 
 
+def _approved(
+    plan: Plan, registry: Registry, input: Any, state: Any, approver: TerminalApprover
+) -> Plan:
+    """The plan a person approved after seeing it, its dry run and any edit's changes.
+
+    Exits 1 when it is rejected, 2 when it has errors."""
+    current, before = plan, None
+    while True:
+        checked = check(current, registry, input, state)
+        if not checked.ok:
+            checked.raise_for_errors()
+        simulation = simulate_checked(checked, registry, input, state)
+        calls = [call.to_data() for call in current.calls]
+        diff = plan_diff(before, calls) if before is not None else None
+        decision = approver(Approval(checked, simulation, diff))
+        if decision.action == "accept":
+            return current
+        if decision.action == "reject":
+            err.print(f"rejected: {decision.reason or 'no reason given'}", markup=False)
+            raise typer.Exit(1)
+        try:
+            current, before = parse_plan(decision.plan), calls
+        except PlanError as exc:
+            for diagnostic in exc.diagnostics:
+                err.print(str(diagnostic), markup=False, style="red")
+
+
 def run_command(
     plan: PlanArgument,
     tools: ToolsOption = None,
@@ -110,6 +143,13 @@ def run_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {status, state, calls, diagnostics} as JSON.")
     ] = False,
+    approve: Annotated[
+        bool,
+        typer.Option(
+            "--approve",
+            help="Show the plan and its dry run and ask first; ask about calls that need it.",
+        ),
+    ] = False,
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -132,8 +172,11 @@ def run_command(
             trace_file.flush()
 
         handlers.append(write_trace)
+    approver = TerminalApprover(err) if approve else None
     try:
         parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
+        if approver is not None:
+            parsed = _approved(parsed, registry, input_data, start, approver)
         progress = None
         if not as_json and err.is_terminal and len(parsed.calls) > _PROGRESS_FROM:
             from rich.progress import Progress
@@ -150,6 +193,15 @@ def run_command(
             result = run_sync(
                 parsed, registry, input_data, start, concurrency=concurrency, on_event=handlers
             )
+        while result.status == "awaiting_approval" and approver is not None:
+            decisions = {pending.id: approver.decide(pending) for pending in result.pending}
+            try:
+                result = resume_sync(result, decisions)
+            except ApprovalError as exc:
+                err.print(f"obelisk: {exc}", markup=False, style="red")
+    except ApprovalAborted as exc:
+        err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
+        raise typer.Exit(1) from None
     except PlanError as exc:
         if as_json:
             payload = {
@@ -173,6 +225,13 @@ def run_command(
         sys.stdout.write(dump_json(payload) + "\n")
     else:
         sys.stdout.write(dump_json(sorted_keys(result.state), indent=2) + "\n")
+        for pending in result.pending:
+            arguments = json.dumps(pending.arguments, ensure_ascii=False, default=json_default)
+            err.print(
+                f"{pending.label} awaits approval ({pending.id}): {arguments}",
+                markup=False,
+                style="yellow",
+            )
         for record in result.calls:
             if record.status == "failed" and record.error:
                 err.print(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from obelisk.interpreter.analysis.graph import PlanGraph
@@ -80,13 +80,17 @@ def draw(
     graph: PlanGraph,
     fmt: GraphFormat = "mermaid",
     statuses: Mapping[int, str] | None = None,
+    critical: Sequence[int] = (),
 ) -> str:
     """Render ``graph`` as Mermaid (``flowchart TD``) or DOT (``digraph plan``) text.
 
     ``statuses`` maps call indexes to a status (``succeeded``, ``failed``,
     ``skipped``, ``cancelled``, ``pending_latent``, ``running``); those calls are
-    filled with :data:`STATUS_COLOURS`.  Raises ``ValueError`` for an unknown ``fmt``.
+    filled with :data:`STATUS_COLOURS`.  ``critical`` is a chain of call indexes (a
+    dry run's critical path): its calls get a thick border and the edges between
+    them are thick.  Raises ``ValueError`` for an unknown ``fmt``.
     """
+    path = set(itertools.pairwise(f"c{i}" for i in critical))
     calls = graph.plan.calls
     edges = _edges(graph)
     cycle = _cycle_edges(graph)
@@ -98,19 +102,27 @@ def draw(
             lines.append("  input([input])")
         lines.extend(f"  c{call.index}[{_mermaid_text(call.label)}]" for call in calls)
         red: list[int] = []
+        thick: list[int] = []
         for number, ((source, target), (labels, alternative)) in enumerate(edges.items()):
             text = _mermaid_text(", ".join(labels))
             arrow = f"-. {text} .->" if alternative else f"-- {text} -->"
             lines.append(f"  {source} {arrow} {target}")
             if (source, target) in cycle:
                 red.append(number)
+            elif (source, target) in path:
+                thick.append(number)
         if red:
             numbers = ",".join(map(str, red))
             lines.append(f"  linkStyle {numbers} stroke:{_CYCLE_COLOUR},stroke-width:3px")
+        if thick:
+            lines.append(f"  linkStyle {','.join(map(str, thick))} stroke-width:4px")
         for status in sorted(set(statuses.values())):
             lines.append(f"  classDef {status} fill:{STATUS_COLOURS[status]}")
             members = ",".join(f"c{i}" for i in sorted(statuses) if statuses[i] == status)
             lines.append(f"  class {members} {status}")
+        if critical:
+            lines.append("  classDef critical stroke-width:4px")
+            lines.append(f"  class {','.join(f'c{i}' for i in critical)} critical")
         return "\n".join(lines) + "\n"
     if fmt == "dot":
         lines = ["digraph plan {", "  rankdir=TB;", "  node [shape=box];"]
@@ -122,13 +134,16 @@ def draw(
             fill = ""
             if seen is not None:
                 fill = f', style=filled, fillcolor="{STATUS_COLOURS[seen]}", tooltip="{seen}"'
-
+            if call.index in critical:
+                fill += ", penwidth=3"
             lines.append(f"  c{call.index} [label={label}{fill}];")
         for (source, target), (labels, alternative) in edges.items():
             label = json.dumps(", ".join(labels), ensure_ascii=False)
             style = ", style=dashed" if alternative else ""
             if (source, target) in cycle:
                 style += f', color="{_CYCLE_COLOUR}", penwidth=3'
+            elif (source, target) in path:
+                style += ", penwidth=3"
             lines.append(f"  {source} -> {target} [label={label}{style}];")
         lines.append("}")
         return "\n".join(lines) + "\n"

@@ -34,6 +34,8 @@ from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.engine import Engine, Listener
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.simulate.approval import Approval, plan_diff
+from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
@@ -264,6 +266,7 @@ class Session:
         loop = self.loop
         check_input, state_doc, data = self.check_documents()
         checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
+        previous = list(self.carried)  # the plan before this one, for the approver's diff
         edits = 0
         while True:
             if checked.errors and (edits == 0 or edits > loop.max_corrections):
@@ -271,7 +274,14 @@ class Session:
                 return None, diagnostic_errors(checked.diagnostics)
             if loop.approve is None:
                 break
-            decision = loop.approve(checked)  # an edit with errors is shown again
+            simulation = None
+            if checked.ok:
+                simulation = simulate_checked(
+                    checked, loop.registry, check_input, state_doc, data=data
+                )
+            diff = plan_diff(previous, calls) if previous else None
+            approval = Approval(checked, simulation, diff)
+            decision = loop.approve(approval)  # an edit with errors is shown again
             if inspect.isawaitable(decision):
                 decision = await decision
             accepted = decision is True or (

@@ -10,6 +10,7 @@ from obelisk.errors import Diagnostic, UsageError
 from obelisk.grammar import parse_reference
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.path_index import PathIndex, path_key
+from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.commit_order import CommitOrder
 from obelisk.interpreter.simulate.outcomes import OutputSource
@@ -18,7 +19,7 @@ from obelisk.interpreter.simulate.scenario import Explorer, Played, documents_fa
 from obelisk.interpreter.simulate.schedule import schedule
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "simulate_checked"]
 
 
 def simulate(
@@ -53,12 +54,43 @@ def simulate(
     A stub that does not fit its tool, or an output schema no value can be found
     for, is a diagnostic of the report, naming the tool.
     """
+    registry = Registry.coerce(tools)
+    checked = check(plan, registry, input, state, data=data)
+    checked.raise_for_errors()
+    return simulate_checked(
+        checked,
+        registry,
+        input,
+        state,
+        data=data,
+        stubs=stubs,
+        latency=latency,
+        cost=cost,
+        max_scenarios=max_scenarios,
+        seed=seed,
+        concurrency=concurrency,
+    )
+
+
+def simulate_checked(
+    checked: CheckResult,
+    registry: Registry,
+    input: Any = None,
+    state: Mapping[str, Any] | None = None,
+    *,
+    data: Mapping[str, Any] | None = None,
+    stubs: Mapping[str, Any] | None = None,
+    latency: Mapping[str, float] | None = None,
+    cost: Mapping[str, float] | None = None,
+    max_scenarios: int = 64,
+    seed: int = 0,
+    concurrency: int = 64,
+) -> SimulationReport:
+    """:func:`simulate` of a plan already checked without errors (``checked``)."""
     if type(max_scenarios) is not int or max_scenarios < 1:
         raise UsageError(f"max_scenarios must be an integer >= 1, got {max_scenarios!r}")
     if type(concurrency) is not int or concurrency < 1:
         raise UsageError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-    registry = Registry.coerce(tools)
-    checked = check(plan, registry, input, state, data=data)
     checked.raise_for_errors()
     assert checked.plan is not None and checked.graph is not None
     parsed, graph = checked.plan, checked.graph

@@ -1,0 +1,221 @@
+"""``obelisk simulate``: a dry run of a plan, in every branch (docs/simulate.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from obelisk.cli.io import (
+    FilesRootOption,
+    InputOption,
+    NoStdlibOption,
+    OverrideOption,
+    PlanArgument,
+    StateOption,
+    ToolsOption,
+    err,
+    fail,
+    json_default,
+    load_registry,
+    out,
+    read_json,
+    read_object,
+    read_plan,
+)
+from obelisk.errors import ObeliskError, PlanError
+from obelisk.interpreter.analysis.drawing import GraphFormat, draw
+from obelisk.interpreter.simulate.report import SimulationReport
+from obelisk.interpreter.simulate.simulate import simulate
+from obelisk.interpreter.tools.options import Outcome
+
+__all__ = ["read_stubs", "simulate_command"]
+
+
+def _stub_item(value: Any, where: str) -> Any:
+    if isinstance(value, dict) and "$error" in value:
+        message = value["$error"]
+        return RuntimeError(message if isinstance(message, str) else json.dumps(message))
+    if isinstance(value, dict) and "$outcome" in value:
+        if set(value) - {"$outcome", "value"}:
+            fail(f"stubs: {where}: an $outcome item has only '$outcome' and 'value'")
+        return Outcome(value["$outcome"], value.get("value"))
+    return value
+
+
+def read_stubs(path: Path) -> dict[str, Any]:
+    """Stubs from a JSON file, or the ``STUBS`` dict of a Python file.
+
+    JSON: ``{"tool or call _id": value}``; ``{"tool": {"$outcomes": [item, ...]}}``
+    lists outcomes to explore, where an item is a value, ``{"$outcome": name or
+    index, "value": ...}`` or ``{"$error": "message"}`` (the tool raises).
+    """
+    if path.suffix == ".py":
+        spec = importlib.util.spec_from_file_location(f"_obelisk_stubs_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            fail(f"cannot load stubs from {str(path)!r}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            fail(f"cannot load stubs from {str(path)!r}: {type(exc).__name__}: {exc}")
+        stubs = getattr(module, "STUBS", None)
+        if not isinstance(stubs, dict):
+            fail(f"{str(path)!r} has no STUBS dict")
+        return stubs
+    raw = read_object(path, "stubs")
+    assert raw is not None
+    found: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict) and "$outcomes" in value:
+            items = value["$outcomes"]
+            if not isinstance(items, list) or set(value) != {"$outcomes"}:
+                fail(f"stubs {str(path)!r}: {key}: '$outcomes' must be the only key, with a list")
+            found[key] = [_stub_item(item, key) for item in items]
+        else:
+            found[key] = _stub_item(value, key)
+    return found
+
+
+def _numbers(path: Path | None, what: str) -> dict[str, float] | None:
+    data = read_object(path, what)
+    if data is None:
+        return None
+    bad = [k for k, v in data.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if bad:
+        fail(f"{what} {str(path)!r}: {bad[0]!r} must be a number")
+    return {k: float(v) for k, v in data.items()}
+
+
+def _print(report: SimulationReport) -> None:
+    summary = report.summary()
+    total = report.total if report.total is not None else f"at most {report.bound}"
+    out.print(f"scenarios: {report.explored} explored of {total}", markup=False, style="bold")
+    table = Table(show_lines=False, header_style="bold")
+    for column in ("#", "outcomes", "runs", "skips", "makespan", "peak", "cost", "approvals"):
+        table.add_column(column, overflow="fold")
+    for s in report.scenarios:
+        table.add_row(
+            str(s.number),
+            "\n".join(f"{k}: {v}" for k, v in s.arms.items()) or "-",
+            str(len(s.ran)),
+            str(len(s.skipped)),
+            f"{s.makespan:g} s",
+            str(s.peak_concurrency),
+            f"{s.cost:g}",
+            ", ".join(s.approvals) or "-",
+        )
+    out.print(table)
+    for label, why in summary["never_run"].items():
+        out.print(f"never runs: {label}: {why}", markup=False, style="yellow")
+    for path in summary["written_never_read"]:
+        out.print(f"written, never read: {path}", markup=False, style="dim")
+    for path in summary["read_in_some"]:
+        out.print(f"read in some scenarios only: {path}", markup=False, style="dim")
+    if report.approval_load is not None:
+        out.print(
+            f"approval load: {len(report.needing_approval)} of {len(report.side_effects)} "
+            f"side-effecting calls need a person ({report.approval_load:.0%})",
+            markup=False,
+        )
+    for diagnostic in report.diagnostics:
+        style = "bold red" if diagnostic.severity == "error" else "yellow"
+        err.print(str(diagnostic), markup=False, style=style)
+    for tool, note in report.notes.items():
+        err.print(f"note: {tool}: {note}", markup=False, style="dim")
+
+
+def simulate_command(
+    plan: PlanArgument,
+    tools: ToolsOption = None,
+    input: InputOption = None,
+    state: StateOption = None,
+    no_stdlib: NoStdlibOption = False,
+    files_root: FilesRootOption = None,
+    override: OverrideOption = False,
+    stubs: Annotated[
+        Path | None,
+        typer.Option(
+            "--stubs", metavar="FILE", help="Tool outputs: a JSON file, or a .py with STUBS."
+        ),
+    ] = None,
+    latency: Annotated[
+        Path | None,
+        typer.Option("--latency", metavar="FILE", help="JSON: seconds per tool (default 1)."),
+    ] = None,
+    cost: Annotated[
+        Path | None,
+        typer.Option("--cost", metavar="FILE", help="JSON: cost weight per tool (default 1)."),
+    ] = None,
+    max_scenarios: Annotated[
+        int, typer.Option("--max-scenarios", min=1, metavar="N", help="Scenarios at most.")
+    ] = 64,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of generated values.")] = 0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"summary", "scenarios"} as JSON.')
+    ] = False,
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph", metavar="mermaid|dot", help="Draw one scenario: skips, critical path."
+        ),
+    ] = None,
+    scenario: Annotated[
+        int, typer.Option("--scenario", min=1, metavar="N", help="The scenario --graph draws.")
+    ] = 1,
+) -> None:
+    """Dry-run a plan: every combination of its calls' outcomes, nothing with side
+    effects run (docs/simulate.md).
+
+    Tool outputs come from --stubs, from pure tools, or are generated from output
+    schemas (the same --seed prints the same report).  Exits 0, 1 when the dry run
+    has errors (a stub that does not fit its tool), 2 when the plan has errors.
+    """
+    if graph is not None and graph not in ("mermaid", "dot"):
+        fail(f"unknown --graph {graph!r}; expected 'mermaid' or 'dot'")
+    registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
+    text = read_plan(plan)
+    try:
+        report = simulate(
+            text,
+            registry,
+            read_json(input, "input"),
+            read_object(state, "state"),
+            stubs=read_stubs(stubs) if stubs is not None else None,
+            latency=_numbers(latency, "latency"),
+            cost=_numbers(cost, "cost"),
+            max_scenarios=max_scenarios,
+            seed=seed,
+        )
+    except PlanError as exc:
+        for diagnostic in exc.diagnostics:
+            err.print(str(diagnostic), markup=False)
+        err.print(f"{plan}: the plan has errors; nothing to simulate", markup=False)
+        raise typer.Exit(2) from None
+    except ObeliskError as exc:
+        fail(str(exc))
+    if graph is not None:
+        if scenario > len(report.scenarios):
+            fail(f"--scenario {scenario}: only {len(report.scenarios)} scenarios were explored")
+        chosen = report.scenarios[scenario - 1]
+        from obelisk.interpreter.analysis.check import check
+
+        checked = check(text, registry)
+        assert checked.graph is not None
+        labels = {call.label: call.index for call in checked.graph.plan.calls}
+        statuses = {i: r.status for i, r in enumerate(chosen.calls) if r.status != "waiting"}
+        critical = [labels[label] for label in chosen.critical_path]
+        graph_format: GraphFormat = "mermaid" if graph == "mermaid" else "dot"
+        sys.stdout.write(draw(checked.graph, graph_format, statuses, critical))
+    elif as_json:
+        data = report.to_dict()
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=json_default) + "\n")
+    else:
+        _print(report)
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    raise typer.Exit(1 if errors else 0)
