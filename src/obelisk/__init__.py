@@ -60,6 +60,8 @@ from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.run import run as run
 from obelisk.interpreter.runtime.run import run_sync as run_sync
 from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
+from obelisk.interpreter.simulate.approval import Approval as Approval
+from obelisk.interpreter.simulate.approval import PlanDiff as PlanDiff
 from obelisk.interpreter.simulate.report import ScenarioReport as ScenarioReport
 from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
 from obelisk.interpreter.simulate.simulate import simulate as simulate
@@ -74,6 +76,7 @@ from obelisk.models.scripted import ScriptedModel as ScriptedModel
 __version__ = "0.1.0"
 
 __all__ = [
+    "Approval",
     "ApprovalError",
     "ApprovalRejected",
     "ArgumentValidationError",
@@ -98,6 +101,7 @@ __all__ = [
     "Outcome",
     "PendingApproval",
     "Plan",
+    "PlanDiff",
     "PlanError",
     "PlanGraph",
     "ReferenceSyntaxError",

@@ -151,3 +151,90 @@ def test_without_a_decision_the_call_keeps_waiting() -> None:
     assert again.status == "awaiting_approval"
     assert [p.id for p in again.pending] == [p.id for p in paused.pending]
     assert sorted(calls) == ["fetch body", "fetch independent"]  # nothing ran twice
+
+
+# -- the execution loop surfaces pending approvals ---------------------------------------
+
+
+def loop_answer(calls: list[dict[str, Any]], output: Any = None) -> dict[str, Any]:
+    return {"calls": calls, "output": output}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_loop_pauses_and_resume_finishes_the_turn(stream: bool) -> None:
+    calls: list[str] = []
+    model = obelisk.ScriptedModel([loop_answer(PLAN, output="†state.after")])
+    loop = obelisk.Loop(model, make_tools(calls), stream=stream)
+    paused = loop.run_sync()
+    assert paused.status == "awaiting_approval" and paused.output is None
+    (pending,) = paused.pending
+    assert pending.label == "#1 send_email"
+    assert paused.state == {"body": "BODY", "free": "INDEPENDENT"}
+    assert paused.to_dict()["pending"] == [pending.to_dict()]
+    assert len(model.requests) == 1
+    done = loop.resume_sync(paused, {pending.id: Decision.accept()})
+    assert done.status == "completed" and done.pending == ()
+    assert done.output == "SENT TO ADA@EXAMPLE.COM"
+    assert len(model.requests) == 1 and len(done.turns) == 1  # the same turn went on
+    assert sorted(calls) == [
+        "fetch body",
+        "fetch independent",
+        "fetch sent to ada@example.com",
+        "send ada@example.com",
+    ]
+    assert sorted(entry.call for entry in done.log) == [0, 1, 2, 3]  # nothing ran twice
+    assert done.turns[0].run is not None and done.turns[0].run.status == "completed"
+
+
+def test_a_rejected_call_reaches_the_model_in_the_next_request() -> None:
+    model = obelisk.ScriptedModel(
+        [loop_answer(PLAN), loop_answer([], output="†state.refused.error.message")]
+    )
+    loop = obelisk.Loop(model, make_tools([]))
+    paused = loop.run_sync()
+    done = loop.resume_sync(paused, {paused.pending[0].id: Decision.reject("not today")})
+    assert done.status == "completed" and done.output == "not today"
+    second = model.requests[1]
+    errors = [m for m in second.to_data()["context"] if m["type"] == "error"]
+    assert [(e["call"], e["error"]["type"]) for e in errors] == [
+        ("#1 send_email", "ApprovalRejected")
+    ]
+
+
+def test_the_loop_pauses_again_until_every_call_is_decided() -> None:
+    calls: list[str] = []
+    model = obelisk.ScriptedModel([loop_answer(PLAN, output="†state.free")])
+    loop = obelisk.Loop(model, make_tools(calls))
+    paused = loop.run_sync()
+    again = loop.resume_sync(paused, {})
+    assert again.status == "awaiting_approval" and again.pending == paused.pending
+    with pytest.raises(obelisk.UsageError, match="already resumed"):
+        loop.resume_sync(paused, {})
+    with pytest.raises(ApprovalError, match="no call awaits approval 'nope'"):
+        loop.resume_sync(again, {"nope": Decision.accept()})
+    done = loop.resume_sync(again, {again.pending[0].id: Decision.accept()})
+    assert done.output == "INDEPENDENT" and calls.count("send ada@example.com") == 1
+    with pytest.raises(obelisk.UsageError, match="status 'completed' cannot be resumed"):
+        loop.resume_sync(done, {})
+    other = obelisk.Loop(obelisk.ScriptedModel([]), make_tools([]))
+    with pytest.raises(obelisk.UsageError, match="not made by this loop"):
+        other.resume_sync(again, {})
+
+
+def test_a_lazy_loop_asks_for_the_plan_then_for_the_call() -> None:
+    seen: list[obelisk.Approval] = []
+
+    def approve(approval: obelisk.Approval) -> bool:
+        seen.append(approval)
+        return True
+
+    model = obelisk.ScriptedModel([loop_answer(PLAN, output="†state.sent")])
+    loop = obelisk.Loop(model, make_tools([]), mode="lazy", approve=approve)
+    paused = loop.run_sync()
+    (approval,) = seen
+    assert approval.ok and approval.diff is None and approval.simulation is not None
+    assert approval.simulation.needing_approval == ["#1 send_email"]
+    assert approval.simulation.approval_load == 0.25  # 1 of 4 calls with effects
+    assert paused.status == "awaiting_approval"
+    done = loop.resume_sync(paused, {paused.pending[0].id: Decision.accept()})
+    assert done.output == "sent to ada@example.com" and len(seen) == 1

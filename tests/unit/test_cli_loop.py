@@ -183,7 +183,6 @@ def test_openai_without_a_key_is_a_usage_error(tmp: Path, monkeypatch: pytest.Mo
     ("extra", "message"),
     [
         (["--mode", "sideways"], "unknown --mode 'sideways'"),
-        (["--approve"], "--approve needs --mode lazy"),
         (["--base-url", "http://localhost:8000/v1"], "--base-url applies to openai:"),
         (["--no-stdlib", "--files-root", "."], "--files-root applies to the standard file tools"),
         (["--max-turns", "0"], ""),

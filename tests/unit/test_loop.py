@@ -534,9 +534,9 @@ def test_lazy_max_corrections() -> None:
 
 @pytest.mark.parametrize("verdict", [Decision.accept(), True])
 def test_approve_accepts_sync(verdict: Any) -> None:
-    seen: list[obelisk.CheckResult] = []
+    seen: list[obelisk.Approval] = []
 
-    def approve(checked: obelisk.CheckResult) -> Any:
+    def approve(checked: obelisk.Approval) -> Any:
         assert len(ran) == 0  # nothing ran before the approval
         seen.append(checked)
         return verdict
@@ -560,7 +560,7 @@ def test_approve_accepts_sync(verdict: Any) -> None:
 def test_approve_rejects_async_with_a_reason() -> None:
     calls_seen: list[int] = []
 
-    async def approve(checked: obelisk.CheckResult) -> Decision:
+    async def approve(checked: obelisk.Approval) -> Decision:
         await asyncio.sleep(0)
         calls_seen.append(len(checked.plan.calls))
         if len(calls_seen) == 1:
@@ -590,9 +590,9 @@ def test_approve_false_rejects_without_a_reason() -> None:
 
 
 def test_approve_edit_is_checked_again_and_runs() -> None:
-    seen: list[obelisk.CheckResult] = []
+    seen: list[obelisk.Approval] = []
 
-    def approve(checked: obelisk.CheckResult) -> Decision:
+    def approve(checked: obelisk.Approval) -> Decision:
         seen.append(checked)
         if len(seen) == 1:
             return Decision.edit([call("double", "†state.a", n=21)])
@@ -606,9 +606,9 @@ def test_approve_edit_is_checked_again_and_runs() -> None:
 
 
 def test_approve_sees_an_edit_with_errors_again() -> None:
-    seen: list[obelisk.CheckResult] = []
+    seen: list[obelisk.Approval] = []
 
-    def approve(checked: obelisk.CheckResult) -> Decision:
+    def approve(checked: obelisk.Approval) -> Decision:
         seen.append(checked)
         if len(seen) == 1:
             return Decision.edit([call("dubble", "†state.a", n=21)])  # a typo
@@ -625,9 +625,9 @@ def test_approve_sees_an_edit_with_errors_again() -> None:
 
 def test_accepting_an_edit_with_errors_sends_its_errors_to_the_model() -> None:
     broken = [call("dubble", "†state.a", n=21)]
-    seen: list[obelisk.CheckResult] = []
+    seen: list[obelisk.Approval] = []
 
-    def approve(checked: obelisk.CheckResult) -> Any:
+    def approve(checked: obelisk.Approval) -> Any:
         seen.append(checked)
         return Decision.edit(broken) if len(seen) == 1 else True
 

@@ -12,6 +12,7 @@ import obelisk.grammar
 SRC = Path(obelisk.__file__).resolve().parent
 
 PUBLIC = [
+    "Approval",
     "ApprovalError",
     "ApprovalRejected",
     "ArgumentValidationError",
@@ -36,6 +37,7 @@ PUBLIC = [
     "Outcome",
     "PendingApproval",
     "Plan",
+    "PlanDiff",
     "PlanError",
     "PlanGraph",
     "ReferenceSyntaxError",

@@ -62,7 +62,7 @@ def test_every_branch_is_explored_and_reported() -> None:
     report = obelisk.simulate(
         PAYMENT, TOOLS, input={"id": "c-1", "amount": 5}, stubs=STUBS, latency={"charge": 2.0}
     )
-    assert (report.explored, report.total, report.bound, report.truncated) == (2, 2, 2, False)
+    assert (report.explored, report.total, report.at_least, report.truncated) == (2, 2, 2, False)
     success, failure = report.scenarios
     assert success.arms == {"#1 charge": "†state.receipt"}
     assert failure.arms == {"#1 charge": "error arm"}
@@ -121,7 +121,12 @@ def test_max_scenarios_cuts_and_says_so() -> None:
     ]
     report = obelisk.simulate(plan, TOOLS, stubs={"charge": {}}, max_scenarios=8)
     assert (report.explored, report.total, report.truncated) == (8, None, True)
-    assert report.bound == 2**5
+    assert report.at_least == 16 and report.scenario_count() == "at least 16"
+    counted = obelisk.simulate(plan, TOOLS, stubs={"charge": {}}, max_scenarios=16)
+    assert (counted.explored, counted.total, counted.truncated) == (16, 2**5, True)
+    assert counted.scenario_count() == "32"
+    whole = obelisk.simulate(plan, TOOLS, stubs={"charge": {}}, max_scenarios=32)
+    assert (whole.explored, whole.total, whole.truncated) == (32, 32, False)
 
 
 def test_generated_values_are_repeatable_and_fit() -> None:

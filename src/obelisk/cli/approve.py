@@ -24,7 +24,7 @@ from obelisk.errors import ApprovalAborted
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
 from obelisk.interpreter.simulate.approval import Approval
 
-__all__ = ["TerminalApprover"]
+__all__ = ["TerminalApprover", "print_pending"]
 
 
 class TerminalApprover:
@@ -143,3 +143,14 @@ class TerminalApprover:
                     continue
                 return Decision.edit(edited)
             self.console.print("answer y, n or e", markup=False, style="yellow")
+
+
+def print_pending(console: Console, pending: tuple[PendingApproval, ...]) -> None:
+    """One line per call waiting for a person: label, approval id, arguments."""
+    for approval in pending:
+        arguments = json.dumps(approval.arguments, ensure_ascii=False, default=str)
+        console.print(
+            f"{approval.label} awaits approval ({approval.id}): {arguments}",
+            markup=False,
+            style="yellow",
+        )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from obelisk.cli.approve import TerminalApprover
+from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.io import (
     FilesRootOption,
     NoStdlibOption,
@@ -222,7 +222,11 @@ def loop_command(
         ),
     ] = None,
     approve: Annotated[
-        bool, typer.Option("--approve", help="Lazy mode: show each plan and ask y/n/edit.")
+        bool,
+        typer.Option(
+            "--approve",
+            help="Ask y/n/edit for each lazy plan and for each call that needs approval.",
+        ),
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {status, output, state, turns} as JSON.")
@@ -248,13 +252,17 @@ def loop_command(
     Exits 0 with an output, 1 when the loop stopped without one, 2 for a bad
     command line, 3 when --max-turns turns gave no output.
     """
-    from obelisk.errors import LoopBudgetExceeded, LoopError, ObeliskError, PlanError
+    from obelisk.errors import (
+        ApprovalError,
+        LoopBudgetExceeded,
+        LoopError,
+        ObeliskError,
+        PlanError,
+    )
     from obelisk.interpreter.loop.loop import Loop
 
     if mode not in ("eager", "lazy"):
         fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
-    if approve and mode != "lazy":
-        fail("--approve needs --mode lazy (eager plans run as they are written)")
     if approve and input == "-":
         fail("--input - and --approve cannot both read standard input")
     chosen = _model(model, base_url)
@@ -263,6 +271,7 @@ def loop_command(
     start_plan = read_plan(str(plan)) if plan is not None else None
     start = read_object(state, "state")
     schema = read_object(output_schema, "output schema")
+    approver = TerminalApprover(err) if approve else None
     try:
         loop = Loop(
             chosen,
@@ -272,7 +281,7 @@ def loop_command(
             instructions=instructions,
             max_turns=max_turns,
             max_corrections=max_corrections,
-            approve=TerminalApprover(err) if approve else None,
+            approve=approver if mode == "lazy" else None,
             stream=stream,
         )
     except ObeliskError as exc:
@@ -293,6 +302,12 @@ def loop_command(
                     result = loop.run_sync(given, start, plan=start_plan)
             else:
                 result = loop.run_sync(given, start, plan=start_plan)
+            while result.status == "awaiting_approval" and approver is not None:
+                decisions = {pending.id: approver.decide(pending) for pending in result.pending}
+                try:
+                    result = loop.resume_sync(result, decisions)
+                except ApprovalError as exc:
+                    err.print(f"obelisk: {exc}", markup=False, style="red")
         except PlanError as exc:
             for diagnostic in exc.diagnostics:
                 err.print(str(diagnostic), markup=False)
@@ -312,7 +327,15 @@ def loop_command(
         if log is not None:
             log.close()
     _report(result, as_json, verbose)
-    if problem is not None:
+    if result.status == "awaiting_approval":
+        print_pending(err, result.pending)
+        err.print(
+            "stopped: calls await approval (run again with --approve to decide)",
+            markup=False,
+            style="bold yellow",
+        )
+        code = 1
+    elif problem is not None:
         kind = type(problem).__name__
         err.print(f"obelisk: {kind}: {_one_line(str(problem))}", markup=False, style="bold red")
     elif not as_json:

@@ -10,7 +10,7 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from obelisk.cli.approve import TerminalApprover
+from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.io import (
     FilesRootOption,
     NoStdlibOption,
@@ -225,13 +225,7 @@ def run_command(
         sys.stdout.write(dump_json(payload) + "\n")
     else:
         sys.stdout.write(dump_json(sorted_keys(result.state), indent=2) + "\n")
-        for pending in result.pending:
-            arguments = json.dumps(pending.arguments, ensure_ascii=False, default=json_default)
-            err.print(
-                f"{pending.label} awaits approval ({pending.id}): {arguments}",
-                markup=False,
-                style="yellow",
-            )
+        print_pending(err, result.pending)
         for record in result.calls:
             if record.status == "failed" and record.error:
                 err.print(

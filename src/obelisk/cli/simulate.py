@@ -53,7 +53,8 @@ def read_stubs(path: Path) -> dict[str, Any]:
 
     JSON: ``{"tool or call _id": value}``; ``{"tool": {"$outcomes": [item, ...]}}``
     lists outcomes to explore, where an item is a value, ``{"$outcome": name or
-    index, "value": ...}`` or ``{"$error": "message"}`` (the tool raises).
+    index, "value": ...}`` or ``{"$error": "message"}`` (the tool raises).  A plain
+    JSON list is the tool's value, not outcomes to explore.
     """
     if path.suffix == ".py":
         spec = importlib.util.spec_from_file_location(f"_obelisk_stubs_{path.stem}", path)
@@ -77,6 +78,8 @@ def read_stubs(path: Path) -> dict[str, Any]:
             if not isinstance(items, list) or set(value) != {"$outcomes"}:
                 fail(f"stubs {str(path)!r}: {key}: '$outcomes' must be the only key, with a list")
             found[key] = [_stub_item(item, key) for item in items]
+        elif isinstance(value, list):  # a list is the value: '$outcomes' explores
+            found[key] = [value]
         else:
             found[key] = _stub_item(value, key)
     return found
@@ -92,9 +95,28 @@ def _numbers(path: Path | None, what: str) -> dict[str, float] | None:
     return {k: float(v) for k, v in data.items()}
 
 
-def _print(report: SimulationReport) -> None:
+def _details(report: SimulationReport) -> None:
+    """Every scenario in full: skips and why, failures, writes and their producers."""
+    for s in report.scenarios:
+        out.print(f"scenario {s.number}", markup=False, style="bold")
+        for label, arm in s.arms.items():
+            out.print(f"  {label} took {arm}", markup=False)
+        out.print(f"  runs: {', '.join(s.ran) or '-'}", markup=False)
+        for label, why in s.skipped.items():
+            out.print(f"  skips {label}: {why}", markup=False, style="yellow")
+        for label, why in s.failed.items():
+            out.print(f"  fails {label}: {why}", markup=False, style="red")
+        for path, producer in s.writes.items():
+            out.print(f"  writes {path} ({producer})", markup=False, style="dim")
+        path = " -> ".join(s.critical_path) or "-"
+        out.print(f"  critical path: {path} ({s.critical_seconds:g} s)", markup=False)
+
+
+def _print(report: SimulationReport, verbose: bool) -> None:
+    if verbose:
+        _details(report)
     summary = report.summary()
-    total = report.total if report.total is not None else f"at most {report.bound}"
+    total = report.scenario_count()
     out.print(f"scenarios: {report.explored} explored of {total}", markup=False, style="bold")
     table = Table(show_lines=False, header_style="bold")
     for column in ("#", "outcomes", "runs", "skips", "makespan", "peak", "cost", "approvals"):
@@ -168,6 +190,12 @@ def simulate_command(
     scenario: Annotated[
         int, typer.Option("--scenario", min=1, metavar="N", help="The scenario --graph draws.")
     ] = 1,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Each scenario in full: skips, writes, critical path."
+        ),
+    ] = False,
 ) -> None:
     """Dry-run a plan: every combination of its calls' outcomes, nothing with side
     effects run (docs/simulate.md).
@@ -216,6 +244,6 @@ def simulate_command(
         data = report.to_dict()
         sys.stdout.write(json.dumps(data, ensure_ascii=False, default=json_default) + "\n")
     else:
-        _print(report)
+        _print(report, verbose)
     errors = [d for d in report.diagnostics if d.severity == "error"]
     raise typer.Exit(1 if errors else 0)

@@ -32,8 +32,9 @@ from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
-from obelisk.interpreter.loop.session import Session
+from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.engine import Listener
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.state import State
@@ -54,8 +55,11 @@ class Loop:
     ``instructions``: extra text for every request.  ``max_turns`` (count, >= 1),
     ``max_corrections`` (unusable answers in a row, >= 0), ``max_depth`` (delegate
     nesting, >= 0).
-    ``approve``: lazy-mode approval callback (sync or async) taking the
-    :class:`CheckResult`.  ``stream``: dispatch calls while a
+    ``approve``: lazy-mode approval callback (sync or async) taking the plan's
+    :class:`~obelisk.interpreter.simulate.approval.Approval` (its check, dry run
+    and changes from the plan before) and returning a ``Decision`` or a bool
+    (docs/approvals.md); calls of tools that require approval pause the loop
+    (``LoopResult.pending``, :meth:`resume`).  ``stream``: dispatch calls while a
     :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
     ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`);
     ``on_event`` also receives ``TurnStarted`` and ``TurnFinished`` (docs/loop.md).
@@ -190,11 +194,56 @@ class Loop:
         the module.
         """
         session = self.session(input, state, data=data, instances=instances, plan=plan)
-        for number in range(1, self.max_turns + 1):
+        return await self._turns(session, 1)
+
+    async def _turns(self, session: Session, first: int) -> LoopResult:
+        for number in range(first, self.max_turns + 1):
             if await session.turn(number):
                 return session.result("completed", session.output)
         result = session.result("budget_exceeded", None)
         raise LoopBudgetExceeded(f"no output after max_turns={self.max_turns} turns", result)
+
+    async def resume(
+        self,
+        result: LoopResult,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        tools: Any = None,
+    ) -> LoopResult:
+        """Continue a loop whose calls await approval; returns a new :class:`LoopResult`.
+
+        ``result``: the ``awaiting_approval`` result of :meth:`run` (or of an earlier
+        resume); ``decisions``: approval id -> ``Decision``, as for
+        :func:`obelisk.resume`.  The paused turn's run goes on without running again
+        what already ran, then the loop takes its output or sends the next request.
+        Calls without a decision keep waiting.
+
+        Raises :class:`~obelisk.errors.ApprovalError` for a bad decision (nothing is
+        recorded), :class:`~obelisk.errors.UsageError` for a result that is not
+        paused, was made by another loop or was already resumed, and the loop's
+        own errors as :meth:`run` does.
+        """
+        origin = result.origin
+        if not isinstance(origin, LoopOrigin) or origin.session.loop is not self:
+            raise UsageError("this result was not made by this loop: it cannot be resumed here")
+        session, paused = origin.session, origin.session.paused
+        if result.status != "awaiting_approval" or origin.run is None:
+            raise UsageError(f"a loop result with status {result.status!r} cannot be resumed")
+        if paused is None or paused.run is not origin.run:
+            raise UsageError("this result was already resumed: resume the latest result")
+        if await session.resume(decisions or {}, tools):
+            return session.result("completed", session.output)
+        return await self._turns(session, paused.turn.index + 1)
+
+    def resume_sync(
+        self,
+        result: LoopResult,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        tools: Any = None,
+    ) -> LoopResult:
+        """:meth:`resume` for code without an event loop."""
+        return run_blocking(self.resume(result, decisions, tools=tools))
 
     def session(
         self,

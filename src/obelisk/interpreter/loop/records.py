@@ -11,7 +11,8 @@ Shapes (``to_dict()``):
   ``{"model", "run", "total"}`` in seconds; ``delegated`` one summary per
   sub-request ``{"call", "kind", "answers", "output"}``.
 * :class:`LoopResult` ``{"status", "output", "state", "turns"}``; ``status`` is
-  ``completed`` (the model gave a valid output), ``budget_exceeded``,
+  ``completed`` (the model gave a valid output), ``awaiting_approval`` (calls
+  wait for a person; ``"pending"`` lists them), ``budget_exceeded``,
   ``corrections_exceeded`` or ``stopped`` (model failure).
 """
 
@@ -22,13 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution, message_data
+from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.state import WriteEntry
 
 __all__ = ["LoopResult", "LoopStatus", "Turn", "TurnFinished", "TurnStarted"]
 
-LoopStatus = Literal["completed", "budget_exceeded", "corrections_exceeded", "stopped"]
+LoopStatus = Literal[
+    "completed", "awaiting_approval", "budget_exceeded", "corrections_exceeded", "stopped"
+]
 
 
 @dataclass(slots=True)
@@ -74,7 +78,10 @@ class LoopResult:
     ``output``: the final answer (validated against the caller's output schema),
     or ``None`` when the loop stopped without one.  ``state``: the final shared
     state; ``instances``: the state each instance sees; ``log``: every write of
-    every turn; ``turns``: one :class:`Turn` per request, in order.
+    every turn; ``turns``: one :class:`Turn` per request, in order.  With
+    ``status == "awaiting_approval"``, ``pending`` lists the calls waiting for a
+    person and ``Loop.resume(result, decisions)`` goes on (docs/approvals.md);
+    ``origin`` is the loop session that resume continues.
     """
 
     status: LoopStatus
@@ -83,6 +90,8 @@ class LoopResult:
     turns: list[Turn]
     log: list[WriteEntry] = field(default_factory=list)
     instances: dict[str, Any] = field(default_factory=dict)
+    pending: tuple[PendingApproval, ...] = ()
+    origin: Any = field(default=None, compare=False)
 
     @property
     def usage(self) -> dict[str, int]:
@@ -100,13 +109,18 @@ class LoopResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"status", "output", "state", "turns": [turn, ...]}`` (``obelisk loop --json``)."""
-        return {
+        """``{"status", "output", "state", "turns": [turn, ...]}`` (``obelisk loop --json``),
+        with ``"pending": [{"id", "call", "label", "tool", "arguments", "hash"}]`` while
+        calls await approval."""
+        data = {
             "status": self.status,
             "output": self.output,
             "state": self.state,
             "turns": [turn.to_dict() for turn in self.turns],
         }
+        if self.pending:
+            data["pending"] = [approval.to_dict() for approval in self.pending]
+        return data
 
     def answers(self) -> list[dict[str, Any]]:
         """Every answer the model gave, in the order it was asked: each turn's, then

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from obelisk.errors import CorrectionBudgetExceeded, LoopStopped, ModelError, SolutionError
+from obelisk.errors import (
+    CorrectionBudgetExceeded,
+    LoopStopped,
+    ModelError,
+    SolutionError,
+    UsageError,
+)
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
@@ -32,7 +40,8 @@ from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.engine import Engine, Listener
-from obelisk.interpreter.runtime.records import RunResult
+from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.resume import check_decisions
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
@@ -40,7 +49,7 @@ from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
 
-__all__ = ["LoopSettings", "Session"]
+__all__ = ["LoopOrigin", "LoopSettings", "Paused", "Session"]
 
 
 class LoopSettings(Parent, Protocol):
@@ -72,11 +81,36 @@ class LoopSettings(Parent, Protocol):
     def context(self) -> Any: ...
 
 
+@dataclass(slots=True)
+class Paused:
+    """A turn whose run waits for approvals: ``start`` is the state before the turn
+    ran (a resumed run starts from a fork of it and replays what already ran),
+    ``plan`` and ``graph`` the checked calls, ``run`` the paused run and
+    ``decisions`` every decision given so far, by approval id."""
+
+    turn: Turn
+    start: State
+    plan: Plan
+    graph: PlanGraph
+    run: RunResult
+    decisions: dict[str, Decision] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopOrigin:
+    """What ``Loop.resume`` continues: the ``session`` and, for a paused result,
+    the paused ``run`` it saw (a result resumed since is out of date)."""
+
+    session: Session
+    run: RunResult | None
+
+
 class Session:
     """The mutable side of one ``Loop.run`` (see the module docstring).
 
     ``turns`` lists every :class:`Turn` so far; ``output`` is set when a turn
-    gave a valid output; ``state`` is the run's :class:`State`.
+    gave a valid output; ``state`` is the run's :class:`State`; ``paused`` is set
+    while a turn's calls wait for a person (docs/approvals.md).
     """
 
     def __init__(
@@ -88,16 +122,22 @@ class Session:
         self.errors: list[ErrorMessage] = []
         self.corrections = 0
         self.output: Any = None
+        self.paused: Paused | None = None
+        # a turn that may pause keeps the state it started from
+        self.approvals = any(tool.requires_approval for tool in loop.registry)
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
+        paused = self.paused
         return LoopResult(
-            status=status,
+            status="awaiting_approval" if paused is not None else status,
             output=output,
             state=state.document("state") or {},
             turns=self.turns,
             log=list(state.log),
             instances={name: state.document("state", name) for name in state.instances},
+            pending=paused.run.pending if paused is not None else (),
+            origin=LoopOrigin(self, paused.run if paused is not None else None),
         )
 
     def request(self, number: int) -> Request:
@@ -161,6 +201,7 @@ class Session:
         self.turns.append(turn)
         started = time.perf_counter()
         before = len(self.state.log)
+        start = self.state.fork() if self.approvals else None
         try:
             if loop.stream:
                 solution, run = await self.stream(turn)
@@ -180,10 +221,12 @@ class Session:
         errors: list[ErrorMessage] = []
         usable = True
         if run is None and solution.calls:
-            run, errors = await self.execute(turn, solution.calls)
+            run, errors = await self.execute(turn, solution.calls, start)
             usable = run is not None
         elif run is not None:  # streamed: the calls already ran
             errors = self.absorb(run, solution.calls)
+            if run.status == "awaiting_approval" and start is not None:
+                self.pause(turn, start, run)
         turn.run, turn.entries = run, self.state.log[before:]
         finished = time.perf_counter()
         turn.timings = {
@@ -191,6 +234,15 @@ class Session:
             "run": finished - answered,
             "total": finished - started,
         }
+        if self.paused is not None:
+            return True
+        return self.conclude(turn, errors, usable)
+
+    def conclude(self, turn: Turn, errors: list[ErrorMessage], usable: bool) -> bool:
+        """Take the turn's output when it fits; count a correction when the answer
+        was unusable.  True when the loop is done."""
+        loop, solution = self.loop, turn.solution
+        assert solution is not None
         if solution.output is not None and usable:
             output, problem = resolve_output(solution.output, self.state)
             if problem is None and loop.output_validator is not None:
@@ -227,13 +279,24 @@ class Session:
         assert isinstance(loop.model, StreamingModel)
         return await stream_solution(loop.model.stream(turn.request), engine, check_plan)
 
-    def engine(self, plan: Plan, graph: PlanGraph, turn: Turn, *, growing: bool = False) -> Engine:
-        """An engine for one turn's plan, with the loop's run settings and sub-requests."""
+    def engine(
+        self,
+        plan: Plan,
+        graph: PlanGraph,
+        turn: Turn,
+        *,
+        growing: bool = False,
+        registry: Registry | None = None,
+        approvals: Mapping[str, Decision] | None = None,
+        replay: Mapping[int, CallOutcome] | None = None,
+    ) -> Engine:
+        """An engine for one turn's plan on the session's state, with the loop's run
+        settings and sub-requests (``approvals`` and ``replay`` when resuming)."""
         loop = self.loop
         return Engine(
             plan,
             graph,
-            loop.registry,
+            registry or loop.registry,
             self.state,
             concurrency=loop.concurrency,
             fail_fast=loop.fail_fast,
@@ -241,13 +304,64 @@ class Session:
             latent=SubRequests(loop, self.state, turn),
             growing=growing,
             context=loop.context,
+            approvals=approvals,
+            replay=replay,
         )
 
-    def check_documents(self) -> tuple[Any, Any, dict[str, Any]]:
-        """``(input, state, data)`` a plan is checked against.  With instances, input
-        and state are every instance's view merged over the shared one (a path any
-        instance holds resolves; a call of another instance that reads it skips)."""
-        state = self.state
+    def pause(self, turn: Turn, start: State, run: RunResult) -> None:
+        """Keep a turn whose run waits for approvals, to resume it later.
+
+        The calls are checked again as a whole against the state the turn started
+        from; a streamed plan with errors does not pause: its waiting calls are
+        reported as not run, and the model corrects the plan first.
+        """
+        check_input, document, data = self.check_documents(start)
+        checked = check(
+            self.carried, self.loop.registry, check_input, document, data=data, mode=self.loop.mode
+        )
+        if checked.plan is None or checked.graph is None or checked.errors:
+            return
+        self.paused = Paused(turn, start, checked.plan, checked.graph, run)
+
+    async def resume(self, decisions: Mapping[str, Any], tools: Any = None) -> bool:
+        """Continue the paused turn with ``decisions`` (approval id -> Decision);
+        True when the loop is done (its output taken, or paused again).
+
+        Raises :class:`~obelisk.errors.ApprovalError` for a bad decision, before
+        anything runs, and :class:`~obelisk.errors.UsageError` when nothing is paused.
+        """
+        paused = self.paused
+        if paused is None:
+            raise UsageError("this loop result is not awaiting approval: nothing to resume")
+        registry = self.loop.registry if tools is None else Registry.coerce(tools)
+        given = check_decisions(paused.run.pending, decisions, registry)
+        every = {**paused.decisions, **given}
+        turn, started = paused.turn, time.perf_counter()
+        self.state = paused.start.fork()
+        before = len(self.state.log)
+        engine = self.engine(
+            paused.plan,
+            paused.graph,
+            turn,
+            registry=registry,
+            approvals=every,
+            replay=paused.run.outcomes,
+        )
+        run = await engine.run()
+        turn.run, turn.entries = run, self.state.log[before:]
+        turn.timings["run"] = turn.timings.get("run", 0.0) + time.perf_counter() - started
+        if run.status == "awaiting_approval":
+            paused.run, paused.decisions = run, every
+            return True
+        self.paused = None
+        return self.conclude(turn, self.absorb(run, self.carried), True)
+
+    def check_documents(self, state: State | None = None) -> tuple[Any, Any, dict[str, Any]]:
+        """``(input, state, data)`` a plan is checked against (default: the session's
+        state).  With instances, input and state are every instance's view merged
+        over the shared one (a path any instance holds resolves; a call of another
+        instance that reads it skips)."""
+        state = self.state if state is None else state
         data = {k: state.peek(k) for k in state.kinds if k != "state"}
         document = state.peek("state") or {}
         check_input = self.input
@@ -259,10 +373,12 @@ class Session:
         return check_input, document, data
 
     async def execute(
-        self, turn: Turn, calls: list[dict[str, Any]]
+        self, turn: Turn, calls: list[dict[str, Any]], start: State | None = None
     ) -> tuple[RunResult | None, list[ErrorMessage]]:
         """Check the calls (and, lazy, have them approved), then run them; returns the
-        run (``None`` when nothing ran) and the error records for the next turn."""
+        run (``None`` when nothing ran) and the error records for the next turn.  A
+        run that waits for approvals pauses the session (``start``: the state before
+        the turn)."""
         loop = self.loop
         check_input, state_doc, data = self.check_documents()
         checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
@@ -308,7 +424,10 @@ class Session:
             return None, [ErrorMessage(error={"type": "rejected", "message": message})]
         assert checked.plan is not None and checked.graph is not None
         run = await self.engine(checked.plan, checked.graph, turn).run()
-        return run, self.absorb(run, calls)  # the calls that ran, after any edit
+        errors = self.absorb(run, calls)  # the calls that ran, after any edit
+        if run.status == "awaiting_approval" and start is not None:
+            self.paused = Paused(turn, start, checked.plan, checked.graph, run)
+        return run, errors
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
         """The error records of a run, and the plan the next request carries.

@@ -108,13 +108,14 @@ def explain_skip(
     ``†state.receipt was not written: #0 processPayment wrote †state.error`` or
     ``†state.flights[0]: †state.flights is an empty list`` (docs/semantics.md).
 
-    Returns ``(reason, untaken)``: ``untaken`` is true when every missing read is an
-    alternative its writer did not take (directly, or through calls skipped for
-    that reason), the normal way a plan branches; otherwise a read the call needs
-    did not exist, and the run is ``partial``.
+    Returns ``(reason, untaken)``: ``untaken`` is true when the missing reads are
+    alternatives their writers did not take (directly, or through calls skipped for
+    that reason), the normal way a plan branches; a fallback's path that no call
+    writes does not change that.  Otherwise a read the call needs did not exist,
+    and the run is ``partial``.
     """
     reasons = []
-    untaken = True
+    taken_elsewhere, needed = False, False
     for reference in missing:
         writers: list[str] = []
         settled_well = True  # every writer succeeded: the shape of what is there explains it
@@ -147,7 +148,10 @@ def explain_skip(
         stops = None
         if settled_well and state is not None:
             stops = _where_it_stops(reference, state, call.instance)
-        untaken = untaken and branch and not other_reason and stops is None
+        # a path no call writes is neutral: only a fallback can read one (the check
+        # refuses it elsewhere), and the fallback's first choice decides
+        taken_elsewhere = taken_elsewhere or branch
+        needed = needed or other_reason or stops is not None
         if stops is not None:
             reasons.append(stops)
         elif writers:
@@ -156,7 +160,7 @@ def explain_skip(
             reasons.append(f"{reference} is not in the input")
         else:
             reasons.append(f"{reference} does not exist and no call writes it")
-    return "; ".join(reasons), untaken
+    return "; ".join(reasons), taken_elsewhere and not needed
 
 
 def _substitute(

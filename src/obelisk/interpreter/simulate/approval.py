@@ -158,7 +158,7 @@ class Approval:
         lines: list[str] = []
         report = self.simulation
         if report is not None:
-            total = report.total if report.total is not None else f"at most {report.bound}"
+            total = report.scenario_count()
             lines.append(f"dry run: {report.explored} of {total} scenarios")
             for scenario in report.scenarios[:8]:
                 arms = ", ".join(f"{k} -> {v}" for k, v in scenario.arms.items()) or "one path"

@@ -69,9 +69,9 @@ class SimulationReport:
     """A dry run of a plan.
 
     - ``scenarios``: the scenarios explored (at most ``max_scenarios``);
-      ``explored`` their count; ``total`` how many exist when exploration finished,
-      else ``None``; ``bound`` an upper bound (the product of every branching call's
-      number of outcomes);
+      ``explored`` their count; ``total`` how many exist, or ``None`` when there
+      are too many to count (past the limit, up to ``max_scenarios`` more are played
+      only to be counted); ``at_least`` how many are known to exist;
     - ``never_run``: label -> why, for calls that run in no explored scenario;
     - ``written_never_read``: state paths some call writes that no call reads;
     - ``read_in_some``: paths read in some scenarios and not in others;
@@ -86,7 +86,7 @@ class SimulationReport:
     scenarios: list[ScenarioReport]
     explored: int
     total: int | None
-    bound: int
+    at_least: int
     never_run: dict[str, str]
     written_never_read: list[str]
     read_in_some: list[str]
@@ -99,14 +99,18 @@ class SimulationReport:
     @property
     def truncated(self) -> bool:
         """True when ``max_scenarios`` cut the exploration short."""
-        return self.total is None
+        return self.total is None or self.explored < self.total
+
+    def scenario_count(self) -> str:
+        """``"2"``, or ``"at least 128"`` when there were too many to count."""
+        return str(self.total) if self.total is not None else f"at least {self.at_least}"
 
     def summary(self) -> dict[str, Any]:
         """The parts that hold across scenarios (no per-scenario detail)."""
         return {
             "explored": self.explored,
             "total": self.total,
-            "bound": self.bound,
+            "at_least": self.at_least,
             "never_run": self.never_run,
             "written_never_read": self.written_never_read,
             "read_in_some": self.read_in_some,

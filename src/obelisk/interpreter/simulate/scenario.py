@@ -91,30 +91,46 @@ class Explorer:
         self.counts: dict[int, int] = {}
         self.finished = False
         self._stack: list[_Checkpoint] = []
+        self._start: _Checkpoint | None = None  # where the next scenario starts
 
     def scenarios(self, limit: int) -> Iterator[Played]:
-        """Up to ``limit`` scenarios, in depth-first order of outcomes."""
-        start: _Checkpoint | None = None
+        """Up to ``limit`` more scenarios, in depth-first order of outcomes."""
         for _ in range(limit):
-            if start is None:
-                records = [CallRecord(c.index, c.id, c.tool) for c in self.plan.calls]
-                played = self._play(0, None, self.documents(), Played(records), {})
-            else:
-                played = self._play(
-                    start.position,
-                    start.choice,
-                    start.state.fork(),
-                    _copy_played(start.played, self.order[start.position :]),
-                    {k: list(v) for k, v in start.written.items()},
-                )
-            yield played
-            while self._stack and self._stack[-1].choice + 1 >= self._stack[-1].options:
-                self._stack.pop()
-            if not self._stack:
-                self.finished = True
+            if self.finished:
                 return
-            start = self._stack[-1]
-            start.choice += 1
+            yield self._next()
+
+    def count(self, limit: int) -> int:
+        """Play up to ``limit`` more scenarios only to count them (their reports are
+        not built); returns how many were played.  ``finished`` says whether that
+        was all of them."""
+        played = 0
+        while played < limit and not self.finished:
+            self._next()
+            played += 1
+        return played
+
+    def _next(self) -> Played:
+        start = self._start
+        if start is None:
+            records = [CallRecord(c.index, c.id, c.tool) for c in self.plan.calls]
+            played = self._play(0, None, self.documents(), Played(records), {})
+        else:
+            played = self._play(
+                start.position,
+                start.choice,
+                start.state.fork(),
+                _copy_played(start.played, self.order[start.position :]),
+                {k: list(v) for k, v in start.written.items()},
+            )
+        while self._stack and self._stack[-1].choice + 1 >= self._stack[-1].options:
+            self._stack.pop()
+        if not self._stack:
+            self.finished = True
+        else:
+            self._start = self._stack[-1]
+            self._start.choice += 1
+        return played
 
     def _play(
         self,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -121,20 +120,21 @@ def simulate_checked(
             )
             if diagnostic not in diagnostics:
                 diagnostics.append(diagnostic)
-    finished, counts = explorer.finished, explorer.counts
+    # past the limit, count the scenarios left (up to as many again) to say how many exist
+    counted = len(scenarios) + (explorer.count(max_scenarios) if not explorer.finished else 0)
+    finished = explorer.finished
     for tool, note in outputs.notes.items():
         if "cannot be satisfied" in note:
             diagnostics.append(
                 Diagnostic("unsatisfiable_output", "warning", f"tool {tool!r}: {note}")
             )
-    bound = math.prod(counts.values()) if counts else 1
     return _across(
         parsed,
         graph,
         registry,
         scenarios,
         finished,
-        bound,
+        counted,
         tuple(diagnostics),
         dict(outputs.notes),
     )
@@ -227,7 +227,7 @@ def _across(
     registry: Registry,
     scenarios: list[ScenarioReport],
     finished: bool,
-    bound: int,
+    counted: int,
     diagnostics: tuple[Diagnostic, ...],
     notes: dict[str, str],
 ) -> SimulationReport:
@@ -270,8 +270,8 @@ def _across(
     return SimulationReport(
         scenarios=scenarios,
         explored=len(scenarios),
-        total=len(scenarios) if finished else None,
-        bound=max(bound, len(scenarios)),
+        total=counted if finished else None,
+        at_least=counted,
         never_run=never,
         written_never_read=unread,
         read_in_some=partly,
