@@ -3,7 +3,8 @@
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
 check throughput, sync tools, memory, NESTFUL, the execution loop's own costs
 (per-turn overhead, request size, streaming; ``loop_overhead.py``), and tools from
-JSON descriptions with a big result's copies (``tools_from_schema.py``).  Systems:
+JSON descriptions with a big result's copies (``tools_from_schema.py``), and dry runs
+of a 1,000-call plan in all 64 scenarios (``simulate_plans.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
@@ -25,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loop_overhead, suite, tools_from_schema
+from . import loop_overhead, simulate_plans, suite, tools_from_schema
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -77,6 +78,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["nestful"] = nestful()
     results["loop"] = loop_overhead.collect(quick, repeat)
     results["tools"] = tools_from_schema.collect(quick, repeat)
+    results["simulate"] = simulate_plans.collect(quick, repeat)
     return results
 
 
@@ -180,6 +182,8 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", loop_overhead.markdown(results["loop"]).rstrip("\n")]
     if "tools" in results:
         lines += ["", tools_from_schema.markdown(results["tools"]).rstrip("\n")]
+    if "simulate" in results:
+        lines += ["", simulate_plans.markdown(results["simulate"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

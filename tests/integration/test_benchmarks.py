@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks import suite, tools_from_schema
+from benchmarks import simulate_plans, suite, tools_from_schema
 from benchmarks.__main__ import END, START, markdown, update_readme
 from benchmarks.run_overhead import layered
 
@@ -109,3 +109,17 @@ def test_tools_from_schema_benchmark_measures_builds_and_copies() -> None:
         "passengers",
         "cabin",
     )
+
+
+def test_simulate_benchmark_plays_every_scenario_of_its_plan() -> None:
+    plan = simulate_plans.plan_of(calls=40, branches=3)
+    assert len(plan) == 40
+    branching = [c for c in plan if c["_tool"] == "risky"]
+    assert [c["_outputPath"] for c in branching] == [
+        f"†state.b{k} || †state.e{k}" for k in range(3)
+    ]
+    results = simulate_plans.collect(quick=True, repeat=1)
+    assert (results["calls"], results["branches"], results["scenarios"]) == (200, 3, 8)
+    assert results["simulate"]["cpu_s"] > 0 and results["run"]["cpu_s"] > 0
+    text = simulate_plans.markdown(results)
+    assert "of a 200-call plan with 3 binary branches (8 scenarios, every call in each)" in text

@@ -41,6 +41,7 @@ def test_every_situation_has_an_example() -> None:
         "instances",
         "payment",
         "profile_summary",
+        "refund_approval",
         "translate",
         "weather",
     ]
@@ -63,6 +64,9 @@ def test_example_checks_clean(folder: Path) -> None:
 def test_example_runs_to_its_expected_state(folder: Path) -> None:
     plan, tools, given, expected = _load(folder)
     result = obelisk.run_sync(plan, tools, given)
+    if result.status == "awaiting_approval":  # a person accepts every call that asks
+        accept = {pending.id: obelisk.Decision.accept() for pending in result.pending}
+        result = obelisk.resume_sync(result, accept)
     assert result.status == "completed"
     if "instances" in expected:
         assert {"state": result.state, "instances": result.instances} == expected
@@ -138,3 +142,18 @@ def test_payment_example_through_the_cli() -> None:
         "succeeded",
         "skipped",
     ]
+
+
+def test_refund_approval_pauses_before_the_refund_and_not_for_an_ineligible_order() -> None:
+    plan, tools, given, _ = _load(EXAMPLES / "refund_approval")
+    paused = obelisk.run_sync(plan, tools, given)
+    assert paused.status == "awaiting_approval"
+    (pending,) = paused.pending
+    assert (pending.label, pending.arguments) == (
+        "#2 issue_refund",
+        {"order_id": "o-1001", "amount": 59.9},
+    )
+    assert paused.state.keys() == {"order", "eligible"}  # nothing moved money yet
+    small = obelisk.run_sync(plan, tools, {"orderId": "o-1002"})
+    assert small.status == "completed" and small.pending == ()
+    assert small.state["notified"] == "to c-9: delivered over 30 days ago"

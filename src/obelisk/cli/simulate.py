@@ -119,7 +119,7 @@ def _print(report: SimulationReport, verbose: bool) -> None:
     total = report.scenario_count()
     out.print(f"scenarios: {report.explored} explored of {total}", markup=False, style="bold")
     table = Table(show_lines=False, header_style="bold")
-    for column in ("#", "outcomes", "runs", "skips", "makespan", "peak", "cost", "approvals"):
+    for column in ("#", "outcomes", "runs", "skips", "time", "peak", "cost", "ask"):
         table.add_column(column, overflow="fold")
     for s in report.scenarios:
         table.add_row(
@@ -130,7 +130,7 @@ def _print(report: SimulationReport, verbose: bool) -> None:
             f"{s.makespan:g} s",
             str(s.peak_concurrency),
             f"{s.cost:g}",
-            ", ".join(s.approvals) or "-",
+            str(len(s.approvals)),
         )
     out.print(table)
     for label, why in summary["never_run"].items():

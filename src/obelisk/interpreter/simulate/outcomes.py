@@ -79,8 +79,8 @@ class OutputSource:
             return [self._item(item, call, tool) for item in stub]
         base = self._result(call, tool, arguments, stub if found else None, found)
         count = len(call.alternatives)
-        if count < 2 or base.error is not None:
-            return [base]
+        if count < 2 or base.error is not None or base.alternative is not None:
+            return [base]  # one arm only, or the outcome is known (an Outcome was returned)
         if tool.outcomes or tool.latent:
             names = tool.outcomes or tuple(
                 " && ".join(str(ref) for ref in option) for option in call.alternatives

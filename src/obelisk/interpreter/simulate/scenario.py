@@ -121,7 +121,7 @@ class Explorer:
                 start.choice,
                 start.state.fork(),
                 _copy_played(start.played, self.order[start.position :]),
-                {k: list(v) for k, v in start.written.items()},
+                dict(start.written),  # its lists are never changed: shared
             )
         while self._stack and self._stack[-1].choice + 1 >= self._stack[-1].options:
             self._stack.pop()
@@ -175,7 +175,7 @@ class Explorer:
                         len(options),
                         state.fork(),
                         _copy_played(played, order[at:]),
-                        {k: list(v) for k, v in written.items()},
+                        dict(written),
                     )
                 )
             if tool.needs_approval(arguments):

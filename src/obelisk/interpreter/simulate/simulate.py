@@ -15,7 +15,7 @@ from obelisk.interpreter.runtime.commit_order import CommitOrder
 from obelisk.interpreter.simulate.outcomes import OutputSource
 from obelisk.interpreter.simulate.report import ScenarioReport, SimulationReport
 from obelisk.interpreter.simulate.scenario import Explorer, Played, documents_factory
-from obelisk.interpreter.simulate.schedule import schedule
+from obelisk.interpreter.simulate.schedule import Schedule, schedule
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["simulate", "simulate_checked"]
@@ -103,10 +103,11 @@ def simulate_checked(
     documents = documents_factory(state, input, data)
 
     explorer = Explorer(parsed, graph, order, registry, outputs, documents)
+    timing = _Timing(graph, [call.tool for call in parsed.calls], latency, concurrency)
     scenarios: list[ScenarioReport] = []
     for played in explorer.scenarios(max_scenarios):
         scenarios.append(
-            _scenario(len(scenarios) + 1, parsed, graph, played, latency, cost, concurrency)
+            _scenario(len(scenarios) + 1, parsed, graph, played, timing, cost)
         )
         for index, problem in played.problems:
             call = parsed.calls[index]
@@ -178,22 +179,41 @@ def _check_stubs(plan: Plan, registry: Registry, stubs: Mapping[str, Any]) -> li
     return found
 
 
+class _Timing:
+    """Schedules by the set of calls that run: scenarios that run the same calls (the
+    common case: branches that rejoin) share one."""
+
+    def __init__(
+        self, graph: Any, tools: list[str], latency: Mapping[str, float], concurrency: int
+    ) -> None:
+        self.graph, self.tools, self.concurrency = graph, tools, concurrency
+        self.seconds = [float(latency.get(tool, 1.0)) for tool in tools]
+        self.labels = [call.label for call in graph.plan.calls]
+        self.known: dict[tuple[int, ...], Schedule] = {}
+
+    def schedule(self, ran: list[int]) -> Schedule:
+        key = tuple(ran)
+        found = self.known.get(key)
+        if found is None:
+            durations = {i: self.seconds[i] for i in ran}
+            found = schedule(self.graph.predecessors, durations, self.tools, {}, self.concurrency)
+            self.known[key] = found
+        return found
+
+
 def _scenario(
     number: int,
     plan: Plan,
     graph: Any,
     played: Played,
-    latency: Mapping[str, float],
+    timing: _Timing,
     cost: Mapping[str, float],
-    concurrency: int,
 ) -> ScenarioReport:
     calls = plan.calls
     records = played.records
-    labels = [record.label for record in records]
+    labels = timing.labels
     ran = [i for i, r in enumerate(records) if r.status in ("succeeded", "failed") and r.attempts]
-    durations = {i: float(latency.get(calls[i].tool, 1.0)) for i in ran}
-    capacity: dict[str, int | None] = {}
-    sched = schedule(graph.predecessors, durations, [c.tool for c in calls], capacity, concurrency)
+    sched = timing.schedule(ran)
     arms = {
         labels[i]: branch.label or OutputSource.alternative_label(calls[i], branch.alternative or 0)
         for i, branch in sorted(played.branches.items())
@@ -256,8 +276,9 @@ def _across(
         for read in call_reads:
             read_by.setdefault(str(read.reference), set()).add(index)
     partly = []
+    ran_in = [set(scenario.ran) for scenario in scenarios]
     for path, readers in sorted(read_by.items()):
-        per = [any(labels[i] in scenario.ran for i in readers) for scenario in scenarios]
+        per = [any(labels[i] in ran for i in readers) for ran in ran_in]
         if any(per) and not all(per):
             partly.append(path)
     side = [
