@@ -106,9 +106,7 @@ def simulate_checked(
     timing = _Timing(graph, [call.tool for call in parsed.calls], latency, concurrency)
     scenarios: list[ScenarioReport] = []
     for played in explorer.scenarios(max_scenarios):
-        scenarios.append(
-            _scenario(len(scenarios) + 1, parsed, graph, played, timing, cost)
-        )
+        scenarios.append(_scenario(len(scenarios) + 1, parsed, graph, played, timing, cost))
         for index, problem in played.problems:
             call = parsed.calls[index]
             diagnostic = Diagnostic(
