@@ -1,0 +1,63 @@
+"""obelisk.testing: Hypothesis strategies and test doubles for plans and tools (docs/testing.md).
+
+Needs the ``testing`` extra (``pip install 'obelisk[testing]'``): Hypothesis and
+hypothesis-jsonschema.  Without them, importing this package raises
+:class:`~obelisk.errors.MissingDependencyError` naming the extra.  ``import
+obelisk`` never imports it.
+
+Strategies: :func:`plans`, :func:`invalid_plans`, :func:`inputs`,
+:func:`tool_outputs`, :func:`outcome_assignments`, :func:`references`,
+:func:`expressions`, :func:`spellings`.  Doubles: :class:`FakeTools`,
+:class:`RecordingSubscriber`, :class:`ScriptedModel`.  The pytest plugin
+(fixtures ``obelisk_tools``, ``obelisk_fake_tools``, ``obelisk_events``;
+Hypothesis profiles ``obelisk-dev`` and ``obelisk-ci``) loads by itself.
+"""
+
+from obelisk.errors import MissingDependencyError
+
+try:
+    import hypothesis  # noqa: F401
+    import hypothesis_jsonschema  # noqa: F401
+except ImportError:
+    raise MissingDependencyError(
+        "obelisk.testing needs Hypothesis and hypothesis-jsonschema, the 'testing' extra: "
+        "pip install 'obelisk[testing]' (from a clone: pip install '.[testing]')"
+    ) from None
+
+from obelisk.models.scripted import ScriptedModel as ScriptedModel
+from obelisk.testing.doubles import FakeToolError as FakeToolError
+from obelisk.testing.doubles import FakeTools as FakeTools
+from obelisk.testing.doubles import RecordingSubscriber as RecordingSubscriber
+from obelisk.testing.strategies import ERROR_ARM_SCHEMA as ERROR_ARM_SCHEMA
+from obelisk.testing.strategies import INVALID_CODES as INVALID_CODES
+from obelisk.testing.strategies import GeneratedPlan as GeneratedPlan
+from obelisk.testing.strategies import InvalidPlan as InvalidPlan
+from obelisk.testing.strategies import OutcomeAssignment as OutcomeAssignment
+from obelisk.testing.strategies import expressions as expressions
+from obelisk.testing.strategies import inputs as inputs
+from obelisk.testing.strategies import invalid_plans as invalid_plans
+from obelisk.testing.strategies import outcome_assignments as outcome_assignments
+from obelisk.testing.strategies import plans as plans
+from obelisk.testing.strategies import references as references
+from obelisk.testing.strategies import spellings as spellings
+from obelisk.testing.strategies import tool_outputs as tool_outputs
+
+__all__ = [
+    "ERROR_ARM_SCHEMA",
+    "FakeToolError",
+    "FakeTools",
+    "GeneratedPlan",
+    "INVALID_CODES",
+    "InvalidPlan",
+    "OutcomeAssignment",
+    "RecordingSubscriber",
+    "ScriptedModel",
+    "expressions",
+    "inputs",
+    "invalid_plans",
+    "outcome_assignments",
+    "plans",
+    "references",
+    "spellings",
+    "tool_outputs",
+]
