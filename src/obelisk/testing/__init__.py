@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (the extra is looked for before anything that needs it is imported)
 """obelisk.testing: Hypothesis strategies and test doubles for plans and tools (docs/testing.md).
 
 Needs the ``testing`` extra (``pip install 'obelisk[testing]'``): Hypothesis and
@@ -13,12 +14,25 @@ Strategies: :func:`plans`, :func:`invalid_plans`, :func:`inputs`,
 Hypothesis profiles ``obelisk-dev`` and ``obelisk-ci``) loads by itself.
 """
 
+import importlib.util
+import sys
+
 from obelisk.errors import MissingDependencyError
 
-try:
-    import hypothesis  # noqa: F401
-    import hypothesis_jsonschema  # noqa: F401
-except ImportError:
+
+def _missing(name: str) -> bool:
+    """True when ``name`` cannot be imported; hypothesis_jsonschema is only looked
+    for, not imported (its import reads Hypothesis's unicode tables, which pytest
+    warns about while plugins load)."""
+    if name in sys.modules:
+        return sys.modules[name] is None
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return True
+
+
+if _missing("hypothesis") or _missing("hypothesis_jsonschema"):
     raise MissingDependencyError(
         "obelisk.testing needs Hypothesis and hypothesis-jsonschema, the 'testing' extra: "
         "pip install 'obelisk[testing]' (from a clone: pip install '.[testing]')"

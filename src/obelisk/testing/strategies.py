@@ -365,8 +365,9 @@ class _Catalog:
             raise UsageError(f"plans() needs at least one tool it can call{why}")
         self.error_outputs = self.readable(ERROR_ARM_SCHEMA)
         most = max(len(info.parameters) for info in self.tools)
-        # tool, instance; per parameter: include, choice (2), shape, second (2); output: 3
-        self.tape_size = 2 + 6 * most + 3
+        # tool, instance; per parameter: include, choice (2), shape, second (2);
+        # output: 3; the sort key
+        self.tape_size = 2 + 6 * most + 3 + 1
 
     def readable(self, schema: Any) -> tuple[tuple[str, Any, int], ...]:
         """``(path text, schema, schema id)`` of every path a reader may use in a
@@ -537,18 +538,17 @@ def _plans(
             sources.add(
                 _Source(_path_text("input", path), schema, catalog.schema_id(schema), None, ())
             )
-    count = draw(st.integers(min_calls, max_calls))
     size = catalog.tape_size
-    # One byte string for every call's decisions (call k reads bytes k*size onwards),
-    # of a fixed length so that it stays aligned while the shrinker drops calls;
-    # past 4 KiB, one per call.
-    whole = max_calls * size <= 4096
-    data = draw(st.binary(min_size=max_calls * size, max_size=max_calls * size)) if whole else b""
+    # One byte string per call holds its decisions: a list of them, so that the
+    # shrinker can delete calls one by one (and zero bytes are the simplest choices).
+    tapes = draw(
+        st.lists(st.binary(min_size=size, max_size=size), min_size=min_calls, max_size=max_calls)
+    )
+    count = len(tapes)
     if dependency_order or count < 2:
         positions = list(range(count))
-    else:  # sort keys: all zero (the shrinker's goal) keeps the drawing order
-        keys = draw(st.binary(min_size=max_calls, max_size=max_calls))
-        order = sorted(range(count), key=lambda k: (keys[k], k))
+    else:  # sort keys (the last byte of each tape); all zero keeps the drawing order
+        order = sorted(range(count), key=lambda k: (tapes[k][-1], k))
         positions = [0] * count
         for position, k in enumerate(order):
             positions[k] = position
@@ -556,10 +556,7 @@ def _plans(
     tools = catalog.tools
     unknown_id = catalog.schema_id(None)
     for k in range(count):
-        if whole:
-            tape = _Tape(data, k * size)
-        else:
-            tape = _Tape(draw(st.binary(min_size=size, max_size=size)))
+        tape = _Tape(tapes[k])
         info = tools[tape.pick(len(tools))]
         tool = info.tool
         instance = (None, "a", "b")[tape.pick(3)] if instances else None
