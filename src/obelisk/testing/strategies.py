@@ -981,9 +981,10 @@ def invalid_plans(
 class OutcomeAssignment(dict[int, int]):
     """Which alternative each branching call writes: ``{call index: alternative}``.
 
-    A call is in it when its ``_outputPath`` has two or more alternatives; the
-    value counts from 0 in the order of the path (``†state.ok || †state.error``: 0
-    writes ``†state.ok``, 1 writes ``†state.error``).  For a tool that declares no
+    A call is in it when its ``_outputPath`` has two or more alternatives and it
+    carries no ``_output`` (which always goes to the first).  The value counts
+    from 0 in the order of the path (``†state.ok || †state.error``: 0 writes
+    ``†state.ok``, 1 writes ``†state.error``).  For a tool that declares no
     ``outcomes``, the last alternative is its error arm: the tool raised.
     ``alternatives`` maps the same calls to how many alternatives they have.
     """
@@ -1008,7 +1009,9 @@ def outcome_assignments(plan: Any) -> st.SearchStrategy[OutcomeAssignment]:
         plan = plan.plan
     parsed = plan if isinstance(plan, Plan) else parse_plan(plan)
     counts = {
-        call.index: len(call.alternatives) for call in parsed.calls if len(call.alternatives) > 1
+        call.index: len(call.alternatives)
+        for call in parsed.calls
+        if len(call.alternatives) > 1 and not call.has_output
     }
     drawn = st.fixed_dictionaries({index: st.integers(0, n - 1) for index, n in counts.items()})
     return drawn.map(lambda choices: OutcomeAssignment(choices, counts))
