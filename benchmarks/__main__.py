@@ -1,8 +1,9 @@
 """``python -m benchmarks``: every benchmark, side by side, in one command.
 
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
-check throughput, sync tools, memory, NESTFUL, and the execution loop's own costs
-(per-turn overhead, request size, streaming; ``loop_overhead.py``).  Systems:
+check throughput, sync tools, memory, NESTFUL, the execution loop's own costs
+(per-turn overhead, request size, streaming; ``loop_overhead.py``) and how fast
+``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
@@ -24,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loop_overhead, suite
+from . import loop_overhead, plan_generation, suite
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -75,6 +76,9 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["memory"] = suite.memory(1_000)
     results["nestful"] = nestful()
     results["loop"] = loop_overhead.collect(quick, repeat)
+    results["plan_generation"] = (
+        plan_generation.measure(50, 1) if quick else plan_generation.measure(repeat=max(repeat, 5))
+    )
     return results
 
 
@@ -176,6 +180,8 @@ def markdown(results: dict[str, Any]) -> str:
         ]
     if "loop" in results:
         lines += ["", loop_overhead.markdown(results["loop"]).rstrip("\n")]
+    if "plan_generation" in results:
+        lines += ["", plan_generation.markdown(results["plan_generation"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

@@ -85,3 +85,14 @@ def test_markdown_report_and_readme_section(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         update_readme(text, unmarked)
     assert unmarked.read_text() == "no markers here\n"
+
+
+def test_plan_generation_measures_valid_plans() -> None:
+    from benchmarks import plan_generation
+
+    found = plan_generation.measure(count=5, repeat=1)
+    assert found["valid"] == found["checked"] == 50
+    assert found["plans"] >= 5 and found["plans_per_cpu_second"] > 0
+    assert found["calls"] == 20
+    line = plan_generation.markdown(found)
+    assert line.startswith("**Plan generation**") and "50/50 check without errors" in line

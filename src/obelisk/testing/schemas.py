@@ -63,17 +63,18 @@ _ANNOTATIONS = frozenset(
 )
 _MAX_REF_DEPTH = 16
 
-_scalars = st.one_of(
+_scalar_options = (
     st.none(),
     st.booleans(),
     st.integers(-(2**31), 2**31),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
     st.text(max_size=8),
 )
+_scalars = st.one_of(*_scalar_options)
 #: Small JSON values, nested two deep at most: what a schema of ``{}`` admits.  (Not
 #: ``st.recursive``: its bookkeeping costs more than the rest of a plan.)
 json_values: st.SearchStrategy[Any] = st.one_of(
-    _scalars,
+    *_scalar_options,
     st.lists(_scalars, max_size=3),
     st.dictionaries(
         st.text(max_size=6), st.one_of(_scalars, st.lists(_scalars, max_size=2)), max_size=3

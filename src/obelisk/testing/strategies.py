@@ -365,9 +365,9 @@ class _Catalog:
             raise UsageError(f"plans() needs at least one tool it can call{why}")
         self.error_outputs = self.readable(ERROR_ARM_SCHEMA)
         most = max(len(info.parameters) for info in self.tools)
-        # tool, instance; per parameter: include, choice (2), shape, second (2);
+        # tool, instance; per parameter: include, read, choice (2), shape, second (2);
         # output: 3; the sort key
-        self.tape_size = 2 + 6 * most + 3 + 1
+        self.tape_size = 2 + 7 * most + 3 + 1
 
     def readable(self, schema: Any) -> tuple[tuple[str, Any, int], ...]:
         """``(path text, schema, schema id)`` of every path a reader may use in a
@@ -541,9 +541,15 @@ def _plans(
     size = catalog.tape_size
     # One byte string per call holds its decisions: a list of them, so that the
     # shrinker can delete calls one by one (and zero bytes are the simplest choices).
-    tapes = draw(
-        st.lists(st.binary(min_size=size, max_size=size), min_size=min_calls, max_size=max_calls)
-    )
+    if min_calls == max_calls:  # no call can be dropped: one byte string, one choice
+        whole = draw(st.binary(min_size=size * max_calls, max_size=size * max_calls))
+        tapes = [whole[k * size : (k + 1) * size] for k in range(max_calls)]
+    else:
+        tapes = draw(
+            st.lists(
+                st.binary(min_size=size, max_size=size), min_size=min_calls, max_size=max_calls
+            )
+        )
     count = len(tapes)
     if dependency_order or count < 2:
         positions = list(range(count))
@@ -563,8 +569,9 @@ def _plans(
         tags: dict[int, int] = {}
         call: dict[str, Any] = {"_tool": tool.name}
         for parameter in info.parameters:
-            include, choice, shape, second = (
+            include, read, choice, shape, second = (
                 tape.pick(2),
+                tape.pick(4),
                 tape.pick(65536),
                 tape.pick(8),
                 tape.pick(65536),
@@ -573,11 +580,10 @@ def _plans(
                 continue
             parameter_id = catalog.parameter_ids[(tool.name, parameter.name)]
             candidates = sources.readable(sources.fitting[parameter_id], instance, tags)
-            choice %= len(candidates) + 1
-            if choice == 0:  # a literal: the simplest, and what shrinking heads for
+            if not candidates or read == 0:  # a literal: the simplest, where shrinking heads
                 call[parameter.name] = _escape(draw(parameter.literals))
                 continue
-            chosen = candidates[choice - 1]
+            chosen = candidates[choice % len(candidates)]
             text = chosen.text
             if not branching:
                 shape = 0
