@@ -587,7 +587,7 @@ def test_import_obelisk_imports_neither_testing_nor_hypothesis() -> None:
 
 
 def test_schema_sampler_follows_bounds() -> None:
-    from obelisk.testing.schemas import SchemaSampler
+    from obelisk.testing.sampler import SchemaSampler
 
     sampler = SchemaSampler(
         {"type": "integer", "minimum": 3, "maximum": 5, "description": "three to five"}

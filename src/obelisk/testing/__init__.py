@@ -39,22 +39,22 @@ if _missing("hypothesis") or _missing("hypothesis_jsonschema"):
     ) from None
 
 from obelisk.models.scripted import ScriptedModel as ScriptedModel
+from obelisk.testing.assignments import OutcomeAssignment as OutcomeAssignment
+from obelisk.testing.assignments import outcome_assignments as outcome_assignments
 from obelisk.testing.doubles import FakeToolError as FakeToolError
 from obelisk.testing.doubles import FakeTools as FakeTools
 from obelisk.testing.doubles import RecordingSubscriber as RecordingSubscriber
-from obelisk.testing.strategies import ERROR_ARM_SCHEMA as ERROR_ARM_SCHEMA
-from obelisk.testing.strategies import INVALID_CODES as INVALID_CODES
-from obelisk.testing.strategies import GeneratedPlan as GeneratedPlan
-from obelisk.testing.strategies import InvalidPlan as InvalidPlan
-from obelisk.testing.strategies import OutcomeAssignment as OutcomeAssignment
-from obelisk.testing.strategies import expressions as expressions
-from obelisk.testing.strategies import inputs as inputs
-from obelisk.testing.strategies import invalid_plans as invalid_plans
-from obelisk.testing.strategies import outcome_assignments as outcome_assignments
-from obelisk.testing.strategies import plans as plans
-from obelisk.testing.strategies import references as references
-from obelisk.testing.strategies import spellings as spellings
-from obelisk.testing.strategies import tool_outputs as tool_outputs
+from obelisk.testing.expressions import expressions as expressions
+from obelisk.testing.expressions import references as references
+from obelisk.testing.expressions import spellings as spellings
+from obelisk.testing.invalid import INVALID_CODES as INVALID_CODES
+from obelisk.testing.invalid import InvalidPlan as InvalidPlan
+from obelisk.testing.invalid import invalid_plans as invalid_plans
+from obelisk.testing.plans import ERROR_ARM_SCHEMA as ERROR_ARM_SCHEMA
+from obelisk.testing.plans import GeneratedPlan as GeneratedPlan
+from obelisk.testing.plans import plans as plans
+from obelisk.testing.values import inputs as inputs
+from obelisk.testing.values import tool_outputs as tool_outputs
 
 __all__ = [
     "ERROR_ARM_SCHEMA",

@@ -24,7 +24,7 @@ from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
-from obelisk.testing.schemas import SchemaSampler
+from obelisk.testing.sampler import SchemaSampler
 
 __all__ = ["FakeToolError", "FakeTools", "RecordingSubscriber"]
 

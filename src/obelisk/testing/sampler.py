@@ -1,0 +1,122 @@
+"""Values that fit a JSON schema, drawn outside Hypothesis with a seeded generator.
+
+:class:`SchemaSampler` gives :class:`~obelisk.testing.FakeTools` its generated
+results (docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from obelisk.errors import UsageError
+from obelisk.testing.schemas import inline_refs
+from obelisk.testing.values import canonical, guess_type, merge
+
+__all__ = ["SchemaSampler"]
+
+
+class SchemaSampler:
+    """Values that fit a JSON schema, drawn with a seeded :class:`random.Random`.
+
+    Deterministic: the same seed gives the same values.  Covers ``type``,
+    ``const``, ``enum``, ``anyOf``/``oneOf``, objects (``properties``,
+    ``required``), arrays (``items``, ``prefixItems``, ``minItems``), numeric
+    bounds and string lengths; every value is checked with :mod:`jsonschema` and
+    redrawn (up to 50 times) when it does not fit.  Raises
+    :class:`~obelisk.errors.UsageError` when no fitting value turns up (a
+    ``pattern`` or ``format`` it does not model, say): give such a tool a scripted
+    output instead.
+    """
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = inline_refs(schema) if schema is not None else True
+        self._validator = (
+            Draft202012Validator(self.schema) if isinstance(self.schema, Mapping) else None
+        )
+
+    def sample(self, rng: random.Random) -> Any:
+        """One value that fits the schema."""
+        for _ in range(50):
+            value = self._draw(self.schema, rng, 0)
+            if self._validator is None or self._validator.is_valid(value):
+                return value
+        raise UsageError(
+            f"cannot generate a value for the schema {canonical(self.schema)[:200]}; "
+            "give this tool a scripted output (outputs={name: value})"
+        )
+
+    def _draw(self, schema: Any, rng: random.Random, depth: int) -> Any:
+        if schema is True or schema == {} or not isinstance(schema, Mapping):
+            return self._any(rng, depth)
+        if "const" in schema:
+            return schema["const"]
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return rng.choice(schema["enum"])
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list) and schema[key]:
+                rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
+                return self._draw(merge(rest, rng.choice(schema[key])), rng, depth)
+        declared = schema.get("type")
+        if isinstance(declared, list) and declared:
+            declared = rng.choice(declared)
+        if declared is None:
+            declared = guess_type(schema)
+        if declared == "object":
+            properties = schema.get("properties") or {}
+            out = {}
+            for name in schema.get("required") or ():
+                out[name] = self._draw(properties.get(name, True), rng, depth + 1)
+            for name, sub in properties.items():
+                if name not in out and rng.random() < 0.5:
+                    out[name] = self._draw(sub, rng, depth + 1)
+            return out
+        if declared == "array":
+            out_list = [self._draw(sub, rng, depth + 1) for sub in schema.get("prefixItems") or ()]
+            items = schema.get("items", True)
+            low = int(schema.get("minItems", 0))
+            high = int(schema.get("maxItems", max(low, len(out_list)) + 2))
+            while items is not False and len(out_list) < rng.randint(low, max(low, high)):
+                out_list.append(self._draw(items, rng, depth + 1))
+            return out_list
+        if declared in ("integer", "number"):
+            return self._number(schema, rng, declared == "integer")
+        if declared == "string":
+            low = int(schema.get("minLength", 0))
+            high = int(schema.get("maxLength", max(low, 8)))
+            size = rng.randint(low, max(low, min(high, low + 8)))
+            return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(size))
+        if declared == "boolean":
+            return rng.random() < 0.5
+        if declared == "null":
+            return None
+        return self._any(rng, depth)
+
+    @staticmethod
+    def _number(schema: Mapping[str, Any], rng: random.Random, integer: bool) -> Any:
+        low = schema.get("minimum", schema.get("exclusiveMinimum", -1000))
+        high = schema.get("maximum", schema.get("exclusiveMaximum", max(low, 0) + 1000))
+        if "exclusiveMinimum" in schema:
+            low += 1 if integer else 1e-6
+        if "exclusiveMaximum" in schema:
+            high -= 1 if integer else 1e-6
+        if integer:
+            value: Any = rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
+        else:
+            value = round(rng.uniform(low, high), 3)
+        step = schema.get("multipleOf")
+        if isinstance(step, (int, float)) and step > 0:
+            value = (
+                type(value)(round(value / step) * step) if integer else round(value / step) * step
+            )
+        return value
+
+    def _any(self, rng: random.Random, depth: int) -> Any:
+        kind = rng.choice(
+            ["null", "boolean", "integer", "string"] + (["array", "object"] if depth < 2 else [])
+        )
+        return self._draw({"type": kind}, rng, depth + 1)
