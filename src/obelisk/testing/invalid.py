@@ -76,13 +76,13 @@ def _fresh_call(draw: st.DrawFn, info: _ToolInfo, path: str | None) -> dict[str,
     call: dict[str, Any] = {"_tool": info.tool.name}
     for parameter in info.parameters:
         if parameter.required:
-            call[parameter.name] = _escape(draw(parameter.literals))
+            call[parameter.name] = parameter.literal(draw)
     if path is not None:
         if info.tool.outcomes:
             path = " || ".join(f"{path}_{j}" for j in range(len(info.tool.outcomes)))
         call["_outputPath"] = path
     if info.latent_outputs is not None:
-        call["_output"] = draw(info.latent_outputs)
+        call["_output"] = info.latent_outputs.value(draw)
     return call
 
 

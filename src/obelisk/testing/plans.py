@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from obelisk.errors import UsageError
@@ -23,7 +24,7 @@ from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.testing.schemas import accepts, inline_refs, sub_schemas
-from obelisk.testing.values import strategy_for, tool_outputs
+from obelisk.testing.values import strategy_for, strategy_parts
 
 __all__ = ["ERROR_ARM_SCHEMA", "GeneratedPlan", "plans"]
 
@@ -57,12 +58,30 @@ def _escape(value: Any) -> Any:
     return value
 
 
+def _both(first: Any, second: Any) -> Any:
+    return lambda value: first(value) and second(value)
+
+
 @dataclass(frozen=True)
 class _Parameter:
     name: str
     required: bool
     schema: Any  # refs inlined
-    literals: st.SearchStrategy[Any]
+    values: st.SearchStrategy[Any]  # mostly fitting values ...
+    fits: Any  # ... and the test that tells those that fit (schema and tool)
+
+    def value(self, draw: st.DrawFn) -> Any:
+        """A fitting value; like ``.filter``, three tries, then the example is given
+        up, but without a filter's strategy layers."""
+        for _ in range(3):
+            value = draw(self.values)
+            if self.fits(value):
+                return value
+        reject()
+
+    def literal(self, draw: st.DrawFn) -> Any:
+        """A fitting value as a plan writes it (a leading ``†`` doubled)."""
+        return _escape(self.value(draw))
 
 
 @dataclass(frozen=True)
@@ -70,7 +89,7 @@ class _ToolInfo:
     tool: Tool
     parameters: tuple[_Parameter, ...]
     outputs: tuple[tuple[str, Any, int], ...]  # (path text, schema, schema id) to read
-    latent_outputs: st.SearchStrategy[Any] | None
+    latent_outputs: _Parameter | None  # what a latent call's _output is drawn from
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,7 @@ class _Catalog:
         self.tools: list[_ToolInfo] = []
         self._schema_ids: dict[str, int] = {}
         self._verdicts: dict[int, dict[int, bool]] = {}
+        self._fitting: dict[int, list[int]] = {}
         self.parameter_ids: dict[tuple[str, str], int] = {}
         self.parameters: dict[int, _Parameter] = {}  # one per distinct parameter schema
         skipped = []
@@ -136,8 +156,8 @@ class _Catalog:
             def fits(value: Any, tool: Tool = tool, name: str = name) -> bool:
                 return not tool.validate_argument(name, value)
 
-            literals = strategy_for(schema, fits)
-            parameters.append(_Parameter(name, required, schema, literals))
+            values, valid = strategy_parts(schema)
+            parameters.append(_Parameter(name, required, schema, values, _both(valid, fits)))
             pid = self.parameter_ids[(tool.name, name)] = self.schema_id(schema)
             self.parameters.setdefault(pid, parameters[-1])
         output = tool.output_schema
@@ -146,8 +166,21 @@ class _Catalog:
             outputs = self.readable(inline_refs(output))
         latent = None
         if tool.latent and latent_outputs:
-            latent = tool_outputs(tool)
+            # a latent tool's output validation is its schema's: no second test
+            schema = tool.output_schema if tool.output_schema is not None else True
+            latent = _Parameter("_output", True, schema, *strategy_parts(schema))
         return _ToolInfo(tool, tuple(parameters), outputs, latent)
+
+    def fitting_parameters(self, source: _Source) -> list[int]:
+        """The parameter ids (schema ids) that a value at ``source`` may feed."""
+        found = self._fitting.get(source.schema_id)
+        if found is None:
+            found = self._fitting[source.schema_id] = [
+                pid
+                for pid, parameter in self.parameters.items()
+                if self.verdict(parameter, pid, source)
+            ]
+        return found
 
     def verdict(self, parameter: _Parameter, parameter_id: int, source: _Source) -> bool:
         """May the value at ``source`` feed ``parameter``?  (Cached by schema.)"""
@@ -218,21 +251,25 @@ class _Sources:
         self.catalog = catalog
         self.all: list[_Source] = []
         self.fitting: dict[int, list[_Source]] = {pid: [] for pid in catalog.parameters}
-        self.simple = True  # no instance and no alternative yet: every source is readable
+        self.instanced = False  # some source is an instance's
+        self.tagged = False  # some source depends on an alternative
 
     def add(self, source: _Source) -> None:
         self.all.append(source)
-        if source.instance is not None or source.tags:
-            self.simple = False
-        for pid, parameter in self.catalog.parameters.items():
-            if self.catalog.verdict(parameter, pid, source):
-                self.fitting[pid].append(source)
+        self.instanced = self.instanced or source.instance is not None
+        self.tagged = self.tagged or bool(source.tags)
+        for pid in self.catalog.fitting_parameters(source):
+            self.fitting[pid].append(source)
 
     def readable(
         self, found: list[_Source], instance: str | None, tags: dict[int, int]
     ) -> list[_Source]:
-        if self.simple:
+        """The sources of ``found`` a call of ``instance`` that depends on ``tags`` may read."""
+        check_tags = self.tagged and bool(tags)
+        if not self.instanced and not check_tags:
             return found
+        if not check_tags:
+            return [s for s in found if s.instance is None or s.instance == instance]
         return [
             s
             for s in found
@@ -253,12 +290,13 @@ class _Tape:
         self.at = at
 
     def pick(self, n: int) -> int:
-        if n <= 1:
-            return 0
         at = self.at
-        self.at += 2 if n > 256 else 1
-        value = int.from_bytes(self.data[at : self.at], "big") if at < len(self.data) else 0
-        return value % n
+        data = self.data
+        if n <= 256:
+            self.at = at + 1
+            return data[at] % n if at < len(data) else 0
+        self.at = at + 2
+        return ((data[at] << 8) | data[at + 1]) % n if at + 1 < len(data) else 0
 
 
 @st.composite
@@ -322,7 +360,7 @@ def _plans(
             parameter_id = catalog.parameter_ids[(tool.name, parameter.name)]
             candidates = sources.readable(sources.fitting[parameter_id], instance, tags)
             if not candidates or read == 0:  # a literal: the simplest, where shrinking heads
-                call[parameter.name] = _escape(draw(parameter.literals))
+                call[parameter.name] = parameter.literal(draw)
                 continue
             chosen = candidates[choice % len(candidates)]
             text = chosen.text
@@ -377,7 +415,7 @@ def _plans(
         if instance is not None:
             call["_instance"] = instance
         if info.latent_outputs is not None:
-            call["_output"] = draw(info.latent_outputs)
+            call["_output"] = info.latent_outputs.value(draw)
         calls[position] = call
     return GeneratedPlan(calls, document, catalog.registry)
 

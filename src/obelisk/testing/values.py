@@ -33,6 +33,7 @@ __all__ = [
     "json_values",
     "merge",
     "strategy_for",
+    "strategy_parts",
     "tool_outputs",
 ]
 
@@ -82,6 +83,14 @@ def strategy_for(schema: Any, where: Callable[[Any], bool] | None = None) -> st.
 def _cached_strategy(text: str) -> st.SearchStrategy[Any]:
     strategy, valid = _parts(text)
     return strategy.filter(valid)
+
+
+def strategy_parts(
+    schema: Any,
+) -> tuple[st.SearchStrategy[Any], Callable[[Any], bool]]:
+    """``(strategy, fits)``: a strategy of values that mostly fit ``schema`` and the
+    test that tells those that do (always true when the strategy is exact)."""
+    return _parts(canonical(schema))
 
 
 @lru_cache(maxsize=512)
@@ -222,6 +231,8 @@ def _object(schema: Mapping[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     base: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries(fixed, optional=optional)
     extra = schema.get("additionalProperties", True)
     if extra is False or schema.get("unevaluatedProperties") is False:
+        return base
+    if extra is True and properties:  # extra keys are allowed, not needed: none
         return base
     extra_values = json_values if extra is True else _build(extra)
     names = schema.get("propertyNames")
