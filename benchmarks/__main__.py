@@ -2,9 +2,10 @@
 
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
 check throughput, sync tools, memory, NESTFUL, the execution loop's own costs
-(per-turn overhead, request size, streaming; ``loop_overhead.py``), and tools from
-JSON descriptions with a big result's copies (``tools_from_schema.py``), and dry runs
-of a 1,000-call plan in all 64 scenarios (``simulate_plans.py``).  Systems:
+(per-turn overhead, request size, streaming; ``loop_overhead.py``), tools from
+JSON descriptions with a big result's copies (``tools_from_schema.py``), dry runs
+of a 1,000-call plan in all 64 scenarios (``simulate_plans.py``) and how fast
+``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
@@ -26,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loop_overhead, simulate_plans, suite, tools_from_schema
+from . import loop_overhead, plan_generation, simulate_plans, suite, tools_from_schema
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -79,6 +80,9 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["loop"] = loop_overhead.collect(quick, repeat)
     results["tools"] = tools_from_schema.collect(quick, repeat)
     results["simulate"] = simulate_plans.collect(quick, repeat)
+    results["plan_generation"] = (
+        plan_generation.measure(50, 1) if quick else plan_generation.measure(repeat=max(repeat, 5))
+    )
     return results
 
 
@@ -184,6 +188,8 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", tools_from_schema.markdown(results["tools"]).rstrip("\n")]
     if "simulate" in results:
         lines += ["", simulate_plans.markdown(results["simulate"]).rstrip("\n")]
+    if "plan_generation" in results:
+        lines += ["", plan_generation.markdown(results["plan_generation"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

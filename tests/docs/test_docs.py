@@ -44,7 +44,14 @@ import obelisk
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = ("language.md", "semantics.md", "diagnostics.md", "loop.md", "tools.md")
+PAGES = (
+    "language.md",
+    "semantics.md",
+    "diagnostics.md",
+    "loop.md",
+    "tools.md",
+    "testing.md",
+)
 CODES = (
     "json_syntax",
     "plan_shape",

@@ -123,3 +123,14 @@ def test_simulate_benchmark_plays_every_scenario_of_its_plan() -> None:
     assert results["simulate"]["cpu_s"] > 0 and results["run"]["cpu_s"] > 0
     text = simulate_plans.markdown(results)
     assert "of a 200-call plan with 3 binary branches (8 scenarios, every call in each)" in text
+
+
+def test_plan_generation_measures_valid_plans() -> None:
+    from benchmarks import plan_generation
+
+    found = plan_generation.measure(count=5, repeat=1)
+    assert found["valid"] == found["checked"] == 50
+    assert found["plans"] >= 5 and found["plans_per_cpu_second"] > 0
+    assert found["calls"] == 20
+    line = plan_generation.markdown(found)
+    assert line.startswith("**Plan generation**") and "50/50 check without errors" in line

@@ -1,41 +1,31 @@
-"""Shared Hypothesis strategies for the reference language and for plans.
+"""Hypothesis strategies of the property suite, on top of :mod:`obelisk.testing`.
 
 Test modules in ``tests/property`` import this file as ``import strategies``
 (pytest puts the directory of a test module without ``__init__.py`` on
 ``sys.path``).
 
 Expressions
-    :func:`references`, :func:`expressions` build random nodes;
-    :func:`spellings` writes one node in any of the ways the grammar allows
-    (``.2`` or ``[2]``, ``.name`` or ``["name"]`` or ``['name']``, spaces and tabs
-    around the operators), so that parsing the text must give the node back;
-    :func:`plain_expressions` are the nodes the regex fast path handles;
-    :func:`near_misses` mutates valid texts one character at a time.
+    :func:`expressions` parses the texts of :func:`obelisk.testing.expressions`
+    into nodes; :func:`spellings` (:func:`obelisk.testing.spellings`) writes a
+    node in every way the grammar allows, so that parsing the text must give the
+    node back; :func:`plain_expressions` are the nodes the regex fast path
+    handles; :func:`near_misses` mutates valid texts one character at a time.
 
 Plans
-    :func:`plans` builds decoded JSON values of valid plans in all three
-    shapes; :data:`json_values` is random JSON with plan-like keys and
-    ``†`` strings, for robustness tests.
+    :func:`plan_documents` builds decoded JSON values of plans that parse, in all
+    three shapes, with every kind of key (the syntax; :func:`obelisk.testing.plans`
+    draws plans that also check); :data:`json_values` is random JSON with
+    plan-like keys and ``†`` strings, for robustness tests.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from hypothesis import strategies as st
 
-from obelisk.grammar import (
-    Alternatives,
-    Conjunction,
-    Expression,
-    Field,
-    Index,
-    Reference,
-    Segment,
-    Wildcard,
-)
+import obelisk.testing as testing
+from obelisk.grammar import Expression, parse_expression
 from obelisk.interpreter.plan.model import META_KEYS
 
 __all__ = [
@@ -45,151 +35,41 @@ __all__ = [
     "argument_values",
     "expression_texts",
     "expressions",
-    "field_texts",
     "json_literals",
     "json_values",
-    "kinds",
-    "names",
     "near_misses",
     "plain_expressions",
-    "plans",
+    "plan_documents",
     "quoted_keys_with_a_bad_escape",
-    "references",
     "small_expression_texts",
     "spellings",
     "target_texts",
 ]
 
-NAME = re.compile(r"[^\W\d][\w\-]*")
 KINDS = ("state", "input", "data", "search-results", "doc_2")
 OUTPUT_METHODS = ("set", "merge", "assign", "push", "concat", "erase")
 # Characters the near-miss mutations insert or substitute.
 MUTATION_CHARS = (*".[]*|&'\"† \t\\-_", "0", "1", "7", "a", "Z", "é")
 
-_LETTERS = ("Lu", "Ll", "Lt", "Lm", "Lo")
-_NAME_HEAD = st.one_of(
-    st.sampled_from("abcxyzABC_"),
-    st.characters(categories=(*_LETTERS, "Nl", "No"), codec="utf-8"),
-)
-_NAME_TAIL = st.one_of(
-    st.sampled_from("abz_-019"),
-    st.characters(categories=(*_LETTERS, "Nd", "Nl", "No"), codec="utf-8"),
-)
 
-#: Identifiers of the grammar's NAME terminal, ASCII and unicode.
-names = st.one_of(
-    st.sampled_from(["a", "user", "items", "x_1", "first-name", "é", "ñandú", "_", "a-", "²"]),
-    st.builds(
-        lambda head, tail: head + "".join(tail), _NAME_HEAD, st.lists(_NAME_TAIL, max_size=6)
-    ),
-).filter(NAME.fullmatch)
-
-#: Arbitrary object keys: spaces, quotes, backslashes, unicode, operators, digits.
-field_texts = st.one_of(
-    names,
-    st.text(
-        alphabet=st.one_of(
-            st.sampled_from(list(" \"'\\.[]*|&†\t\n\r-_09")),
-            st.characters(codec="utf-8"),
-        ),
-        max_size=10,
-    ),
-)
-
-kinds = st.one_of(st.sampled_from(KINDS), names)
-
-
-def _segments(*, wildcards: bool, plain: bool) -> st.SearchStrategy[Segment]:
-    options: list[st.SearchStrategy[Segment]] = [
-        (names if plain else field_texts).map(Field),
-        st.one_of(st.integers(-3, 12), st.integers(-(10**12), 10**12)).map(Index),
-    ]
-    if wildcards:
-        options.append(st.just(Wildcard()))
-    return st.one_of(*options)
-
-
-def references(
-    *, wildcards: bool = True, plain: bool = False, max_segments: int = 5
-) -> st.SearchStrategy[Reference]:
-    """Random references; ``plain`` keeps to NAME fields and indices."""
-    segment = _segments(wildcards=wildcards and not plain, plain=plain)
-    return st.builds(Reference, kinds, st.lists(segment, max_size=max_segments).map(tuple))
-
-
-def expressions(
-    *, wildcards: bool = True, plain: bool = False, max_segments: int = 5, max_parts: int = 4
-) -> st.SearchStrategy[Expression]:
-    """Random expression nodes: a reference, a conjunction or alternatives."""
-    refs = references(wildcards=wildcards, plain=plain, max_segments=max_segments)
-    conjunctions = st.lists(refs, min_size=2, max_size=max_parts).map(
-        lambda p: Conjunction(tuple(p))
-    )
-    alternatives = st.lists(st.one_of(refs, conjunctions), min_size=2, max_size=max_parts).map(
-        lambda o: Alternatives(tuple(o))
-    )
-    return st.one_of(refs, conjunctions, alternatives)
+def expressions(**options: Any) -> st.SearchStrategy[Expression]:
+    """Expression nodes: :func:`obelisk.testing.expressions`, parsed."""
+    return testing.expressions(**options).map(parse_expression)  # type: ignore[arg-type]
 
 
 def plain_expressions() -> st.SearchStrategy[Expression]:
     """Expressions the regex fast path recognises (no quoted keys, no wildcard)."""
-    return expressions(plain=True)
+    return expressions(quoted=False, wildcards=False)
 
 
-def _single_quoted(name: str, ensure_ascii: bool, raw_double_quotes: bool) -> str:
-    body = json.dumps(name, ensure_ascii=ensure_ascii)[1:-1]
-    if raw_double_quotes:
-        # Every '"' json wrote is escaped as '\"', and the backslash before it
-        # ends an odd run, so the first match is always that escape.
-        body = body.replace('\\"', '"')
-    return "['" + body.replace("'", "\\'") + "']"
-
-
-@st.composite
-def _spell_segment(draw: st.DrawFn, segment: Segment, plain: bool) -> str:
-    if isinstance(segment, Wildcard):
-        return "[*]"
-    if isinstance(segment, Index):
-        return draw(st.sampled_from([f".{segment.index}", f"[{segment.index}]"]))
-    name = segment.name
-    choices = []
-    if NAME.fullmatch(name):
-        choices.append("." + name)
-    if not plain or not choices:
-        ascii_ = draw(st.booleans())
-        choices.append("[" + json.dumps(name, ensure_ascii=ascii_) + "]")
-        choices.append(_single_quoted(name, ascii_, draw(st.booleans())))
-    return draw(st.sampled_from(choices))
-
-
-_SPACE = st.sampled_from(["", "", " ", "\t", "  ", " \t"])
-
-
-@st.composite
-def _spell(draw: st.DrawFn, node: Expression, plain: bool) -> str:
-    if isinstance(node, Reference):
-        return "†" + node.kind + "".join(draw(_spell_segment(s, plain)) for s in node.segments)
-    if isinstance(node, Conjunction):
-        parts, operator = node.parts, "&&"
-    else:
-        parts, operator = node.options, "||"
-    text = draw(_spell(parts[0], plain))
-    for part in parts[1:]:
-        text += draw(_SPACE) + operator + draw(_SPACE) + draw(_spell(part, plain))
-    return text
-
-
-def spellings(node: Expression, *, plain: bool = False) -> st.SearchStrategy[str]:
-    """Every text the grammar accepts for ``node`` (``plain``: fast-path forms only)."""
-    return _spell(node, plain)
-
+spellings = testing.spellings
 
 #: Valid expression texts in input position (wildcards allowed).
-expression_texts = expressions().flatmap(spellings)
+expression_texts = testing.expressions()
 #: Smaller expression texts, for use inside plans.
-small_expression_texts = expressions(max_segments=3, max_parts=3).flatmap(spellings)
+small_expression_texts = testing.expressions(max_segments=3, max_parts=3)
 #: Valid output-path texts (no wildcards).
-target_texts = expressions(wildcards=False, max_segments=3, max_parts=3).flatmap(spellings)
+target_texts = testing.expressions(wildcards=False, max_segments=3, max_parts=3)
 
 
 @st.composite
@@ -289,8 +169,10 @@ def _call(draw: st.DrawFn, used_ids: set[Any]) -> dict[str, Any]:
 
 
 @st.composite
-def plans(draw: st.DrawFn) -> list[Any] | dict[str, Any]:
-    """A valid plan as a decoded JSON value, in one of the three shapes.
+def plan_documents(draw: st.DrawFn) -> list[Any] | dict[str, Any]:
+    """A plan that parses, as a decoded JSON value, in one of the three shapes:
+    random tool names, arguments, meta-properties and unknown ``_`` keys (the
+    syntax; :func:`obelisk.testing.plans` draws plans that also check).
 
     Meta-properties hold no ``null`` (except ``_output``) and ``_outputMethod``
     is never the default ``"set"``: both are dropped by ``to_json``, so every

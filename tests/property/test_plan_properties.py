@@ -1,7 +1,8 @@
 """Properties of parse_plan (docs/language.md, docs/diagnostics.md).
 
 * parse -> serialize -> parse is the identity on plans, and serializing gives
-  back the JSON that was parsed, in all three shapes;
+  back the JSON that was parsed, in all three shapes, for plans that merely parse
+  and for plans drawn by obelisk.testing.plans (which check);
 * every ``†`` string in the arguments is found, at its path, and nothing else;
 * whatever it is given, parse_plan returns a Plan or raises PlanError.
 """
@@ -12,9 +13,11 @@ import json
 from typing import Any
 
 import strategies
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from plan_tools import INPUT_SCHEMA, TOOLS
 
+import obelisk.testing as testing
 from obelisk.errors import PlanError
 from obelisk.grammar import parse_expression
 from obelisk.interpreter.plan.model import META_KEYS, Plan
@@ -49,7 +52,7 @@ def parse_or_plan_error(source: Any) -> Plan | None:
     return plan
 
 
-@given(strategies.plans(), st.booleans())
+@given(strategies.plan_documents(), st.booleans())
 def test_plan_round_trip(data: Any, ensure_ascii: bool) -> None:
     text = json.dumps(data, ensure_ascii=ensure_ascii)
     plan = parse_plan(text)
@@ -59,6 +62,17 @@ def test_plan_round_trip(data: Any, ensure_ascii: bool) -> None:
     assert parse_plan(data) == plan
     assert parse_plan(text.encode("utf-8")) == plan
     check_plan_matches_its_json(plan, data)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(testing.plans(TOOLS, input_schema=INPUT_SCHEMA, instances=True), st.booleans())
+def test_generated_plans_round_trip(generated: testing.GeneratedPlan, ensure_ascii: bool) -> None:
+    """parse -> serialize -> parse over plans that check, as a model writes them."""
+    text = json.dumps(generated.plan, ensure_ascii=ensure_ascii)
+    plan = parse_plan(text)
+    assert parse_plan(plan.to_json()) == plan
+    assert json.loads(plan.to_json()) == generated.plan
+    check_plan_matches_its_json(plan, generated.plan)
 
 
 def check_plan_matches_its_json(plan: Plan, data: Any) -> None:

@@ -22,10 +22,10 @@ from jsonschema import Draft202012Validator
 
 from obelisk.errors import UsageError
 
-__all__ = ["SchemaSampler", "inline_refs"]
+__all__ = ["ANNOTATIONS", "SchemaSampler", "canonical", "guess_type", "inline_refs", "merge"]
 
 _MAX_REF_DEPTH = 16
-_ANNOTATIONS = frozenset(
+ANNOTATIONS = frozenset(
     {
         "title",
         "description",
@@ -89,15 +89,17 @@ def inline_refs(schema: Any, root: Mapping[str, Any] | None = None, depth: int =
     }
 
 
-def _merge(base: Mapping[str, Any], branch: Any) -> Any:
+def merge(base: Mapping[str, Any], branch: Any) -> Any:
+    """``branch`` (of an ``anyOf``/``oneOf``) with ``base``'s constraints added."""
     if not isinstance(branch, Mapping):
         return branch
-    merged = {k: v for k, v in base.items() if k not in _ANNOTATIONS}
+    merged = {k: v for k, v in base.items() if k not in ANNOTATIONS}
     merged.update(branch)
     return merged
 
 
-def _guess_type(schema: Mapping[str, Any]) -> str | None:
+def guess_type(schema: Mapping[str, Any]) -> str | None:
+    """The JSON type a schema without ``type`` implies by its keywords, or ``None``."""
     if {"properties", "required", "additionalProperties"} & set(schema):
         return "object"
     if {"items", "prefixItems", "minItems", "maxItems"} & set(schema):
@@ -109,7 +111,8 @@ def _guess_type(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _canonical(schema: Any) -> str:
+def canonical(schema: Any) -> str:
+    """A schema as one JSON text, keys sorted (a cache key)."""
     return json.dumps(schema, sort_keys=True, default=repr)
 
 
@@ -139,8 +142,9 @@ class SchemaSampler:
             if self._validator is None or self._validator.is_valid(value):
                 return value
         raise UsageError(
-            f"cannot generate a value for the schema {_canonical(self.schema)[:200]}; "
-            "give this tool a scripted output (outputs={name: value})"
+            f"cannot generate a value for the schema {canonical(self.schema)[:200]}; "
+            "give this tool a fixed value instead (a stub of obelisk.simulate, "
+            "outputs= of obelisk.testing.FakeTools)"
         )
 
     def _draw(self, schema: Any, rng: random.Random, depth: int) -> Any:
@@ -153,12 +157,12 @@ class SchemaSampler:
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list) and schema[key]:
                 rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
-                return self._draw(_merge(rest, rng.choice(schema[key])), rng, depth)
+                return self._draw(merge(rest, rng.choice(schema[key])), rng, depth)
         declared = schema.get("type")
         if isinstance(declared, list) and declared:
             declared = rng.choice(declared)
         if declared is None:
-            declared = _guess_type(schema)
+            declared = guess_type(schema)
         if declared == "object":
             properties = schema.get("properties") or {}
             out = {}
