@@ -51,6 +51,8 @@ PAGES = (
     "loop.md",
     "tools.md",
     "testing.md",
+    "simulate.md",
+    "approvals.md",
 )
 CODES = (
     "json_syntax",

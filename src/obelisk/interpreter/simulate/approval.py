@@ -164,7 +164,7 @@ class Approval:
                 arms = ", ".join(f"{k} -> {v}" for k, v in scenario.arms.items()) or "one path"
                 lines.append(
                     f"  scenario {scenario.number}: {arms}; {len(scenario.ran)} calls run, "
-                    f"{len(scenario.skipped)} skip; ~{scenario.makespan:g} s"
+                    f"{len(scenario.skipped)} skipped; ~{scenario.makespan:g} s"
                 )
             for label, why in report.never_run.items():
                 lines.append(f"  never runs: {label}: {why}")

@@ -97,7 +97,8 @@ def simulate_checked(
     order = sorted(range(len(parsed.calls)), key=ranks.__getitem__)
     outputs = OutputSource(stubs, seed)
     diagnostics: list[Diagnostic] = list(checked.diagnostics)
-    diagnostics += _check_stubs(parsed, registry, stubs or {})
+    up_front, flagged = _check_stubs(parsed, registry, stubs or {})
+    diagnostics += up_front
     latency = dict(latency or {})
     cost = dict(cost or {})
     documents = documents_factory(state, input, data)
@@ -109,6 +110,9 @@ def simulate_checked(
         scenarios.append(_scenario(len(scenarios) + 1, parsed, graph, played, timing, cost))
         for index, problem in played.problems:
             call = parsed.calls[index]
+            key = str(call.id) if call.id is not None and str(call.id) in (stubs or {}) else None
+            if (key or call.tool) in flagged:
+                continue  # said once already, up front
             diagnostic = Diagnostic(
                 "invalid_stub",
                 "error",
@@ -139,9 +143,13 @@ def simulate_checked(
     )
 
 
-def _check_stubs(plan: Plan, registry: Registry, stubs: Mapping[str, Any]) -> list[Diagnostic]:
-    """Stub values that cannot fit their tool's output schema, checked up front."""
+def _check_stubs(
+    plan: Plan, registry: Registry, stubs: Mapping[str, Any]
+) -> tuple[list[Diagnostic], set[str]]:
+    """Stub values that cannot fit their tool's output schema, checked up front; and
+    the stub keys found wrong."""
     found: list[Diagnostic] = []
+    flagged: set[str] = set()
     ids = {str(call.id): call.tool for call in plan.calls if call.id is not None}
     for key, stub in stubs.items():
         name = ids.get(key, key)
@@ -174,7 +182,8 @@ def _check_stubs(plan: Plan, registry: Registry, stubs: Mapping[str, Any]) -> li
                         path="stubs",
                     )
                 )
-    return found
+                flagged.add(key)
+    return found, flagged
 
 
 class _Timing:
