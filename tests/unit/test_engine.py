@@ -1264,6 +1264,34 @@ class TestDeterminism:
         assert result.state == {"items": ["v0", "v1", "v2", "v3"]}
         assert [e.call for e in result.log] == [0, 1, 2, 3]
 
+    @pytest.mark.parametrize("order", [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]])
+    def test_a_failed_writer_does_not_let_the_next_one_overtake(self, order: list[int]) -> None:
+        # Writers of one path wait for the one before them; a call that fails writes
+        # nothing and commits at once, but the call after it still waits for the
+        # writers before it.
+        step, _ = ordered_finishers(order)
+
+        @obelisk.tool
+        async def failing(i: int, value: Any) -> Any:
+            """Fails after step's call i - 1 is done."""
+            await step.function(i=i, value=value)
+            raise RuntimeError("no")
+
+        plan = [
+            call("failing" if i == 1 else "step", "†state.items", i=i, value=f"v{i}",
+                 _outputMethod="push")
+            for i in range(4)
+        ]  # fmt: skip
+        result = run(plan, [step, failing])
+        assert statuses(result) == ["succeeded", "failed", "succeeded", "succeeded"]
+        assert result.state == {"items": ["v0", "v2", "v3"]}
+        assert [e.call for e in result.log] == [0, 2, 3]
+
+    def test_many_pushes_to_one_path_keep_plan_order(self) -> None:
+        plan = [call("echo", "†state.log", value=i, _outputMethod="push") for i in range(3000)]
+        result = run(plan)
+        assert result.state == {"log": list(range(3000))}
+
     @pytest.mark.parametrize("order", [[0, 1], [1, 0]])
     def test_a_shared_write_and_an_instance_write_commit_in_plan_order(
         self, order: list[int]

@@ -20,11 +20,12 @@ import functools
 import heapq
 import itertools
 from collections import deque
+from collections.abc import Callable, Sequence
 
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
 from obelisk.interpreter.analysis.path_index import ANY_INDEX, Key, PathIndex
 
-__all__ = ["CommitOrder", "commit_key", "commit_ranks"]
+__all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks"]
 
 
 def commit_key(key: Key) -> Key:
@@ -51,7 +52,19 @@ class CommitOrder:
         for writes in graph.writes:
             for write in writes:
                 self.index.add(commit_key(write.key), write)
+        self.groups: list[list[int]] = []  # calls whose commits are ordered, by rank
         self.ranks = self._ranks()
+
+    def chain_blockers(self) -> list[tuple[int, ...]]:
+        """For each call, the call just before it in its group, by rank (``()`` for the
+        first and for calls that write nothing).  Waiting for that one is waiting for
+        every earlier writer it may interact with, since each waits for the one before:
+        a call waits for one other, so n writers of one path cost linear time."""
+        found: list[tuple[int, ...]] = [() for _ in self.ranks]
+        for members in self.groups:
+            for earlier, later in itertools.pairwise(members):
+                found[later] = (earlier,)
+        return found
 
     def conflicting(self, write: Write) -> list[Write]:
         """The other calls' writes that must commit in a fixed order with ``write``."""
@@ -92,10 +105,22 @@ class CommitOrder:
                 node = group[node]
             return node
 
+        # writes to the same (path, layer) form one bucket: its calls are joined in a
+        # chain, then one representative per bucket is joined with the buckets it
+        # overlaps, so n writers of one path cost linear time, not n * n
+        buckets: dict[tuple[Key, str | None], list[Write]] = {}
         for writes in graph.writes:
             for write in writes:
-                for other in self.conflicting(write):
-                    group[root(other.call)] = root(write.call)
+                buckets.setdefault((commit_key(write.key), write.instance), []).append(write)
+        heads: PathIndex[Write] = PathIndex()
+        for (key, _), writes in buckets.items():
+            for first, second in itertools.pairwise(writes):
+                group[root(second.call)] = root(first.call)
+            heads.add(key, writes[0])
+        for (key, instance), writes in buckets.items():
+            for other in heads.overlapping(key):
+                if _layers_meet(other.instance, instance):
+                    group[root(other.call)] = root(writes[0].call)
         members: dict[int, list[int]] = {}
         for node in range(size):
             if graph.writes[node]:
@@ -140,6 +165,11 @@ class CommitOrder:
                 waiting[successor] -= 1
                 if waiting[successor] == 0:
                     heapq.heappush(heap, successor)
+        self.groups = [
+            sorted(writers, key=rank.__getitem__)
+            for writers in members.values()
+            if len(writers) > 1
+        ]
         return rank
 
     def _dependency_first(self, writers: list[int]) -> list[int]:
@@ -174,3 +204,73 @@ class CommitOrder:
 def commit_ranks(graph: PlanGraph) -> list[int]:
     """Each call's place in the commit order (see :class:`CommitOrder`)."""
     return CommitOrder(graph).ranks
+
+
+class CommitGate:
+    """Which finished calls may commit now, keeping :class:`CommitOrder`.
+
+    A call that has run (:meth:`finish`) commits once it writes nothing, or once
+    the calls it waits for (its blockers) have committed.  A call that writes
+    nothing commits at once, but passes its turn on to the calls that wait for it
+    only once its own blockers have committed, so those keep their order.
+    ``committed[i]`` (the engine's) says whether call ``i`` has committed.
+    """
+
+    def __init__(self, order: CommitOrder, committed: Sequence[bool]) -> None:
+        self.rank = order.ranks
+        self.committed = committed
+        blockers = order.chain_blockers()
+        self.holds = [len(found) for found in blockers]  # blockers not committed yet
+        self.unblocks: list[list[int]] = [[] for _ in blockers]  # who waits for whom
+        for index, found in enumerate(blockers):
+            for blocker in found:
+                self.unblocks[blocker].append(index)
+        self.finished: dict[int, bool] = {}  # run, not committed -> has writes
+
+    def add(self, blockers: tuple[int, ...]) -> None:
+        """A call appended to a growing plan, waiting for ``blockers``."""
+        self.holds.append(sum(1 for b in blockers if not self.committed[b]))
+        self.unblocks.append([])
+        for blocker in blockers:
+            self.unblocks[blocker].append(len(self.holds) - 1)
+
+    def finish(self, index: int, writes: bool, commit: Callable[[int], None]) -> None:
+        """Call ``index`` has run (``writes``: it has something to write); commits it
+        and every call that frees up, with ``commit``, lowest commit rank first."""
+        self.finished[index] = writes
+        self.flush([index], commit)
+
+    def committed_without_running(self, index: int, commit: Callable[[int], None]) -> None:
+        """Call ``index`` was settled without running (cancelled): pass its turn on."""
+        self.flush(self._release(index), commit)
+
+    def flush(self, candidates: list[int], commit: Callable[[int], None]) -> None:
+        heap = [(self.rank[c], c) for c in candidates if self._may_commit(c)]
+        heapq.heapify(heap)
+        while heap:
+            _, candidate = heapq.heappop(heap)
+            if candidate not in self.finished:
+                continue
+            del self.finished[candidate]
+            commit(candidate)
+            for freed in self._release(candidate):
+                if self._may_commit(freed):
+                    heapq.heappush(heap, (self.rank[freed], freed))
+
+    def _may_commit(self, index: int) -> bool:
+        writes = self.finished.get(index)
+        return writes is not None and (not writes or self.holds[index] == 0)
+
+    def _release(self, index: int) -> list[int]:
+        """Call ``index`` has committed: the calls waiting for it wait for one less;
+        returns those that wait for nothing more."""
+        if self.holds[index]:
+            return []  # passed on when its own wait ends
+        freed: list[int] = []
+        stack = [index]
+        while stack:
+            for waiter in self.unblocks[stack.pop()]:
+                self.holds[waiter] -= 1
+                if self.holds[waiter] == 0:
+                    (stack if self.committed[waiter] else freed).append(waiter)
+        return freed

@@ -40,7 +40,7 @@ from obelisk.interpreter.runtime.approvals import (
     approval_id,
     argument_hash,
 )
-from obelisk.interpreter.runtime.commit_order import CommitOrder
+from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
     CallFailed,
@@ -112,13 +112,11 @@ class Engine:
         self.records = [CallRecord(c.index, c.id, c.tool) for c in plan.calls]
         self._waiting = [len(preds) for preds in graph.predecessors]
         self._order = CommitOrder(graph)
-        self._rank = self._order.ranks
-        self._blockers = [self._order.blockers(c.index) for c in plan.calls]
         self._ready: list[int] = []
-        self._executed: list[int] = []  # calls run but not yet committed
         self._succeeded: set[int] = set()
         self._pending: dict[int, Writes] = {}
         self._committed = [False] * len(plan.calls)
+        self._gate = CommitGate(self._order, self._committed)
         self._committed_count = 0
         self._written: dict[int, list[str]] = {}
         self._running: dict[int, asyncio.Task[None]] = {}
@@ -158,9 +156,8 @@ class Engine:
         self._order.append(graph)
         self._held.add(index)
         self._waiting.append(sum(1 for p in graph.predecessors[index] if not self._committed[p]))
-        self._blockers.append(
-            tuple(b for b in self._order.blockers(index) if not graph.reaches(index, b))
-        )
+        blockers = tuple(b for b in self._order.blockers(index) if not graph.reaches(index, b))
+        self._gate.add(blockers)
         for reader in graph.successors[index]:
             if self._started[reader] or self._committed[reader]:
                 continue
@@ -311,7 +308,7 @@ class Engine:
                     record.status, record.reason = "cancelled", self._stopping
                     self._committed[record.index] = True  # nothing of it will ever come
                     self._committed_count += 1
-            self._flush()
+                    self._gate.committed_without_running(record.index, self._commit)
             self._done.set_result(None)
 
     # -- one call -----------------------------------------------------------------
@@ -490,23 +487,9 @@ class Engine:
         self._pending[index] = pending
         if succeeded:
             self._succeeded.add(index)
-        self._executed.append(index)
-        self._flush()
+        self._gate.finish(index, bool(pending), self._commit)
         self._dispatch()
         self._check_done()
-
-    def _flush(self) -> None:
-        """Commit every finished call whose blockers have all committed."""
-        progressed = True
-        while progressed:
-            progressed = False
-            for candidate in sorted(self._executed, key=self._rank.__getitem__):
-                blockers = self._blockers[candidate]
-                if not self._pending[candidate] or all(self._committed[b] for b in blockers):
-                    self._executed.remove(candidate)
-                    self._commit(candidate)
-                    progressed = True
-                    break
 
     def _commit(self, index: int) -> None:
         """Apply a call's writes, all or nothing, then let its dependents go."""

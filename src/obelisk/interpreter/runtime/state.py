@@ -189,6 +189,16 @@ def _where(reference: Reference, position: int) -> str:
 _ERASED: Any = object()
 
 
+class _Extend:
+    """A ``push`` or ``concat`` onto a list the shared state holds, checked, to be
+    applied in place: the list grows by ``items``."""
+
+    __slots__ = ("items", "target")
+
+    def __init__(self, target: list[Any], items: list[Any]) -> None:
+        self.target, self.items = target, items
+
+
 class State:
     """The documents a plan reads and writes, their instance layers and the write log.
 
@@ -316,6 +326,16 @@ class State:
         Raises :class:`StateWriteError` when the write cannot be applied; used to
         make a call's writes all-or-nothing.
         """
+        new = self._prepare(reference, value, method, instance)
+        if isinstance(new, _Extend):
+            return [*new.target, *new.items]
+        return new
+
+    def _prepare(
+        self, reference: Reference, value: Any, method: OutputMethod, instance: str | None
+    ) -> Any:
+        """:meth:`check`, except that a ``push`` or ``concat`` onto a list of the shared
+        state gives an :class:`_Extend`: applied in place, so n pushes take linear time."""
         if reference.kind == "input":
             raise StateWriteError(f"cannot write {reference}: the input is read-only")
         if reference.has_wildcard:
@@ -325,6 +345,11 @@ class State:
             new = value
         else:
             current = _lookup(document, reference) if document is not MISSING else MISSING
+            if method in ("push", "concat") and instance is None and isinstance(current, list):
+                if method == "push":
+                    return _Extend(current, [value])
+                if isinstance(value, list):
+                    return _Extend(current, value)
             new = self._combine(reference, method, current, value)
         if reference.segments and method != "erase" and isinstance(document, (dict, list)):
             _place(document, reference, new, dry_run=True)
@@ -376,11 +401,13 @@ class State:
                 value = copy_json(value)
             else:
                 kept.add(id(value))
-            checked.append((reference, value, self.check(reference, value, method, instance)))
+            checked.append((reference, value, self._prepare(reference, value, method, instance)))
         entries = []
         for reference, value, new in checked:
             stored = _ERASED if method == "erase" else new
-            if instance is None:
+            if isinstance(stored, _Extend):
+                stored.target.extend(stored.items)
+            elif instance is None:
                 _apply(self._base, reference, stored)
             else:
                 # a set's value is the state's own already; a combined one may share the base
