@@ -22,7 +22,7 @@ import copy
 import functools
 import heapq
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from obelisk.errors import (
@@ -48,22 +48,22 @@ from obelisk.interpreter.runtime.events import (
     CallSkipped,
     CallStarted,
     CallSucceeded,
+    Emitter,
     Event,
+    Listener,
     RunFinished,
     RunStarted,
     StateWritten,
 )
 from obelisk.interpreter.runtime.invoke import Invoker
 from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, result_writes
-from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, RunStatus
+from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, run_status
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["Engine", "LatentRunner", "Listener"]
-
-Listener = Callable[[Event], None]
+__all__ = ["Engine", "LatentRunner"]
 
 
 class LatentRunner(Protocol):
@@ -131,11 +131,12 @@ class Engine:
         self.replay = dict(replay or {})
         self.pending: dict[int, PendingApproval] = {}  # calls awaiting a person
         self.outcomes: dict[int, CallOutcome] = {}  # what each call that ran did
+        self._emitter = Emitter(listeners)
+        self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
 
     # -- set-up ------------------------------------------------------------------
     def _emit(self, event: Event) -> None:
-        for listener in self.listeners:
-            listener(event)
+        self._emitter(event)
 
     # -- a plan that grows while it runs (growing=True) ----------------------------
     def append(self, plan: Plan, graph: PlanGraph) -> int:
@@ -224,7 +225,11 @@ class Engine:
 
     # -- the loop ----------------------------------------------------------------
     async def run(self) -> RunResult:
-        """Run every call; returns the :class:`RunResult` (never raises for tool errors)."""
+        """Run every call; returns the :class:`RunResult` (never raises for tool errors).
+
+        A tool that raises ``KeyboardInterrupt`` or ``SystemExit`` stops the run: the
+        calls in flight are cancelled, and that exception is raised again with the
+        run's result so far as its ``result`` attribute (docs/semantics.md)."""
         self._done = asyncio.get_running_loop().create_future()
         if self.listeners:
             self._emit(RunStarted(time.time(), len(self.records)))
@@ -239,12 +244,12 @@ class Engine:
             for task in list(self._running.values()):
                 task.cancel()
             self._invoker.close()
-        status = self._status()
+        status = run_status(self.records, bool(self.pending))
         if self.listeners:
             self._emit(RunFinished(time.time(), status))
         state = self.state
         documents = {kind: state.document(kind) for kind in state.kinds}
-        return RunResult(
+        result = RunResult(
             status=status,
             state=documents.get("state") or {},
             calls=tuple(self.records),
@@ -254,21 +259,10 @@ class Engine:
             pending=tuple(self.pending[i] for i in sorted(self.pending)),
             outcomes=dict(self.outcomes),
         )
-
-    def _status(self) -> RunStatus:
-        """``failed`` when a call failed or was cancelled; ``partial`` when a latent
-        call is pending or a call was skipped because a read it needs did not exist
-        (a skipped untaken alternative is normal); else ``completed``."""
-        if self.pending:
-            return "awaiting_approval"  # the run is not over
-        statuses = {record.status for record in self.records}
-        if "failed" in statuses or "cancelled" in statuses:
-            return "failed"
-        if "pending_latent" in statuses:
-            return "partial"
-        if any(r.status == "skipped" and not r.untaken for r in self.records):
-            return "partial"
-        return "completed"
+        if self._interrupt is not None:
+            self._interrupt.result = result  # type: ignore[attr-defined]
+            raise self._interrupt
+        return result
 
     def _make_ready(self, index: int) -> None:
         # held, or settled already (a member of a refused cycle may be freed after it)
@@ -432,7 +426,11 @@ class Engine:
             record.reason = self._stopping or "cancelled"
             self._finish(call.index, [])
             raise
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit) as exc:  # stops the run; its result is kept
+            record.finished = time.time()
+            self._interrupted(record, exc)
+            return
+        except BaseException as exc:  # an Exception, GeneratorExit, a tool's own: it failed
             record.finished = time.time()
             self._failed(call, tool, record, exc)
             return
@@ -444,6 +442,20 @@ class Engine:
             self._settle(call.index, [], succeeded=False)
             return
         self._settle(call.index, pending, succeeded=True)
+
+    def _interrupted(self, record: CallRecord, exc: BaseException) -> None:
+        """A tool raised KeyboardInterrupt or SystemExit: the call fails, the calls in
+        flight are cancelled, nothing more starts, and :meth:`run` raises ``exc`` with
+        the run's result as ``exc.result``."""
+        self._interrupt = exc
+        self._stopping = f"not run: {type(exc).__name__} in {record.label} stopped the run"
+        record.status, record.error = "failed", error_record(exc)
+        if self.listeners:
+            self._emit(CallFailed(time.time(), record.index, record.tool, record.error))
+        for index, task in self._running.items():
+            if index != record.index:
+                task.cancel()
+        self._finish(record.index, [])
 
     def _fail(self, record: CallRecord, exc: BaseException) -> None:
         record.status, record.error = "failed", error_record(exc)

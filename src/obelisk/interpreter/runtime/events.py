@@ -9,6 +9,8 @@ Every event has ``time`` (seconds since the epoch) and ``to_dict()`` gives
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +24,9 @@ __all__ = [
     "CallSkipped",
     "CallStarted",
     "CallSucceeded",
+    "Emitter",
     "Event",
+    "Listener",
     "RunFinished",
     "RunStarted",
     "StateWritten",
@@ -144,3 +148,39 @@ class CallAwaitingApproval(Event):
     @property
     def event(self) -> str:
         return "call_awaiting_approval"
+
+
+Listener = Callable[[Event], None]
+"""A function that receives every event of a run (``on_event=``)."""
+
+
+class Emitter:
+    """Hands each event to every listener, in order.  A listener that raises never
+    stops the run: the first error of each listener is reported as a
+    ``RuntimeWarning``, and the listener keeps receiving events."""
+
+    def __init__(self, listeners: Sequence[Listener]) -> None:
+        self.listeners = tuple(listeners)
+        self._broken: set[int] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.listeners)
+
+    def __call__(self, event: Event) -> None:
+        for listener in self.listeners:
+            try:
+                listener(event)
+            except Exception as exc:
+                self._failed(listener, event, exc)
+
+    def _failed(self, listener: Listener, event: Event, exc: Exception) -> None:
+        if id(listener) in self._broken:
+            return
+        self._broken.add(id(listener))
+        name = getattr(listener, "__qualname__", None) or repr(listener)
+        warnings.warn(
+            f"obelisk: the on_event listener {name} raised {type(exc).__name__}: {exc} "
+            f"(on {event.event}); the run goes on, and its later errors are not reported",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -21,9 +21,10 @@ the call record get one more copy, which never shares objects with the state.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from obelisk.errors import OutcomeError, OutputValidationError
 from obelisk.grammar import Reference
@@ -60,15 +61,18 @@ def json_result(tool: Tool, value: Any) -> Any:
     Uses ``pydantic_core.to_jsonable_python`` (aliases as in the tool's JSON
     schema; dates and times as ISO 8601 strings; UUIDs and decimals as strings;
     tuples, sets and frozensets as lists, sets in iteration order; bytes as UTF-8
-    text; non-string dict keys as strings).  NaN and infinities pass through.
-    Raises :class:`~obelisk.errors.OutputValidationError` when a part of it has
-    no JSON form: ``the output of make_socket is not JSON data: socket is not JSON
-    serializable`` (docs/semantics.md, "Values are JSON data").
+    text; non-string dict keys as strings).  Raises
+    :class:`~obelisk.errors.OutputValidationError` when a part of it has no JSON
+    form: ``the output of make_socket is not JSON data: socket is not JSON
+    serializable``, or ``the output of price is not JSON data: nan at items[2].cost``
+    (NaN and infinities are not JSON; docs/semantics.md, "Values are JSON data").
     """
     if type(value) in _SCALARS:
+        if type(value) is float and not math.isfinite(value):
+            raise OutputValidationError(f"the output of {tool.name} is not JSON data: {value}")
         return value
     try:
-        return to_jsonable_python(value, fallback=_refuse)
+        converted = to_jsonable_python(value, fallback=_refuse)
     except _NotJSON as exc:
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {exc.args[0]} is not JSON serializable"
@@ -77,6 +81,32 @@ def json_result(tool: Tool, value: Any) -> Any:
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {type(exc).__name__}: {exc}"
         ) from None
+    where = _non_finite(converted)
+    if where is not None:
+        raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
+    return converted
+
+
+def _non_finite(value: Any) -> str | None:
+    """Where ``value`` (JSON data) holds NaN or an infinity, e.g. ``nan at [2].price``,
+    or ``None``.  pydantic-core writes the whole value in one pass first; only text that
+    could hold one (``NaN``, ``Infinity``) is walked."""
+    try:
+        text = to_json(value, inf_nan_mode="constants")
+    except Exception:
+        text = b"NaN"
+    if b"NaN" not in text and b"Infinity" not in text:
+        return None
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if type(item) is float and not math.isfinite(item):
+            return f"{item} at {path}" if path else str(item)
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+    return None
 
 
 def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:

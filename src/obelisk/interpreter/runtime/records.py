@@ -15,6 +15,7 @@ Events are in :mod:`~obelisk.interpreter.runtime.events`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,7 +24,7 @@ from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.state import WriteEntry
 
-__all__ = ["CallOutcome", "CallRecord", "CallStatus", "RunResult", "RunStatus"]
+__all__ = ["CallOutcome", "CallRecord", "CallStatus", "RunResult", "RunStatus", "run_status"]
 
 CallStatus = Literal[
     "waiting",
@@ -143,3 +144,20 @@ class RunResult:
         if self.pending:
             data["pending"] = [approval.to_dict() for approval in self.pending]
         return data
+
+
+def run_status(records: Sequence[CallRecord], awaiting: bool) -> RunStatus:
+    """A run's status from its call records (``awaiting``: calls wait for a person):
+    ``awaiting_approval``; ``failed`` when a call failed or was cancelled;
+    ``partial`` when a latent call is pending or a call was skipped because a read it
+    needs did not exist (a skipped untaken alternative is normal); else ``completed``."""
+    if awaiting:
+        return "awaiting_approval"  # the run is not over
+    statuses = {record.status for record in records}
+    if "failed" in statuses or "cancelled" in statuses:
+        return "failed"
+    if "pending_latent" in statuses:
+        return "partial"
+    if any(r.status == "skipped" and not r.untaken for r in records):
+        return "partial"
+    return "completed"

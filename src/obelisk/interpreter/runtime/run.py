@@ -12,8 +12,8 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import gc_paused
 from obelisk.interpreter.runtime.approvals import Decision
-from obelisk.interpreter.runtime.engine import Engine, Listener
-from obelisk.interpreter.runtime.events import Event
+from obelisk.interpreter.runtime.engine import Engine
+from obelisk.interpreter.runtime.events import Event, Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.state import State

@@ -1,0 +1,141 @@
+"""A run always returns its result: what a tool raises or returns fails one call, a
+listener's bug is reported and isolated, and KeyboardInterrupt or SystemExit stop the
+run with the result so far attached (docs/semantics.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+import obelisk
+
+
+@obelisk.tool
+def ok(n: int) -> int:
+    """Returns n."""
+    return n
+
+
+class ToolAbort(BaseException):
+    """A tool's own BaseException subclass."""
+
+
+def plan_with(tool: str) -> list[dict[str, Any]]:
+    return [
+        {"_tool": tool, "_outputPath": "†state.bad"},
+        {"_tool": "ok", "n": 1, "_outputPath": "†state.good"},
+    ]
+
+
+def make(function: Any, name: str) -> obelisk.Tool:
+    return obelisk.Tool.from_function(function, name=name, description="A misbehaving tool.")
+
+
+def deep_value() -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    current = value
+    for _ in range(600):
+        current["a"] = {}
+        current = current["a"]
+    return value
+
+
+def circular_value() -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    value["self"] = value
+    return value
+
+
+def raises(exc: BaseException) -> Any:
+    def tool() -> Any:
+        raise exc
+
+    return tool
+
+
+@pytest.mark.parametrize(
+    ("function", "error_type", "message"),
+    [
+        (raises(ToolAbort("gave up")), "ToolAbort", "gave up"),
+        (raises(GeneratorExit()), "GeneratorExit", ""),
+        (circular_value, "OutputValidationError", "Circular reference detected"),
+        (deep_value, "OutputValidationError", "Maximum serialization depth exceeded"),
+        (lambda: float("nan"), "OutputValidationError", "is not JSON data: nan"),
+        (
+            lambda: {"items": [{"cost": 1.5}, {"cost": float("-inf")}]},
+            "OutputValidationError",
+            "is not JSON data: -inf at items[1].cost",
+        ),
+    ],
+    ids=["base-exception", "generator-exit", "circular", "deep", "nan", "infinity"],
+)
+def test_a_bad_tool_fails_its_call_and_the_run_returns(
+    function: Any, error_type: str, message: str
+) -> None:
+    result = obelisk.run_sync(plan_with("bad"), [make(function, "bad"), ok])
+    assert result.status == "failed"
+    bad, good = result.calls
+    assert bad.status == "failed" and bad.error is not None
+    assert bad.error["type"] == error_type and message in bad.error["message"]
+    assert (good.status, result.state) == ("succeeded", {"good": 1})
+
+
+def test_nan_in_text_is_not_mistaken_for_a_number() -> None:
+    result = obelisk.run_sync(plan_with("text"), [make(lambda: "NaN Infinity", "text"), ok])
+    assert result.status == "completed" and result.state["bad"] == "NaN Infinity"
+
+
+def test_a_listener_that_raises_is_reported_once_and_the_run_goes_on() -> None:
+    seen: list[str] = []
+
+    def broken(event: obelisk.Event) -> None:
+        seen.append(event.event)
+        raise RuntimeError("listener bug")
+
+    plan = [{"_tool": "ok", "n": i, "_outputPath": f"†state.n{i}"} for i in range(3)]
+    with pytest.warns(
+        RuntimeWarning, match=r"listener \S*broken raised RuntimeError: listener bug"
+    ) as caught:
+        result = obelisk.run_sync(plan, [ok], on_event=broken)
+    assert len(caught) == 1  # once, though it raised on every event
+    assert result.status == "completed" and result.state == {"n0": 0, "n1": 1, "n2": 2}
+    assert seen[0] == "run_started" and seen[-1] == "run_finished"  # it kept receiving
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_keyboard_interrupt_and_system_exit_stop_the_run_with_its_result(
+    stop: type[BaseException],
+) -> None:
+    started = threading.Event()
+
+    @obelisk.tool
+    async def slow() -> int:
+        """Waits until cancelled."""
+        started.set()
+        await asyncio.sleep(30)
+        return 0
+
+    @obelisk.tool
+    async def stopper() -> int:
+        """Stops the process, once the others are going."""
+        await asyncio.sleep(0.05)
+        raise stop()
+
+    plan = [
+        {"_tool": "ok", "n": 7, "_outputPath": "†state.done"},
+        {"_tool": "slow", "_outputPath": "†state.slow"},
+        {"_tool": "stopper", "_outputPath": "†state.never"},
+        {"_tool": "ok", "n": "†state.never", "_outputPath": "†state.after"},
+    ]
+    with pytest.raises(stop) as raised:
+        obelisk.run_sync(plan, [ok, slow, stopper])
+    result = raised.value.result  # type: ignore[attr-defined]
+    assert isinstance(result, obelisk.RunResult) and result.status == "failed"
+    assert result.state == {"done": 7}
+    assert [r.status for r in result.calls] == ["succeeded", "cancelled", "failed", "cancelled"]
+    assert result.calls[2].error == {"type": stop.__name__, "message": ""}
+    assert result.calls[1].reason == f"not run: {stop.__name__} in #2 stopper stopped the run"
+    assert started.is_set()
