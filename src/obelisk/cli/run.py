@@ -136,6 +136,15 @@ def run_command(
         int,
         typer.Option("--concurrency", "-c", min=1, metavar="N", help="Calls in flight at once."),
     ] = 64,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            metavar="SECONDS",
+            help="Stop the run after SECONDS: calls in flight are cancelled.",
+        ),
+    ] = None,
     trace: Annotated[
         Path | None,
         typer.Option("--trace", metavar="FILE", help="Write every event to FILE as JSON lines."),
@@ -191,7 +200,13 @@ def run_command(
             handlers.append(advance)
         with progress if progress is not None else contextlib.nullcontext():
             result = run_sync(
-                parsed, registry, input_data, start, concurrency=concurrency, on_event=handlers
+                parsed,
+                registry,
+                input_data,
+                start,
+                concurrency=concurrency,
+                on_event=handlers,
+                timeout=timeout,
             )
         while result.status == "awaiting_approval" and approver is not None:
             decisions = {pending.id: approver.decide(pending) for pending in result.pending}
@@ -233,6 +248,9 @@ def run_command(
                     markup=False,
                     style="red",
                 )
+        cancelled = {r.reason for r in result.calls if r.status == "cancelled" and r.reason}
+        for reason in sorted(cancelled):  # why calls did not run: a timeout, a stop
+            err.print(reason, markup=False, style="red")
         err.print(
             summary(result),
             markup=False,

@@ -85,7 +85,8 @@ class Engine:
     call from starting or let it go, :meth:`reject` settles a call as skipped
     without running it, and :meth:`run` returns only after :meth:`close`.
     ``context`` is the run's context object, given to tools that take an
-    ``obelisk.Context`` (docs/tools.md).
+    ``obelisk.Context`` (docs/tools.md).  ``timeout`` (seconds) bounds the whole run:
+    then what runs is cancelled and what has not started is ``cancelled``.
     """
 
     def __init__(
@@ -103,8 +104,10 @@ class Engine:
         approvals: Mapping[str, Decision] | None = None,
         replay: Mapping[int, CallOutcome] | None = None,
         context: Any = None,
+        timeout: float | None = None,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
+        self.timeout = timeout
         self.latent = latent
         self.concurrency = concurrency
         self.fail_fast = fail_fast
@@ -238,9 +241,14 @@ class Engine:
                 self._make_ready(index)
         self._dispatch()
         self._check_done()
+        deadline = None
+        if self.timeout is not None:
+            deadline = asyncio.get_running_loop().call_later(self.timeout, self._time_up)
         try:
             await self._done
         finally:
+            if deadline is not None:
+                deadline.cancel()
             for task in list(self._running.values()):
                 task.cancel()
             self._invoker.close()
@@ -422,17 +430,22 @@ class Engine:
             else:
                 output = await self._invoker.invoke(tool, record, validated)
         except asyncio.CancelledError:
-            record.status, record.finished = "cancelled", time.time()
-            record.reason = self._stopping or "cancelled"
-            self._finish(call.index, [])
+            if not self._abandoned(call.index):
+                record.status, record.finished = "cancelled", time.time()
+                record.reason = self._stopping or "cancelled"
+                self._finish(call.index, [])
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # stops the run; its result is kept
-            record.finished = time.time()
-            self._interrupted(record, exc)
+            if not self._abandoned(call.index):
+                record.finished = time.time()
+                self._interrupted(record, exc)
             return
         except BaseException as exc:  # an Exception, GeneratorExit, a tool's own: it failed
-            record.finished = time.time()
-            self._failed(call, tool, record, exc)
+            if not self._abandoned(call.index):
+                record.finished = time.time()
+                self._failed(call, tool, record, exc)
+            return
+        if self._abandoned(call.index):
             return
         record.finished = time.time()
         try:
@@ -442,6 +455,34 @@ class Engine:
             self._settle(call.index, [], succeeded=False)
             return
         self._settle(call.index, pending, succeeded=True)
+
+    def _abandoned(self, index: int) -> bool:
+        """True when the run gave up on call ``index`` (it outlived the run's timeout)."""
+        return self._committed[index]
+
+    def _time_up(self) -> None:
+        """The run's ``timeout`` has passed: cancel what runs, start nothing more, and
+        soon after give up on calls that ignore the cancellation."""
+        assert self._done is not None
+        if self._done.done():
+            return
+        self._stopping = f"not run: the run timed out after {self.timeout:g} s"
+        for task in self._running.values():
+            task.cancel()
+        asyncio.get_running_loop().call_later(0.05, self._give_up)
+        self._check_done()
+
+    def _give_up(self) -> None:
+        assert self._done is not None
+        if self._done.done():
+            return
+        for index in list(self._running):
+            record = self.records[index]
+            record.status, record.reason = "cancelled", self._stopping
+            record.finished = time.time()
+            del self._running[index]
+            self._finish(index, [])
+        self._check_done()
 
     def _interrupted(self, record: CallRecord, exc: BaseException) -> None:
         """A tool raised KeyboardInterrupt or SystemExit: the call fails, the calls in

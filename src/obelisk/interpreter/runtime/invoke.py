@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable
 from typing import Any
 
 import tenacity
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.runtime.threads import DaemonThreads
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
 
@@ -20,10 +21,14 @@ __all__ = ["Invoker"]
 class Invoker:
     """Calls tools for one run.
 
-    Async tools run on the event loop; sync tools in a thread pool of up to
-    ``threads`` workers (made on first use).  ``tool.timeout`` (seconds) bounds
-    each attempt and becomes ``TimeoutError("timed out after 2 s")``; a timed-out
-    sync tool's thread is left to finish on its own.  ``tool.retry`` is applied
+    Async tools run on the event loop; sync tools in up to ``threads`` daemon
+    worker threads (:class:`~obelisk.interpreter.runtime.threads.DaemonThreads`,
+    made on first use).  ``tool.timeout`` (seconds) bounds each attempt and
+    becomes ``TimeoutError("timed out after 2 s")`` at that moment: a timed-out
+    sync tool's thread is left to finish on its own and never keeps the process
+    alive; an async tool is cancelled and not waited for (one that ignores the
+    cancellation is left behind); an async tool that blocked the event loop past
+    its timeout fails too, whatever it returned.  ``tool.retry`` is applied
     with tenacity.  A tool with a ``context_parameter`` gets a
     :class:`~obelisk.interpreter.tools.run_context.Context` of ``context`` there
     (docs/tools.md); with ``context=None`` its calls fail with
@@ -33,12 +38,12 @@ class Invoker:
     def __init__(self, threads: int, context: Any = None) -> None:
         self.threads = threads
         self.context = context
-        self._executor: ThreadPoolExecutor | None = None
+        self._threads: DaemonThreads | None = None
 
     def close(self) -> None:
-        """Stop the thread pool without waiting for threads still running."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+        """Let the worker threads stop, without waiting for any still running."""
+        if self._threads is not None:
+            self._threads.close()
 
     async def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         """Run the tool once, or as its retry policy says; counts ``record.attempts``."""
@@ -72,20 +77,44 @@ class Invoker:
         if tool.context_parameter is not None:
             context = Context(self.context, tool.name, record.index, record.attempts)
             arguments = {**arguments, tool.context_parameter: context}
+        timeout = tool.timeout
         if tool.is_async:
-            awaitable = function(**arguments)
-        else:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=self.threads, thread_name_prefix="obelisk-tool"
-                )
-            loop = asyncio.get_running_loop()
-            awaitable = loop.run_in_executor(
-                self._executor, functools.partial(function, **arguments)
-            )
-        if tool.timeout is None:
-            return await awaitable
+            coroutine: Awaitable[Any] = function(**arguments)
+            if timeout is None:
+                return await coroutine
+            return await _async_within(coroutine, timeout)
+        if self._threads is None:
+            self._threads = DaemonThreads(self.threads)
+        job = self._threads.submit(functools.partial(function, **arguments))
+        if timeout is None:
+            return await job.future
         try:
-            return await asyncio.wait_for(awaitable, tool.timeout)
+            return await asyncio.wait_for(job.future, timeout)
         except asyncio.TimeoutError:
-            raise TimeoutError(f"timed out after {tool.timeout:g} s") from None
+            self._threads.abandon(job)
+            raise TimeoutError(f"timed out after {timeout:g} s") from None
+
+
+async def _async_within(coroutine: Awaitable[Any], timeout: float) -> Any:
+    """The coroutine's result, or ``TimeoutError`` once ``timeout`` seconds have
+    passed: then it is cancelled and not waited for, and a result that comes only
+    after the timeout (the tool blocked the event loop) is a timeout too."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    task = asyncio.ensure_future(coroutine)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:  # the call itself was cancelled (fail_fast, a stop)
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        raise TimeoutError(f"timed out after {timeout:g} s")
+    elapsed = loop.time() - started
+    if elapsed > timeout:
+        if not task.cancelled():
+            task.exception()  # retrieved, so asyncio never logs it as forgotten
+        raise TimeoutError(
+            f"timed out after {timeout:g} s (it blocked the event loop for {elapsed:.2f} s)"
+        )
+    return task.result()

@@ -51,6 +51,7 @@ async def run(
     fail_fast: bool = False,
     on_event: EventHandlers = None,
     context: Any = None,
+    timeout: float | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -64,6 +65,10 @@ async def run(
     tools with an ``obelisk.Context[T]`` parameter receive it as ``.deps``, and
     their calls fail with :class:`~obelisk.errors.UsageError` when it is ``None``
     (docs/tools.md).  Tool results are written as JSON data (docs/semantics.md).
+
+    ``timeout`` (seconds) bounds the whole run: when it passes, the calls in flight
+    are cancelled, nothing more starts, and the result (status ``failed``) keeps
+    everything written so far; each call's own ``timeout`` still applies.
 
     Calls of tools declared ``requires_approval`` pause: the result's ``status`` is
     ``awaiting_approval``, ``pending`` lists them, and :func:`resume` continues
@@ -86,6 +91,13 @@ async def run(
     """
     if type(concurrency) is not int or concurrency < 1:
         raise UsageError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not timeout > 0
+        or timeout == float("inf")
+    ):
+        raise UsageError(f"timeout must be a number of seconds > 0, got {timeout!r}")
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
     checked = check(plan, registry, input, state, data=data)
@@ -110,6 +122,7 @@ async def run(
                 approvals=approvals,
                 replay=replay,
                 context=context,
+                timeout=timeout,
             )
 
     result = await make(registry, {}, {}).run()
@@ -142,6 +155,7 @@ def run_sync(
     fail_fast: bool = False,
     on_event: EventHandlers = None,
     context: Any = None,
+    timeout: float | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one with ``asyncio.run``).
 
@@ -159,6 +173,7 @@ def run_sync(
             fail_fast=fail_fast,
             on_event=on_event,
             context=context,
+            timeout=timeout,
         )
     )
 
