@@ -1,8 +1,9 @@
 """``python -m benchmarks``: every benchmark, side by side, in one command.
 
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
-check throughput, sync tools, memory, NESTFUL, and the execution loop's own costs
-(per-turn overhead, request size, streaming; ``loop_overhead.py``).  Systems:
+check throughput, check time with many writers of one path (``conflicts.py``), sync
+tools, memory, NESTFUL, and the execution loop's own costs (per-turn overhead, request
+size, streaming; ``loop_overhead.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
@@ -24,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loop_overhead, suite
+from . import conflicts, loop_overhead, suite
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -70,6 +71,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     ]
     results["makespan"] = suite.makespan(repeat, systems)
     results["check"] = [check_measure(n, repeat) for n in ([1_000, 10_000] if quick else sizes)]
+    results["conflicts"] = conflicts.collect(repeat, (1_000, 2_000) if quick else conflicts.SIZES)
     results["sync_tools"] = suite.sync_tools(1_000, repeat)
     results["blocking"] = suite.blocking(repeat, ("obelisk", "langgraph", "hamilton"))
     results["memory"] = suite.memory(1_000)
@@ -149,6 +151,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"| {r['calls']:,} | {r['seconds'] * 1000:,.0f} ms | {r['calls_per_second']:,.0f} |"
         for r in results["check"]
     ]
+    if "conflicts" in results:
+        lines += ["", conflicts.markdown(results["conflicts"]).rstrip("\n")]
     sync, block, mem, nest = (
         results["sync_tools"],
         results["blocking"],

@@ -44,12 +44,13 @@ import obelisk
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = ("language.md", "semantics.md", "diagnostics.md", "loop.md")
+PAGES = ("language.md", "semantics.md", "diagnostics.md", "loop.md", "limits.md")
 CODES = (
     "json_syntax",
     "plan_shape",
     "reference_syntax",
     "unknown_meta",
+    "limit",
     "unknown_tool",
     "invalid_argument",
     "missing_argument",

@@ -85,3 +85,15 @@ def test_markdown_report_and_readme_section(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         update_readme(text, unmarked)
     assert unmarked.read_text() == "no markers here\n"
+
+
+def test_conflicts_benchmark_reports_one_warning_per_plan_and_a_table() -> None:
+    from benchmarks import conflicts
+
+    results = conflicts.collect(1, (50, 100))
+    assert [row["calls"] for row in results["rows"]] == [50, 100]
+    assert all(row["warnings"] == 1 for row in results["rows"])
+    assert all(row["wall_seconds"] > 0 and row["cpu_seconds"] > 0 for row in results["rows"])
+    text = conflicts.markdown(results)
+    assert "| calls | wall | CPU | warnings |" in text
+    assert "| 50 | " in text and "2x the calls take" in text

@@ -22,6 +22,7 @@ PUBLIC = [
     "Diagnostic",
     "Event",
     "ExecutionError",
+    "Limits",
     "Loop",
     "LoopBudgetExceeded",
     "LoopError",

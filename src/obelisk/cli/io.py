@@ -15,8 +15,9 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from obelisk.errors import ObeliskError
+from obelisk.errors import ObeliskError, caret_lines, printable
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.json_values import loads_strict
 from obelisk.stdlib_tools import default_registry
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "PlanArgument",
     "StateOption",
     "ToolsOption",
+    "decode_json",
     "err",
     "fail",
     "json_default",
@@ -77,9 +79,31 @@ StateOption = Annotated[
 
 
 def fail(message: str) -> NoReturn:
-    """Print ``obelisk: error: <message>`` on standard error and exit 2."""
-    err.print(f"obelisk: error: {message}", markup=False)
+    """Print ``obelisk: error: <message>`` on standard error and exit 2 (characters
+    that would not print are escaped, see :func:`obelisk.errors.printable`)."""
+    head, newline, rest = message.partition("\n")
+    err.print(f"obelisk: error: {printable(head)}{newline}{rest}", markup=False)
     raise typer.Exit(2)
+
+
+def decode_json(text: str, what: str) -> Any:
+    """The JSON value of ``text``, read strictly (no ``NaN``, no integers too long for
+    Python; see :func:`obelisk.json_values.loads_strict`).  Bad JSON exits 2 through
+    :func:`fail` with the line, the column and a caret line under the spot::
+
+        obelisk: error: input 'in.json' is not valid JSON: Expecting value at line 1, column 7
+            {"a": }
+                  ^
+    """
+    try:
+        return loads_strict(text)
+    except json.JSONDecodeError as exc:
+        end = exc.pos + 1 if exc.pos < len(text) else exc.pos
+        shown = "\n".join("    " + line for line in caret_lines(text, (exc.pos, end)))
+        fail(
+            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}\n"
+            + shown
+        )
 
 
 def read_plan(source: str) -> bytes:
@@ -97,16 +121,12 @@ def read_json(path: Path | None, what: str) -> Any:
     if path is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         fail(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        fail(
-            f"{what} {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}"
-        )
+    except UnicodeDecodeError as exc:
+        fail(f"{what} {str(path)!r} is not UTF-8: {exc.reason} at byte {exc.start}")
+    return decode_json(text, f"{what} {str(path)!r}")
 
 
 def load_registry(
@@ -174,7 +194,7 @@ def read_input(source: str | None) -> Any:
     if source != "-":
         return read_json(Path(source) if source else None, "input")
     try:
-        return json.loads(sys.stdin.read())
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        fail(f"input from stdin is not valid JSON: {exc.msg} at {where}")
+        text = sys.stdin.buffer.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail(f"input from stdin is not UTF-8: {exc.reason} at byte {exc.start}")
+    return decode_json(text, "input from stdin")
