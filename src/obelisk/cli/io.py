@@ -7,8 +7,13 @@ which prints ``obelisk: error: ...`` on standard error and exits 2.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -17,7 +22,8 @@ from rich.console import Console
 
 from obelisk.errors import ObeliskError, caret_lines, printable
 from obelisk.interpreter.tools.registry import Registry
-from obelisk.json_values import loads_strict
+from obelisk.json_values import decimal_digits, loads_strict
+from obelisk.limits import int_digits_limit
 from obelisk.stdlib_tools import default_registry
 
 __all__ = [
@@ -32,6 +38,7 @@ __all__ = [
     "err",
     "fail",
     "json_default",
+    "json_for_output",
     "load_registry",
     "out",
     "plural",
@@ -39,6 +46,7 @@ __all__ = [
     "read_json",
     "read_object",
     "read_plan",
+    "tools_print_to_stderr",
 ]
 
 out = Console(highlight=False, soft_wrap=True)
@@ -198,3 +206,118 @@ def read_input(source: str | None) -> Any:
     except UnicodeDecodeError as exc:
         fail(f"input from stdin is not UTF-8: {exc.reason} at byte {exc.start}")
     return decode_json(text, "input from stdin")
+
+
+# -- JSON that strict parsers read ---------------------------------------------------------
+
+_PRINT_DEPTH = 400
+"""Arrays and objects nested deeper than this are printed as a string (``json.dumps``
+itself recurses)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replacement(value: Any) -> tuple[bool, Any]:
+    """``(True, what to print)`` for a value strict JSON cannot hold, else ``(False, None)``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return True, None
+    if isinstance(value, int) and not isinstance(value, bool):
+        limit = int_digits_limit()
+        if limit and value.bit_length() > 3 * limit and decimal_digits(value) > limit:
+            return True, f"<integer of {decimal_digits(value)} digits>"
+    return False, None
+
+
+def _key(key: Any) -> Any:
+    if isinstance(key, str):
+        return key
+    replaced, shown = _replacement(key)
+    if replaced:
+        return shown if shown is not None else "null"
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return repr(key)
+
+
+def json_for_output(
+    value: Any, *, indent: int | None = None, sort_keys: bool = False
+) -> tuple[str, int]:
+    """``(text, replaced)``: ``value`` as JSON text that every strict parser reads, and how
+    many values had to be replaced (docs/cli.md):
+
+    * ``NaN``, ``Infinity`` and ``-Infinity`` are printed as ``null``;
+    * an integer longer than Python converts (4,300 digits) as the string
+      ``"<integer of N digits>"``;
+    * arrays and objects nested deeper than 400 levels as the string
+      ``"<nested too deeply to print>"``;
+    * lone surrogates (``"\\ud800"``) as JSON escapes, so the text encodes as UTF-8;
+    * a value that is not JSON at all (a tool's odd result) as its repr.
+
+    ``sort_keys`` sorts the keys of every object (non-string keys by their text).
+    Iterative, so any nesting is safe; ``†`` and other characters stay readable.
+    """
+    replaced = 0
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, holder, 0, 1)]
+    while stack:
+        item, parent, slot, depth = stack.pop()
+        if isinstance(item, (dict, list)) and depth > _PRINT_DEPTH:
+            parent[slot] = "<nested too deeply to print>"
+            replaced += 1
+        elif isinstance(item, dict):
+            pairs = [(_key(key), child) for key, child in item.items()]
+            if sort_keys:
+                pairs.sort(key=lambda pair: pair[0])
+            built: dict[str, Any] = dict.fromkeys(key for key, _ in pairs)
+            parent[slot] = built
+            stack.extend((child, built, key, depth + 1) for key, child in reversed(pairs))
+        elif isinstance(item, list):
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            stack.extend((child, items, n, depth + 1) for n, child in enumerate(item))
+        else:
+            swap, shown = _replacement(item)
+            parent[slot] = shown if swap else item
+            replaced += swap
+    text = json.dumps(
+        holder[0], ensure_ascii=False, indent=indent, allow_nan=False, default=json_default
+    )
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group(0)):04x}", text), replaced
+
+
+def warn_replaced(replaced: int) -> None:
+    """Say on standard error that ``replaced`` values were printed differently."""
+    if replaced:
+        err.print(
+            f"obelisk: warning: {plural(replaced, 'value')} could not be printed as strict JSON "
+            "(NaN or Infinity: null; an integer too long or nesting too deep: a string)",
+            markup=False,
+            style="yellow",
+        )
+
+
+@contextlib.contextmanager
+def tools_print_to_stderr() -> Iterator[None]:
+    """While tools run, what they print goes to standard error, so standard output
+    holds only obelisk's own output (``obelisk run --json`` stays parseable).
+
+    ``sys.stdout`` is redirected; when it is the process's file descriptor 1, that
+    descriptor is pointed at standard error too, for output that bypasses Python
+    (a subprocess, a C extension).
+    """
+    moved: int | None = None
+    with contextlib.suppress(Exception):
+        if sys.stdout.fileno() == 1 and sys.stderr.fileno() == 2:
+            sys.stdout.flush()
+            moved = os.dup(1)
+            os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if moved is not None:
+            with contextlib.suppress(Exception):
+                if sys.__stdout__ is not None:  # what went to fd 1 meanwhile: to stderr
+                    sys.__stdout__.flush()
+                sys.stderr.flush()
+            os.dup2(moved, 1)
+            os.close(moved)

@@ -35,16 +35,19 @@ from obelisk.cli.io import (
     ToolsOption,
     err,
     fail,
-    json_default,
+    json_for_output,
     load_registry,
     out,
     plural,
     read_input,
     read_object,
     read_plan,
+    tools_print_to_stderr,
+    warn_replaced,
 )
 from obelisk.cli.run import sorted_keys
-from obelisk.errors import ApprovalAborted
+from obelisk.errors import ApprovalAborted, printable
+from obelisk.json_values import loads_strict
 
 if TYPE_CHECKING:
     from obelisk.interpreter.analysis.result import CheckResult
@@ -58,7 +61,7 @@ _MODEL_FORMS = "openai:MODEL or scripted:FILE"
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return printable(" ".join(text.split()))
 
 
 def _model(spec: str, base_url: str | None) -> Model:
@@ -123,13 +126,13 @@ class TerminalApprover:
                 table.add_column(column, overflow="fold")
             for call in checked.plan.calls:
                 arguments = "\n".join(
-                    f"{name} = {json.dumps(value, ensure_ascii=False)}"
+                    f"{printable(name)} = {json_for_output(value)[0]}"
                     for name, value in call.arguments.items()
                 )
                 writes = call.output_path or "(nothing)"
                 if call.output_method != "set":
                     writes += f" ({call.output_method})"
-                table.add_row(Text(call.label), Text(arguments), Text(writes))
+                table.add_row(Text(printable(call.label)), Text(arguments), Text(printable(writes)))
             self.console.print(table)
         for diagnostic in checked.diagnostics:
             style = "bold red" if diagnostic.severity == "error" else "yellow"
@@ -142,7 +145,7 @@ class TerminalApprover:
             self.console.print("set $EDITOR to edit the plan", markup=False, style="red")
             return None
         plan = self.edited if checked.plan is None else [c.to_data() for c in checked.plan.calls]
-        text = json.dumps(plan, ensure_ascii=False, indent=2)
+        text = json_for_output(plan, indent=2)[0]
         with tempfile.TemporaryDirectory(prefix="obelisk-") as folder:
             path = Path(folder) / "plan.json"
             path.write_text(text + "\n", encoding="utf-8")
@@ -158,7 +161,7 @@ class TerminalApprover:
             )
             return None
         try:
-            self.edited = json.loads(edited)
+            self.edited = loads_strict(edited)
         except json.JSONDecodeError as exc:
             message = f"the edited plan is not JSON: {exc.msg} at line {exc.lineno}"
             self.console.print(message, markup=False, style="red")
@@ -248,16 +251,21 @@ def _turn_line(turn: Turn) -> str:
 def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
     if verbose:
         for turn in result.turns:
-            err.print(_turn_line(turn), markup=False, style="dim")
+            err.print(printable(_turn_line(turn)), markup=False, style="dim")
     if as_json:
         data = result.to_dict()
         data["state"] = sorted_keys(data["state"])
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=json_default) + "\n")
+        text, replaced = json_for_output(data)
+        sys.stdout.write(text + "\n")
+        warn_replaced(replaced)
         return
-    for name, value in (("output", result.output), ("state", sorted_keys(result.state))):
+    replaced = 0
+    for name, value in (("output", result.output), ("state", result.state)):
         out.print(f"{name}:", markup=False, style="bold")
-        text = json.dumps(value, ensure_ascii=False, indent=2, default=json_default)
+        text, count = json_for_output(value, indent=2, sort_keys=name == "state")
+        replaced += count
         out.print(text, markup=False)
+    warn_replaced(replaced)
 
 
 def loop_command(
@@ -392,10 +400,11 @@ def loop_command(
         try:
             if progress is not None:
                 loop.listeners = (*loop.listeners, progress.on_event)
-                with progress:
+                with progress, tools_print_to_stderr():
                     result = loop.run_sync(given, start, plan=start_plan)
             else:
-                result = loop.run_sync(given, start, plan=start_plan)
+                with tools_print_to_stderr():
+                    result = loop.run_sync(given, start, plan=start_plan)
         except PlanError as exc:
             for diagnostic in exc.diagnostics:
                 err.print(str(diagnostic), markup=False)
