@@ -330,12 +330,15 @@ def limit_per_code(diagnostics: Iterable[Diagnostic], per_code: int) -> tuple[Di
     return sort_diagnostics(kept)
 
 
-def _path_order(path: str | None) -> tuple[tuple[int, str | int], ...]:
-    """Argument paths in document order: ``args.x[2]`` before ``args.x[10]``."""
+def _path_order(path: str | None) -> tuple[tuple[int, int, str], ...]:
+    """Argument paths in document order: ``args.x[2]`` before ``args.x[10]`` (digit runs
+    compare as numbers, by length first: no ``int()``, so any length is fine)."""
     if not path:
         return ()
     return tuple(
-        (1, int(part)) if part.isascii() and part.isdigit() else (0, part)
+        (1, len(part.lstrip("0")), part.lstrip("0"))
+        if part.isascii() and part.isdigit()
+        else (0, 0, part)
         for part in re.split(r"([0-9]+)", path)
         if part
     )

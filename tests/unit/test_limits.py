@@ -343,3 +343,35 @@ def test_unusable_answers_are_solution_errors(answer: Any, message: str) -> None
 def test_a_deep_but_allowed_answer_is_a_solution() -> None:
     solution = obelisk.parse_solution(json.dumps({"calls": [], "output": nested(200)}))
     assert solution.output == nested(200)
+
+
+# -- rendering what a plan holds --------------------------------------------------------------
+
+
+def test_argument_names_of_many_digits_sort_without_int_conversion() -> None:
+    name = "9" * (DIGITS + 5)
+    result = obelisk.check([{"_tool": "put", name: 1, "2": 1, "10": 1}], [put])
+    assert [d.path for d in result.diagnostics] == [
+        'args["2"]',
+        'args["10"]',
+        f'args["{name}"]',
+    ]
+
+
+def test_printable_escapes_controls_and_lone_surrogates_only() -> None:
+    from obelisk.errors import printable
+
+    assert printable("a\tb\nc\x1b[31m\ud800\u2028 † é") == (
+        "a\\tb\\nc\\u001b[31m\\ud800\\u2028 † é"
+    )
+
+
+def test_caret_lines_move_the_caret_past_escapes_and_window_long_lines() -> None:
+    from obelisk.errors import caret_lines
+
+    assert caret_lines("†a\tb.x", (4, 6)) == ["†a\\tb.x", "     ^^"]
+    assert caret_lines("abc", (3, 3)) == ["abc", "   ^"]
+    assert caret_lines("ab\ncd", (1, 9)) == ["ab", " ^"]
+    line, caret = caret_lines("x" * 500 + "!" + "y" * 500, (500, 501))
+    assert line == "..." + "x" * 25 + "!" + "y" * 74 + "..."
+    assert caret == " " * 28 + "^"
