@@ -375,3 +375,25 @@ def test_caret_lines_move_the_caret_past_escapes_and_window_long_lines() -> None
     line, caret = caret_lines("x" * 500 + "!" + "y" * 500, (500, 501))
     assert line == "..." + "x" * 25 + "!" + "y" * 74 + "..."
     assert caret == " " * 28 + "^"
+
+
+def test_copy_json_and_deep_merge_take_any_nesting() -> None:
+    from obelisk.json_values import copy_json, deep_merge
+
+    deep = nested(5_000)
+    copied = copy_json({"a": deep})
+    inner, original = copied["a"], deep
+    for _ in range(5_000):  # == itself would recurse too deeply
+        assert type(inner) is list and inner is not original and len(inner) == 1
+        inner, original = inner[0], original[0]
+    assert inner == 1
+    left: Any = {"leaf": 1}
+    right: Any = {"other": 2}
+    for _ in range(3_000):
+        left, right = {"k": left}, {"k": right}
+    merged = deep_merge(left, right)
+    for _ in range(3_000):
+        merged = merged["k"]
+    assert merged == {"leaf": 1, "other": 2}
+    assert deep_merge({"a": {"b": 1}}, {"a": [2]}) == {"a": [2]}
+    assert deep_merge([1], {"a": 1}) == {"a": 1}
