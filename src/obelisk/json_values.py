@@ -100,7 +100,6 @@ _TOKEN = re.compile(
     r"|([\[{])|([\]}])",  # brackets
     re.DOTALL,
 )
-_MAYBE_HUGE_FLOAT = re.compile(r"[eE]\+?[0-9]{3}|[0-9]{300}")
 
 
 class _Rejected(Exception):
@@ -183,11 +182,8 @@ def loads_strict(text: str) -> Any:
     ...
     json.decoder.JSONDecodeError: NaN is not valid JSON: line 1 column 5 (char 4)
     """
-    hooks: dict[str, Any] = {"parse_constant": _constant}
-    if _MAYBE_HUGE_FLOAT.search(text):
-        hooks["parse_float"] = _float
     try:
-        return json.loads(text, **hooks)
+        return json.loads(text, parse_constant=_constant, parse_float=_float)
     except json.JSONDecodeError:
         raise
     except _Rejected as exc:

@@ -19,7 +19,7 @@ exclusive.  Calls that can never run (in or behind a dependency cycle, or
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
 from obelisk.interpreter.analysis.path_index import ANY_INDEX
@@ -41,12 +41,14 @@ class Conflict:
     others: tuple[int, ...]
 
 
-@dataclass(slots=True, eq=False)
 class _Node:
-    children: dict[object, _Node] = field(default_factory=dict)
-    items: list[int] = field(default_factory=list)  # write numbers
-    bits: int = 0  # members of the writes at this node
-    below: int = 0  # members of the writes in the subtree, this node excluded
+    __slots__ = ("below", "bits", "children", "items")
+
+    def __init__(self) -> None:
+        self.children: dict[object, _Node] = {}
+        self.items: list[int] = []  # write numbers
+        self.bits = 0  # members of the writes at this node
+        self.below = 0  # members of the writes in the subtree, this node excluded
 
 
 def _matching(root: _Node, key: tuple[object, ...]) -> tuple[list[_Node], list[_Node]]:
@@ -95,6 +97,8 @@ def _fill_below(root: _Node) -> None:
 
 def find_conflicts(graph: PlanGraph) -> list[Conflict]:
     """Every group of conflicting writers of ``graph``'s plan, by ``call``."""
+    if not graph.index.has_overlaps():  # the common case: no two writes overlap at all
+        return []
     calls = graph.plan.calls
     runnable = graph.orderable()
     never = graph.unreachable
@@ -119,7 +123,9 @@ def find_conflicts(graph: PlanGraph) -> list[Conflict]:
     tries: dict[str | None, _Node] = {}
     ends: list[_Node] = []
     for number, write in enumerate(writes):
-        node = tries.setdefault(write.instance, _Node())
+        node = tries.get(write.instance)
+        if node is None:
+            node = tries[write.instance] = _Node()
         for part in write.key:
             child = node.children.get(part)
             if child is None:
@@ -139,7 +145,11 @@ def find_conflicts(graph: PlanGraph) -> list[Conflict]:
     by_root: dict[int, list[int]] = {}
     for number in range(len(writes)):
         by_root.setdefault(find(number), []).append(number)
-    groups = [numbers for numbers in by_root.values() if len({writes[n].call for n in numbers}) > 1]
+    groups = [
+        numbers
+        for numbers in by_root.values()
+        if len(numbers) > 1 and len({writes[n].call for n in numbers}) > 1
+    ]
     if not groups:
         return []
 

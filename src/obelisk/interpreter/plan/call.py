@@ -88,6 +88,7 @@ MAX_ARGUMENT_DEPTH = DEFAULT_LIMITS.max_argument_depth
 deeper than this many levels are a ``limit`` error."""
 
 _LOG2_10 = 3.3219280948873626
+_SMALL = 10**18  # an integer below this (in absolute value, for the fast path) is no risk
 
 
 class _Problem(Exception):
@@ -366,6 +367,18 @@ def parse_call(
     expressions: list[ArgumentExpression] = []
     located: list[tuple[ArgPath, str]] = []
     for name, value in arguments.items():
+        kind = type(value)
+        if kind is str:  # the common scalars, without a scan
+            if value.startswith(DAGGER):
+                located.append(((name,), value))
+            continue
+        if (
+            kind is float
+            or kind is bool
+            or value is None
+            or (kind is int and -_SMALL < value < _SMALL)
+        ):
+            continue
         found_here: list[tuple[ArgPath, str]] = []
         if too_big(value, (name,), "args", found_here):
             out.unparsed.setdefault(index, set()).add(name)
