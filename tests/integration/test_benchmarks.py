@@ -96,4 +96,4 @@ def test_conflicts_benchmark_reports_one_warning_per_plan_and_a_table() -> None:
     assert all(row["wall_seconds"] > 0 and row["cpu_seconds"] > 0 for row in results["rows"])
     text = conflicts.markdown(results)
     assert "| calls | wall | CPU | warnings |" in text
-    assert "| 50 | " in text and "2x the calls take" in text
+    assert "| 50 | " in text and "2x the calls take" in text and "(linear: 2x;" in text
