@@ -248,3 +248,21 @@ def test_tools_print_to_stderr_restores_stdout() -> None:
         assert sys.stdout is sys.stderr
     assert sys.stdout is before
     textwrap.dedent("")  # keep the import used on every platform
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"calls": [], "output": ' + "9" * 5000 + "}", "integer of 5000 digits is too long"),
+        ("[" * 5000 + "]" * 5000, "nested too deeply to decode (5000 levels)"),
+        ('{"calls": [], "output": NaN}', "NaN is not valid JSON at column 25"),
+    ],
+    ids=["huge", "deep", "nan"],
+)
+def test_a_scripted_transcript_is_read_strictly(tmp_path: Path, line: str, message: str) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(line + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["loop", "--model", f"scripted:{transcript}"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"obelisk: error: {transcript}:1: not JSON: ")
+    assert message in result.stderr and "Traceback" not in result.stderr
