@@ -1,11 +1,12 @@
 """``python -m benchmarks``: every benchmark, side by side, in one command.
 
 Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
-check throughput, sync tools, memory, NESTFUL, the execution loop's own costs
-(per-turn overhead, request size, streaming; ``loop_overhead.py``), tools from
-JSON descriptions with a big result's copies (``tools_from_schema.py``), dry runs
-of a 1,000-call plan in all 64 scenarios (``simulate_plans.py``) and how fast
-``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``).  Systems:
+check throughput, check time with many writers of one path (``conflicts.py``), sync
+tools, memory, NESTFUL, the execution loop's own costs (per-turn overhead, request
+size, streaming; ``loop_overhead.py``), tools from JSON descriptions with a big
+result's copies (``tools_from_schema.py``), dry runs of a 1,000-call plan in all 64
+scenarios (``simulate_plans.py``) and how fast ``obelisk.testing.plans()`` draws
+20-call plans (``plan_generation.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
 runs (default 5); ratios compare numbers measured in the same run.
@@ -27,7 +28,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loop_overhead, plan_generation, simulate_plans, suite, tools_from_schema
+from . import (
+    conflicts,
+    loop_overhead,
+    plan_generation,
+    simulate_plans,
+    suite,
+    tools_from_schema,
+)
 from .check_throughput import measure as check_measure
 from .run_overhead import layered
 
@@ -73,6 +81,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     ]
     results["makespan"] = suite.makespan(repeat, systems)
     results["check"] = [check_measure(n, repeat) for n in ([1_000, 10_000] if quick else sizes)]
+    results["conflicts"] = conflicts.collect(repeat, (1_000, 2_000) if quick else conflicts.SIZES)
     results["sync_tools"] = suite.sync_tools(1_000, repeat)
     results["blocking"] = suite.blocking(repeat, ("obelisk", "langgraph", "hamilton"))
     results["memory"] = suite.memory(1_000)
@@ -157,6 +166,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"| {r['calls']:,} | {r['seconds'] * 1000:,.0f} ms | {r['calls_per_second']:,.0f} |"
         for r in results["check"]
     ]
+    if "conflicts" in results:
+        lines += ["", conflicts.markdown(results["conflicts"]).rstrip("\n")]
     sync, block, mem, nest = (
         results["sync_tools"],
         results["blocking"],

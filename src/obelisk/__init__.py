@@ -71,6 +71,7 @@ from obelisk.interpreter.tools.registry import Registry as Registry
 from obelisk.interpreter.tools.run_context import Context as Context
 from obelisk.interpreter.tools.tool import Tool as Tool
 from obelisk.interpreter.tools.tool import tool as tool
+from obelisk.limits import Limits as Limits
 from obelisk.models.scripted import ScriptedModel as ScriptedModel
 
 __version__ = "0.1.0"
@@ -90,6 +91,7 @@ __all__ = [
     "Diagnostic",
     "Event",
     "ExecutionError",
+    "Limits",
     "Loop",
     "LoopBudgetExceeded",
     "LoopError",

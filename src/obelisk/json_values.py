@@ -1,16 +1,20 @@
-"""JSON values as obelisk handles them: deep copies and deep merges.
+"""JSON values as obelisk handles them: strict decoding, deep copies and deep merges.
 
-Shared by the state (copies on the way in and out, the ``merge`` output method),
-the execution loop and the standard tools.  A bottom layer: it imports nothing
-from the rest of obelisk.
+Shared by the plan parser, the command line, the execution loop (decoding), the
+state (copies on the way in and out, the ``merge`` output method) and the standard
+tools.  A bottom layer: it imports nothing from the rest of obelisk.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import math
+import re
+import sys
 from typing import Any
 
-__all__ = ["copy_json", "deep_merge"]
+__all__ = ["copy_json", "decimal_digits", "deep_merge", "loads_strict", "preview"]
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -18,35 +22,230 @@ _SCALARS = (str, int, float, bool, type(None))
 def copy_json(value: Any) -> Any:
     """A deep copy of a JSON-like value: dicts and lists are rebuilt, anything else
     is shared (dict and list subclasses go through :func:`copy.deepcopy`).  About
-    5x faster than ``deepcopy`` on JSON documents (no memo bookkeeping).
+    5x faster than ``deepcopy`` on JSON documents (no memo bookkeeping).  Nesting
+    too deep for Python's recursion limit is copied iteratively instead.
 
     >>> original = {"a": [1, {"b": 2}]}
     >>> copied = copy_json(original)
     >>> copied == original, copied["a"] is original["a"]
     (True, False)
     """
+    try:
+        return _copy(value)
+    except RecursionError:
+        return _copy_iteratively(value)
+
+
+def _copy(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {
-            key: item if type(item) in _SCALARS else copy_json(item) for key, item in value.items()
-        }
+        return {key: item if type(item) in _SCALARS else _copy(item) for key, item in value.items()}
     if kind is list:
-        return [item if type(item) in _SCALARS else copy_json(item) for item in value]
+        return [item if type(item) in _SCALARS else _copy(item) for item in value]
     if isinstance(value, (dict, list)):  # subclasses: keep their type
         return copy.deepcopy(value)
     return value
 
 
+def _copy_iteratively(value: Any) -> Any:
+    """:func:`copy_json` with an explicit stack: any depth (subclasses become plain)."""
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, dict):
+            built: dict[Any, Any] = dict.fromkeys(item)
+            parent[slot] = built
+            stack.extend((child, built, key) for key, child in item.items())
+        elif isinstance(item, list):
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            stack.extend((child, items, n) for n, child in enumerate(item))
+        else:
+            parent[slot] = item
+    return holder[0]
+
+
 def deep_merge(base: Any, update: Any) -> Any:
     """Merge ``update`` into a copy of ``base``: objects merge key by key, recursively;
-    anything else is replaced by ``update``.  Neither argument is changed.
+    anything else is replaced by ``update``.  Neither argument is changed.  Iterative,
+    so any nesting is safe.
 
     >>> deep_merge({"x": {"p": 1}, "y": 1}, {"x": {"q": 2}, "y": [2]})
     {'x': {'p': 1, 'q': 2}, 'y': [2]}
     """
-    if isinstance(base, dict) and isinstance(update, dict):
-        merged = dict(base)
-        for key, value in update.items():
-            merged[key] = deep_merge(merged[key], value) if key in merged else value
-        return merged
-    return update
+    if not (isinstance(base, dict) and isinstance(update, dict)):
+        return update
+    merged = dict(base)
+    stack: list[tuple[dict[Any, Any], dict[Any, Any]]] = [(merged, update)]
+    while stack:
+        target, changes = stack.pop()
+        for key, value in changes.items():
+            current = target.get(key) if key in target else None
+            if key in target and isinstance(current, dict) and isinstance(value, dict):
+                inner = dict(current)
+                target[key] = inner
+                stack.append((inner, value))
+            else:
+                target[key] = value
+    return merged
+
+
+# -- strict decoding -------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"?'  # a string (skipped; unterminated ones never get here)
+    r"|(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?"  # a number
+    r"|(NaN|-?Infinity)"  # the constants Python's json accepts but JSON does not
+    r"|([\[{])|([\]}])",  # brackets
+    re.DOTALL,
+)
+
+
+class _Rejected(Exception):
+    """A number or constant the strict decoder refuses; ``text`` is its token."""
+
+    def __init__(self, reason: str, text: str) -> None:
+        self.reason, self.text = reason, text
+
+
+def _constant(text: str) -> Any:
+    raise _Rejected(f"{text} is not valid JSON", text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Rejected(f"number {_clip(text)} is out of range", text)
+    return value
+
+
+def _clip(text: str, width: int = 24) -> str:
+    return text if len(text) <= width else text[: width - 4] + "...(" + f"{len(text)} chars)"
+
+
+def _int_limit() -> int:
+    getter = getattr(sys, "get_int_max_str_digits", None)
+    return int(getter()) if getter is not None else 0
+
+
+def _error(message: str, text: str, position: int) -> json.JSONDecodeError:
+    error = json.JSONDecodeError(message, text, position)
+    return error
+
+
+def _locate(text: str, wanted: str) -> tuple[int, int]:
+    """Where the problem ``wanted`` (a token, or ``"int"``/``"depth"``) first occurs
+    outside strings: ``(offset, detail)`` (the digit count, or the depth)."""
+    depth = deepest = deepest_at = 0
+    limit = _int_limit()
+    for found in _TOKEN.finditer(text):
+        integer, fraction, exponent, _constant, opening, closing = found.groups()
+        if opening is not None:
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_at = depth, found.start()
+        elif closing is not None:
+            depth -= 1
+        elif wanted == "int" and integer is not None and fraction is None and exponent is None:
+            digits = len(integer.lstrip("-"))
+            if limit and digits > limit:
+                return found.start(), digits
+        elif wanted not in ("int", "depth") and found.group(0) == wanted:
+            return found.start(), 0
+    if wanted == "depth":
+        return deepest_at, deepest
+    return 0, 0
+
+
+def loads_strict(text: str) -> Any:
+    """Decode JSON text, strictly: RFC 8259 JSON only, and nothing Python cannot handle.
+
+    Returns the decoded value.  Raises :class:`json.JSONDecodeError` (``msg``,
+    ``pos``, ``lineno``, ``colno``; a ``ValueError``) for bad syntax, and also, each
+    located at its first character:
+
+    * ``NaN``, ``Infinity`` and ``-Infinity`` (Python accepts them; JSON does not);
+    * a number too large for a float (``1e999``);
+    * an integer of more digits than Python converts (``sys.get_int_max_str_digits()``,
+      4300 by default);
+    * nesting too deep for Python to decode (about a thousand levels): located at
+      the opening bracket of the deepest level.
+
+    Callers turn the error into their own: a ``json_syntax`` diagnostic, a
+    ``SolutionError``, ``obelisk: error:`` on the command line.
+
+    >>> loads_strict('{"a": [1, 2.5]}')
+    {'a': [1, 2.5]}
+    >>> loads_strict('[1, NaN]')
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: NaN is not valid JSON: line 1 column 5 (char 4)
+    """
+    try:
+        return json.loads(text, parse_constant=_constant, parse_float=_float)
+    except json.JSONDecodeError:
+        raise
+    except _Rejected as exc:
+        position, _ = _locate(text, exc.text)
+        raise _error(exc.reason, text, position) from None
+    except RecursionError:
+        position, depth = _locate(text, "depth")
+        raise _error(f"nested too deeply to decode ({depth} levels)", text, position) from None
+    except ValueError as exc:  # an integer beyond Python's int/str conversion limit
+        if "integer string conversion" not in str(exc):
+            raise
+        position, digits = _locate(text, "int")
+        raise _error(
+            f"integer of {digits} digits is too long (Python converts at most "
+            f"{_int_limit()} digits)",
+            text,
+            position,
+        ) from None
+
+
+# -- safe previews ---------------------------------------------------------------------
+
+
+def preview(value: Any, width: int = 60) -> str:
+    """``value`` as short JSON-like text for a message; never raises.
+
+    Integers too long to print are ``<integer of N digits>``, values nested too
+    deeply or not JSON show their type, and the text is cut to about ``width``
+    characters (``...`` marks the cut).
+
+    >>> preview({"a": [1, 2]})
+    '{"a": [1, 2]}'
+    >>> preview(10**5000)
+    '<integer of 5001 digits>'
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        limit = _int_limit()
+        if limit and value.bit_length() > limit * 3.3 and decimal_digits(value) > limit:
+            return f"<integer of {decimal_digits(value)} digits>"
+    try:
+        text = json.dumps(
+            value, ensure_ascii=False, default=lambda item: f"<{type(item).__name__}>"
+        )
+    except (ValueError, RecursionError, TypeError):
+        text = (
+            f"<{type(value).__name__}>"
+            if not isinstance(value, (list, dict))
+            else ("[...]" if isinstance(value, list) else "{...}")
+        )
+    if len(text) > width:
+        text = text[: max(width - 3, 1)] + "..."
+    return text
+
+
+def decimal_digits(value: int) -> int:
+    """The number of decimal digits of an integer, however long, without ``str()``.
+
+    >>> decimal_digits(-1200), decimal_digits(10**5000)
+    (4, 5001)
+    """
+    value = abs(value)
+    if value == 0:
+        return 1
+    estimate = int(value.bit_length() * math.log10(2))
+    return estimate + 1 if value >= 10**estimate else estimate

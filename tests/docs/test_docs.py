@@ -53,12 +53,14 @@ PAGES = (
     "testing.md",
     "simulate.md",
     "approvals.md",
+    "limits.md",
 )
 CODES = (
     "json_syntax",
     "plan_shape",
     "reference_syntax",
     "unknown_meta",
+    "limit",
     "unknown_tool",
     "invalid_argument",
     "missing_argument",

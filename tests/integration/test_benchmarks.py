@@ -134,3 +134,15 @@ def test_plan_generation_measures_valid_plans() -> None:
     assert found["calls"] == 20
     line = plan_generation.markdown(found)
     assert line.startswith("**Plan generation**") and "50/50 check without errors" in line
+
+
+def test_conflicts_benchmark_reports_one_warning_per_plan_and_a_table() -> None:
+    from benchmarks import conflicts
+
+    results = conflicts.collect(1, (50, 100))
+    assert [row["calls"] for row in results["rows"]] == [50, 100]
+    assert all(row["warnings"] == 1 for row in results["rows"])
+    assert all(row["wall_seconds"] > 0 and row["cpu_seconds"] > 0 for row in results["rows"])
+    text = conflicts.markdown(results)
+    assert "| calls | wall | CPU | warnings |" in text
+    assert "| 50 | " in text and "2x the calls take" in text and "(linear: 2x;" in text

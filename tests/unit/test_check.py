@@ -852,6 +852,69 @@ def test_write_conflict_only_within_one_instance() -> None:
     assert run(plan).diagnostics == (conflict(1, "#0 count"),)
 
 
+def test_write_conflict_is_reported_once_per_group_of_writers() -> None:
+    plan = [{"_tool": "count", "_outputPath": "†state.x"} for _ in range(3)]
+    result = run(plan)
+    assert result.diagnostics == (
+        d(
+            "write_conflict",
+            "†state.x is also set by #0 count and #1 count, and these calls do not all wait "
+            "for each other; writes commit in plan order, so this call's value wins, being the "
+            "last of them in the plan",
+            2,
+            "_outputPath",
+            (0, 8),
+            "warning",
+        ),
+    )
+
+
+def test_write_conflict_names_five_writers_then_how_many_more() -> None:
+    plan = [{"_tool": "count", "_outputPath": "†state.x"} for _ in range(2_000)]
+    (warning,) = run(plan).diagnostics
+    assert warning.call == 1_999
+    assert warning.message.startswith(
+        "†state.x is also set by #0 count, #1 count, #2 count, #3 count, #4 count and "
+        "1994 more calls, and these calls do not all wait for each other"
+    )
+
+
+def test_write_conflict_groups_leave_out_ordered_and_exclusive_writers() -> None:
+    plan = [
+        {"_tool": "count", "_outputPath": "†state.x && †state.t"},  # 0
+        {"_tool": "add", "n": "†state.t", "_outputPath": "†state.x"},  # 1: after 0
+        {"_tool": "checkWeather", "city": "Oslo", "_outputPath": "†state.sunny || †state.rainy"},
+        {"_tool": "planPark", "forecast": "†state.sunny", "_outputPath": "†state.y"},  # 3
+        {"_tool": "planMovie", "forecast": "†state.rainy", "_outputPath": "†state.y"},  # 4
+        {"_tool": "count", "_outputPath": "†state.z.a"},  # 5
+        {"_tool": "count", "_outputPath": "†state.z.b"},  # 6: no overlap with 5
+    ]
+    assert run(plan).diagnostics == ()
+    plan.append({"_tool": "count", "_outputPath": "†state.z"})  # 7: overlaps 5 and 6
+    plan.append({"_tool": "count", "_outputPath": "†state.x"})  # 8: overlaps 0 and 1
+    assert [(x.call, x.message.split(", and")[0]) for x in run(plan).diagnostics] == [
+        (7, "†state.z is also set by #5 count and #6 count"),
+        (8, "†state.x is also set by #0 count and #1 add"),
+    ]
+
+
+def test_write_conflict_with_a_negative_index_overlaps_every_position() -> None:
+    plan = [
+        {"_tool": "count", "_outputPath": "†state.items[2].name"},
+        {"_tool": "count", "_outputPath": "†state.items[-1]"},
+        {"_tool": "count", "_outputPath": "†state.items.name"},
+    ]
+    assert run(plan).diagnostics == (conflict(1, "#0 count", "†state.items[-1]"),)
+
+
+def test_write_conflict_leaves_out_calls_in_a_cycle() -> None:
+    plan = [
+        {"_tool": "add", "n": "†state.b", "_outputPath": "†state.a && †state.x"},
+        {"_tool": "add", "n": "†state.a", "_outputPath": "†state.b && †state.x"},
+    ]
+    assert [x.code for x in run(plan).diagnostics] == ["dependency_cycle"]
+
+
 # -- unreachable_call ---------------------------------------------------------------------------
 
 

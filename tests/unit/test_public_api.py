@@ -26,6 +26,7 @@ PUBLIC = [
     "Diagnostic",
     "Event",
     "ExecutionError",
+    "Limits",
     "Loop",
     "LoopBudgetExceeded",
     "LoopError",

@@ -20,9 +20,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from obelisk.errors import ApprovalAborted
+from obelisk.cli.io import json_for_output
+from obelisk.errors import ApprovalAborted, printable
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
 from obelisk.interpreter.simulate.approval import Approval
+from obelisk.json_values import loads_strict
 
 __all__ = ["TerminalApprover", "print_pending"]
 
@@ -62,13 +64,13 @@ class TerminalApprover:
                 table.add_column(column, overflow="fold")
             for call in checked.plan.calls:
                 arguments = "\n".join(
-                    f"{name} = {json.dumps(value, ensure_ascii=False)}"
+                    f"{printable(name)} = {json_for_output(value)[0]}"
                     for name, value in call.arguments.items()
                 )
                 writes = call.output_path or "(nothing)"
                 if call.output_method != "set":
                     writes += f" ({call.output_method})"
-                table.add_row(Text(call.label), Text(arguments), Text(writes))
+                table.add_row(Text(printable(call.label)), Text(arguments), Text(printable(writes)))
             self.console.print(table)
         for diagnostic in checked.diagnostics:
             style = "bold red" if diagnostic.severity == "error" else "yellow"
@@ -83,7 +85,7 @@ class TerminalApprover:
             self.console.print("set $EDITOR to edit the plan", markup=False, style="red")
             return None
         plan = self.edited if checked.plan is None else [c.to_data() for c in checked.plan.calls]
-        text = json.dumps(plan, ensure_ascii=False, indent=2)
+        text = json_for_output(plan, indent=2)[0]
         with tempfile.TemporaryDirectory(prefix="obelisk-") as folder:
             path = Path(folder) / "plan.json"
             path.write_text(text + "\n", encoding="utf-8")
@@ -99,7 +101,7 @@ class TerminalApprover:
             )
             return None
         try:
-            self.edited = json.loads(edited)
+            self.edited = loads_strict(edited)
         except json.JSONDecodeError as exc:
             message = f"the edited plan is not JSON: {exc.msg} at line {exc.lineno}"
             self.console.print(message, markup=False, style="red")
@@ -124,9 +126,10 @@ class TerminalApprover:
     def decide(self, pending: PendingApproval) -> Decision:
         """Ask about one call awaiting approval: ``y``, ``n`` (a reason) or ``e`` (the
         arguments as JSON, on one line)."""
-        arguments = json.dumps(pending.arguments, ensure_ascii=False)
+        arguments = json_for_output(pending.arguments)[0]
         self.console.print(
-            f"{pending.label} awaits approval ({pending.id}): {arguments}", markup=False
+            printable(f"{pending.label} awaits approval ({pending.id}): {arguments}"),
+            markup=False,
         )
         while True:
             answer = self._ask("Run this call? [y]es / [n]o / [e]dit: ").lower()
@@ -137,7 +140,7 @@ class TerminalApprover:
             if answer in ("e", "edit"):
                 text = self._ask("Arguments (JSON object): ")
                 try:
-                    edited = json.loads(text)
+                    edited = loads_strict(text)
                 except json.JSONDecodeError as exc:
                     self.console.print(f"not JSON: {exc.msg}", markup=False, style="red")
                     continue
@@ -148,9 +151,9 @@ class TerminalApprover:
 def print_pending(console: Console, pending: tuple[PendingApproval, ...]) -> None:
     """One line per call waiting for a person: label, approval id, arguments."""
     for approval in pending:
-        arguments = json.dumps(approval.arguments, ensure_ascii=False, default=str)
+        arguments = json_for_output(approval.arguments)[0]
         console.print(
-            f"{approval.label} awaits approval ({approval.id}): {arguments}",
+            printable(f"{approval.label} awaits approval ({approval.id}): {arguments}"),
             markup=False,
             style="yellow",
         )

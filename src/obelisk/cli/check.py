@@ -19,15 +19,18 @@ from obelisk.cli.io import (
     ToolsOption,
     err,
     fail,
+    json_for_output,
     load_registry,
     out,
     plural,
     read_json,
     read_plan,
 )
+from obelisk.errors import printable
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.drawing import GraphFormat, draw
 from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.json_values import loads_strict
 
 __all__ = ["check_command", "graph_command", "print_diagnostics"]
 
@@ -56,7 +59,9 @@ def _print_result(result: CheckResult, name: str) -> None:
         size += plural(len(result.graph.edges), "dependency", "dependencies") + ")"
     verdict = ", ".join(counts) if counts else "ok"
     out.print(
-        f"{name}: {verdict}{size}", markup=False, style="bold red" if errors else "bold green"
+        f"{printable(name)}: {verdict}{size}",
+        markup=False,
+        style="bold red" if errors else "bold green",
     )
 
 
@@ -80,7 +85,7 @@ def check_command(
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     result = check(read_plan(plan), registry, read_json(input, "input"), read_json(state, "state"))
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json_for_output(result.to_dict())[0] + "\n")
     else:
         _print_result(result, "<stdin>" if plan == "-" else plan)
     raise typer.Exit(0 if result.ok else 2)
@@ -98,7 +103,7 @@ def _statuses(trace: Path) -> dict[int, str]:
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = loads_strict(line)
         except json.JSONDecodeError as exc:
             fail(f"trace {str(trace)!r} line {number} is not JSON: {exc.msg}")
         if not isinstance(event, dict) or not isinstance(event.get("call"), int):

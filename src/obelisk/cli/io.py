@@ -7,16 +7,23 @@ which prints ``obelisk: error: ...`` on standard error and exits 2.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from obelisk.errors import ObeliskError
+from obelisk.errors import ObeliskError, caret_lines, printable
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.json_values import decimal_digits, loads_strict
+from obelisk.limits import int_digits_limit
 from obelisk.stdlib_tools import default_registry
 
 __all__ = [
@@ -27,9 +34,11 @@ __all__ = [
     "PlanArgument",
     "StateOption",
     "ToolsOption",
+    "decode_json",
     "err",
     "fail",
     "json_default",
+    "json_for_output",
     "load_registry",
     "out",
     "plural",
@@ -37,6 +46,7 @@ __all__ = [
     "read_json",
     "read_object",
     "read_plan",
+    "tools_print_to_stderr",
 ]
 
 out = Console(highlight=False, soft_wrap=True)
@@ -77,9 +87,31 @@ StateOption = Annotated[
 
 
 def fail(message: str) -> NoReturn:
-    """Print ``obelisk: error: <message>`` on standard error and exit 2."""
-    err.print(f"obelisk: error: {message}", markup=False)
+    """Print ``obelisk: error: <message>`` on standard error and exit 2 (characters
+    that would not print are escaped, see :func:`obelisk.errors.printable`)."""
+    head, newline, rest = message.partition("\n")
+    err.print(f"obelisk: error: {printable(head)}{newline}{rest}", markup=False)
     raise typer.Exit(2)
+
+
+def decode_json(text: str, what: str) -> Any:
+    """The JSON value of ``text``, read strictly (no ``NaN``, no integers too long for
+    Python; see :func:`obelisk.json_values.loads_strict`).  Bad JSON exits 2 through
+    :func:`fail` with the line, the column and a caret line under the spot::
+
+        obelisk: error: input 'in.json' is not valid JSON: Expecting value at line 1, column 7
+            {"a": }
+                  ^
+    """
+    try:
+        return loads_strict(text)
+    except json.JSONDecodeError as exc:
+        end = exc.pos + 1 if exc.pos < len(text) else exc.pos
+        shown = "\n".join("    " + line for line in caret_lines(text, (exc.pos, end)))
+        fail(
+            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}\n"
+            + shown
+        )
 
 
 def read_plan(source: str) -> bytes:
@@ -97,16 +129,12 @@ def read_json(path: Path | None, what: str) -> Any:
     if path is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         fail(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        fail(
-            f"{what} {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}"
-        )
+    except UnicodeDecodeError as exc:
+        fail(f"{what} {str(path)!r} is not UTF-8: {exc.reason} at byte {exc.start}")
+    return decode_json(text, f"{what} {str(path)!r}")
 
 
 def load_registry(
@@ -174,7 +202,122 @@ def read_input(source: str | None) -> Any:
     if source != "-":
         return read_json(Path(source) if source else None, "input")
     try:
-        return json.loads(sys.stdin.read())
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        fail(f"input from stdin is not valid JSON: {exc.msg} at {where}")
+        text = sys.stdin.buffer.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail(f"input from stdin is not UTF-8: {exc.reason} at byte {exc.start}")
+    return decode_json(text, "input from stdin")
+
+
+# -- JSON that strict parsers read ---------------------------------------------------------
+
+_PRINT_DEPTH = 400
+"""Arrays and objects nested deeper than this are printed as a string (``json.dumps``
+itself recurses)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replacement(value: Any) -> tuple[bool, Any]:
+    """``(True, what to print)`` for a value strict JSON cannot hold, else ``(False, None)``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return True, None
+    if isinstance(value, int) and not isinstance(value, bool):
+        limit = int_digits_limit()
+        if limit and value.bit_length() > 3 * limit and decimal_digits(value) > limit:
+            return True, f"<integer of {decimal_digits(value)} digits>"
+    return False, None
+
+
+def _key(key: Any) -> Any:
+    if isinstance(key, str):
+        return key
+    replaced, shown = _replacement(key)
+    if replaced:
+        return shown if shown is not None else "null"
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return repr(key)
+
+
+def json_for_output(
+    value: Any, *, indent: int | None = None, sort_keys: bool = False
+) -> tuple[str, int]:
+    """``(text, replaced)``: ``value`` as JSON text that every strict parser reads, and how
+    many values had to be replaced (docs/cli.md):
+
+    * ``NaN``, ``Infinity`` and ``-Infinity`` are printed as ``null``;
+    * an integer longer than Python converts (4,300 digits) as the string
+      ``"<integer of N digits>"``;
+    * arrays and objects nested deeper than 400 levels as the string
+      ``"<nested too deeply to print>"``;
+    * lone surrogates (``"\\ud800"``) as JSON escapes, so the text encodes as UTF-8;
+    * a value that is not JSON at all (a tool's odd result) as its repr.
+
+    ``sort_keys`` sorts the keys of every object (non-string keys by their text).
+    Iterative, so any nesting is safe; ``†`` and other characters stay readable.
+    """
+    replaced = 0
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, holder, 0, 1)]
+    while stack:
+        item, parent, slot, depth = stack.pop()
+        if isinstance(item, (dict, list)) and depth > _PRINT_DEPTH:
+            parent[slot] = "<nested too deeply to print>"
+            replaced += 1
+        elif isinstance(item, dict):
+            pairs = [(_key(key), child) for key, child in item.items()]
+            if sort_keys:
+                pairs.sort(key=lambda pair: pair[0])
+            built: dict[str, Any] = dict.fromkeys(key for key, _ in pairs)
+            parent[slot] = built
+            stack.extend((child, built, key, depth + 1) for key, child in reversed(pairs))
+        elif isinstance(item, list):
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            stack.extend((child, items, n, depth + 1) for n, child in enumerate(item))
+        else:
+            swap, shown = _replacement(item)
+            parent[slot] = shown if swap else item
+            replaced += swap
+    text = json.dumps(
+        holder[0], ensure_ascii=False, indent=indent, allow_nan=False, default=json_default
+    )
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group(0)):04x}", text), replaced
+
+
+def warn_replaced(replaced: int) -> None:
+    """Say on standard error that ``replaced`` values were printed differently."""
+    if replaced:
+        err.print(
+            f"obelisk: warning: {plural(replaced, 'value')} could not be printed as strict JSON "
+            "(NaN or Infinity: null; an integer too long or nesting too deep: a string)",
+            markup=False,
+            style="yellow",
+        )
+
+
+@contextlib.contextmanager
+def tools_print_to_stderr() -> Iterator[None]:
+    """While tools run, what they print goes to standard error, so standard output
+    holds only obelisk's own output (``obelisk run --json`` stays parseable).
+
+    ``sys.stdout`` is redirected; when it is the process's file descriptor 1, that
+    descriptor is pointed at standard error too, for output that bypasses Python
+    (a subprocess, a C extension).
+    """
+    moved: int | None = None
+    with contextlib.suppress(Exception):
+        if sys.stdout.fileno() == 1 and sys.stderr.fileno() == 2:
+            sys.stdout.flush()
+            moved = os.dup(1)
+            os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if moved is not None:
+            with contextlib.suppress(Exception):
+                if sys.__stdout__ is not None:  # what went to fd 1 meanwhile: to stderr
+                    sys.__stdout__.flush()
+                sys.stderr.flush()
+            os.dup2(moved, 1)
+            os.close(moved)

@@ -14,7 +14,6 @@ failed, or approval was abandoned); 2 for a bad command line; 3 when
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,16 +28,18 @@ from obelisk.cli.io import (
     ToolsOption,
     err,
     fail,
-    json_default,
+    json_for_output,
     load_registry,
     out,
     plural,
     read_input,
     read_object,
     read_plan,
+    tools_print_to_stderr,
+    warn_replaced,
 )
 from obelisk.cli.run import sorted_keys
-from obelisk.errors import ApprovalAborted
+from obelisk.errors import ApprovalAborted, printable
 
 if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import Model
@@ -50,7 +51,7 @@ _MODEL_FORMS = "openai:MODEL or scripted:FILE"
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return printable(" ".join(text.split()))
 
 
 def _model(spec: str, base_url: str | None) -> Model:
@@ -145,16 +146,21 @@ def _turn_line(turn: Turn) -> str:
 def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
     if verbose:
         for turn in result.turns:
-            err.print(_turn_line(turn), markup=False, style="dim")
+            err.print(printable(_turn_line(turn)), markup=False, style="dim")
     if as_json:
         data = result.to_dict()
         data["state"] = sorted_keys(data["state"])
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=json_default) + "\n")
+        text, replaced = json_for_output(data)
+        sys.stdout.write(text + "\n")
+        warn_replaced(replaced)
         return
-    for name, value in (("output", result.output), ("state", sorted_keys(result.state))):
+    replaced = 0
+    for name, value in (("output", result.output), ("state", result.state)):
         out.print(f"{name}:", markup=False, style="bold")
-        text = json.dumps(value, ensure_ascii=False, indent=2, default=json_default)
+        text, count = json_for_output(value, indent=2, sort_keys=name == "state")
+        replaced += count
         out.print(text, markup=False)
+    warn_replaced(replaced)
 
 
 def loop_command(
@@ -298,14 +304,16 @@ def loop_command(
         try:
             if progress is not None:
                 loop.listeners = (*loop.listeners, progress.on_event)
-                with progress:
+                with progress, tools_print_to_stderr():
                     result = loop.run_sync(given, start, plan=start_plan)
             else:
-                result = loop.run_sync(given, start, plan=start_plan)
+                with tools_print_to_stderr():
+                    result = loop.run_sync(given, start, plan=start_plan)
             while result.status == "awaiting_approval" and approver is not None:
                 decisions = {pending.id: approver.decide(pending) for pending in result.pending}
                 try:
-                    result = loop.resume_sync(result, decisions)
+                    with tools_print_to_stderr():
+                        result = loop.resume_sync(result, decisions)
                 except ApprovalError as exc:
                     err.print(f"obelisk: {exc}", markup=False, style="red")
         except PlanError as exc:

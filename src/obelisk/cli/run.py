@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -20,14 +19,16 @@ from obelisk.cli.io import (
     ToolsOption,
     err,
     fail,
-    json_default,
+    json_for_output,
     load_registry,
     plural,
     read_input,
     read_json,
     read_plan,
+    tools_print_to_stderr,
+    warn_replaced,
 )
-from obelisk.errors import ApprovalAborted, ApprovalError, PlanError
+from obelisk.errors import ApprovalAborted, ApprovalError, PlanError, printable
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
@@ -47,22 +48,34 @@ _NAMED = 5
 
 
 def dump_json(value: Any, indent: int | None = None) -> str:
-    """JSON text with ``†`` and other characters kept readable; anything that is not
-    JSON is shown by its repr."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=json_default)
+    """JSON text that strict parsers read, with ``†`` and other characters kept
+    readable (see :func:`~obelisk.cli.io.json_for_output`: NaN is ``null``, lone
+    surrogates are escaped); anything that is not JSON is shown by its repr."""
+    return json_for_output(value, indent=indent)[0]
 
 
 def sorted_keys(value: Any) -> Any:
-    """``value`` with the keys of every object in sorted order.
+    """``value`` with the keys of every object in sorted order (iterative: any nesting).
 
     The final state's values never depend on timing, but the order in which keys
     were first written does; sorted, the same run prints the same bytes.
     """
-    if isinstance(value, dict):
-        return {key: sorted_keys(value[key]) for key in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [sorted_keys(item) for item in value]
-    return value
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, dict):
+            keys = sorted(item, key=str)
+            built: dict[Any, Any] = dict.fromkeys(keys)
+            parent[slot] = built
+            stack.extend((item[key], built, key) for key in keys)
+        elif isinstance(item, list):
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            stack.extend((child, items, n) for n, child in enumerate(item))
+        else:
+            parent[slot] = item
+    return holder[0]
 
 
 def summary(result: RunResult) -> str:
@@ -198,7 +211,10 @@ def run_command(
                     progress.advance(task)
 
             handlers.append(advance)
-        with progress if progress is not None else contextlib.nullcontext():
+        with (
+            progress if progress is not None else contextlib.nullcontext(),
+            tools_print_to_stderr(),
+        ):
             result = run_sync(
                 parsed,
                 registry,
@@ -211,7 +227,8 @@ def run_command(
         while result.status == "awaiting_approval" and approver is not None:
             decisions = {pending.id: approver.decide(pending) for pending in result.pending}
             try:
-                result = resume_sync(result, decisions)
+                with tools_print_to_stderr():
+                    result = resume_sync(result, decisions)
             except ApprovalError as exc:
                 err.print(f"obelisk: {exc}", markup=False, style="red")
     except ApprovalAborted as exc:
@@ -229,7 +246,11 @@ def run_command(
         else:
             for diagnostic in exc.diagnostics:
                 err.print(str(diagnostic), markup=False)
-            err.print(f"{plan}: the plan has errors; nothing ran", markup=False, style="bold red")
+            err.print(
+                f"{printable(plan)}: the plan has errors; nothing ran",
+                markup=False,
+                style="bold red",
+            )
         raise typer.Exit(2) from None
     finally:
         if trace_file is not None:
@@ -237,14 +258,19 @@ def run_command(
     if as_json:
         payload = result.to_dict()
         payload["state"] = sorted_keys(payload["state"])
-        sys.stdout.write(dump_json(payload) + "\n")
+        text, replaced = json_for_output(payload)
     else:
-        sys.stdout.write(dump_json(sorted_keys(result.state), indent=2) + "\n")
+        text, replaced = json_for_output(result.state, indent=2, sort_keys=True)
+    sys.stdout.write(text + "\n")
+    warn_replaced(replaced)
+    if not as_json:
         print_pending(err, result.pending)
         for record in result.calls:
             if record.status == "failed" and record.error:
                 err.print(
-                    f"{record.label} failed: {record.error['type']}: {record.error['message']}",
+                    printable(
+                        f"{record.label} failed: {record.error['type']}: {record.error['message']}"
+                    ),
                     markup=False,
                     style="red",
                 )
@@ -252,7 +278,7 @@ def run_command(
         for reason in sorted(cancelled):  # why calls did not run: a timeout, a stop
             err.print(reason, markup=False, style="red")
         err.print(
-            summary(result),
+            printable(summary(result)),
             markup=False,
             style="bold green" if result.status == "completed" else "bold red",
         )

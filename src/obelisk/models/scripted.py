@@ -16,6 +16,7 @@ from typing import Any
 
 from obelisk.errors import ScriptExhausted, UsageError
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
+from obelisk.json_values import loads_strict
 
 __all__ = ["Answer", "ScriptedModel"]
 
@@ -82,16 +83,20 @@ it had 1 and was asked for answer 2
         """Answers from a JSON-lines file: each line is a solution object, or a
         turn record with a ``"solution"`` key (what ``LoopResult.to_jsonl`` writes;
         a ``"raw"`` key replays a broken answer verbatim).  Blank lines are skipped.
-        Raises :class:`~obelisk.errors.UsageError` naming the line of a bad entry."""
+        Lines are read as strict JSON (no ``NaN``, no integer too long for Python, no
+        nesting too deep to decode; see docs/limits.md).  Raises
+        :class:`~obelisk.errors.UsageError` naming the line and column of a bad entry."""
         answers: list[Answer] = []
         text = Path(path).read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
+                entry = loads_strict(line)
             except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{number}: not JSON: {exc.msg}") from None
+                raise UsageError(
+                    f"{path}:{number}: not JSON: {exc.msg} at column {exc.colno}"
+                ) from None
             if not isinstance(entry, dict):
                 raise UsageError(f"{path}:{number}: expected a JSON object")
             if "raw" in entry and isinstance(entry["raw"], str):

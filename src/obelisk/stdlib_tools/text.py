@@ -1,13 +1,27 @@
-"""Text tools: templates, splitting and joining, regular expressions, case."""
+r"""Text tools: templates, splitting and joining, regular expressions, case.
+
+The regular-expression tools use RE2 (the ``google-re2`` package), whose matching
+time grows linearly with the text whatever the pattern: a catastrophic pattern such
+as ``(a+)+$`` cannot hang the process, and a tool timeout could not stop Python's
+``re`` anyway, since it holds the GIL.  RE2 syntax is Python's without the
+constructs that need backtracking: no backreferences (``\1``, ``(?P=name)``), no
+lookahead or lookbehind (``(?=``, ``(?!``, ``(?<=``, ``(?<!``), no atomic groups or
+possessive quantifiers, and ``\z`` instead of ``\Z``; ``\w``, ``\d``, ``\s`` and
+``\b`` match ASCII only (``\pL`` is any letter, ``\p{Greek}`` a script)
+(https://github.com/google/re2/wiki/Syntax).  A pattern RE2 refuses is a
+``ValueError`` naming the construct.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 import string
 from typing import Any
 
+import re2
 from typing_extensions import TypedDict
 
 from obelisk.interpreter.tools.tool import Tool, tool
@@ -95,11 +109,47 @@ def replace(text: str, old: str, new: str, count: int = -1) -> str:
     return text.replace(old, new, count)
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+_UNSUPPORTED = (
+    (re.compile(r"invalid escape sequence: \\[1-9]"), "backreferences such as \\1"),
+    (re.compile(r"invalid perl operator: \(\?P$"), "named backreferences (?P=name)"),
+    (re.compile(r"\(\?<?=$"), "lookaround (?=...) / (?<=...)"),
+    (re.compile(r"\(\?<?!$"), "negative lookaround (?!...) / (?<!...)"),
+    (re.compile(r"\(\?>$"), "atomic groups (?>...)"),
+    (re.compile(r"bad repetition operator: [*+?}]\+"), "possessive quantifiers such as a*+"),
+    (re.compile(r"invalid escape sequence: \\Z"), "\\Z (write \\z)"),
+)
+
+
+def _shown(pattern: str) -> str:
+    """``pattern`` quoted for a message, cut after 60 characters."""
+    return (
+        repr(pattern) if len(pattern) <= 60 else repr(pattern[:57]) + f"... ({len(pattern)} chars)"
+    )
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    return options
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str) -> Any:
+    """The RE2 program for ``pattern``; ``ValueError`` naming what RE2 refused."""
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+        return re2.compile(pattern, _options())
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else ""
+        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        if len(reason) > 120:  # RE2 quotes the pattern, which may be long
+            reason = reason[:117] + "..."
+        for found, construct in _UNSUPPORTED:
+            if found.search(reason):
+                raise ValueError(
+                    f"invalid regular expression {_shown(pattern)}: RE2 does not support "
+                    f"{construct} ({reason})"
+                ) from None
+        raise ValueError(f"invalid regular expression {_shown(pattern)}: {reason}") from None
 
 
 class RegexMatch(TypedDict):
@@ -110,9 +160,10 @@ class RegexMatch(TypedDict):
 
 @tool(pure=True)
 def regex_match(text: str, pattern: str) -> RegexMatch | None:
-    """The first match of Python regex `pattern` anywhere in `text` as {"match": whole match,
-    "groups": [numbered groups], "named": {name: group}} (unmatched group: null), or null.
-    Bad pattern: ValueError."""
+    r"""The first match of RE2 regex `pattern` in `text`: {"match": whole match, "groups":
+    [numbered groups], "named": {name: group}} (unmatched group: null), or null. RE2 runs in
+    linear time: no backreferences or lookaround; \w \d \s \b are ASCII-only. Bad pattern:
+    ValueError."""
     found = _compile(pattern).search(text)
     if found is None:
         return None
@@ -121,20 +172,23 @@ def regex_match(text: str, pattern: str) -> RegexMatch | None:
 
 @tool(pure=True)
 def regex_find_all(text: str, pattern: str) -> list[str]:
-    """The whole text of every non-overlapping match of Python regex `pattern` in `text`,
-    in order. Bad pattern: ValueError."""
+    r"""The whole text of every non-overlapping match of RE2 regex `pattern` in `text`, in
+    order. RE2 runs in linear time: no backreferences or lookaround; \w \d \s \b are
+    ASCII-only. Bad pattern: ValueError."""
     return [found.group(0) for found in _compile(pattern).finditer(text)]
 
 
 @tool(pure=True)
 def regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> str:
-    r"""`text` with matches of Python regex `pattern` replaced by `replacement` (may use \1,
-    \g<name>); the first `count` only (0: all). Bad pattern or replacement: ValueError."""
+    r"""`text` with matches of RE2 regex `pattern` replaced by `replacement` (may use \1,
+    \g<name>); the first `count` only (0: all). RE2 runs in linear time: no backreferences or
+    lookaround; \w \d \s \b are ASCII-only. Bad pattern or replacement: ValueError."""
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
+    compiled = _compile(pattern)
     try:
-        return _compile(pattern).sub(replacement, text, count=count)
-    except re.error as exc:
+        return str(compiled.sub(replacement, text, count=count))
+    except (re.error, re2.error, IndexError) as exc:
         raise ValueError(f"invalid replacement {replacement!r}: {exc}") from None
 
 

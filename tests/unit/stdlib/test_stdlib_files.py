@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +148,121 @@ def test_default_registry_with_a_files_root(tmp_path: Path) -> None:
     assert tools["read_text"]("a/b.txt") == "hi"
     assert tools["list_dir"]() == ["a/"]
     assert all(tools[name].pure is False for name in FILE_TOOLS)
+
+
+# -- confinement at open time, race-free (issue 16 E; Linux) ------------------------------
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="dir_fd + O_NOFOLLOW")
+
+
+@pytest.fixture
+def outside(root: Path) -> Path:
+    folder = root.parent / "outside"
+    folder.mkdir()
+    (folder / "f.txt").write_text("outside", encoding="utf-8")
+    return folder
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    folder.rename(folder.with_name(folder.name + "-old"))
+    os.symlink(target, folder)
+
+
+@linux_only
+def test_a_folder_swapped_for_a_symlink_outside_is_refused(
+    tools: Registry, root: Path, outside: Path
+) -> None:
+    (root / "sub").mkdir()
+    (root / "sub" / "f.txt").write_text("inside", encoding="utf-8")
+    assert tools["read_text"]("sub/f.txt") == "inside"
+    _swap_for_link(root / "sub", outside)
+    for name, args in [
+        ("read_text", ()),
+        ("read_json", ()),
+        ("write_text", ("x",)),
+        ("write_json", ({"a": 1},)),
+    ]:
+        with pytest.raises(PermissionError) as caught:
+            tools[name]("sub/f.txt", *args)
+        assert str(caught.value) == (f"path 'sub/f.txt' is outside the files root '{root}'")
+    with pytest.raises(PermissionError):
+        tools["write_text"]("sub/new.txt", "x")
+    with pytest.raises(PermissionError):
+        tools["list_dir"]("sub")
+    assert sorted(p.name for p in outside.iterdir()) == ["f.txt"]
+    assert (outside / "f.txt").read_text(encoding="utf-8") == "outside"
+
+
+@linux_only
+@pytest.mark.parametrize("when", ["before the folder is opened", "after the folder is opened"])
+def test_a_swap_while_the_path_is_being_opened_cannot_escape(
+    tools: Registry, root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    (root / "sub").mkdir()
+    (root / "sub" / "f.txt").write_text("inside", encoding="utf-8")
+    real_open = os.open
+    trigger = "sub" if when.startswith("before") else "f.txt"
+    swapped: list[bool] = []
+
+    def racing_open(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if name == trigger and kwargs.get("dir_fd") is not None and not swapped:
+            swapped.append(True)  # the attacker wins the race here
+            _swap_for_link(root / "sub", outside)
+        return real_open(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", racing_open)
+    if trigger == "sub":
+        with pytest.raises(PermissionError, match="is outside the files root"):
+            tools["read_text"]("sub/f.txt")
+    else:  # the folder already open is the one inside: read and write stay inside
+        assert tools["read_text"]("sub/f.txt") == "inside"
+        swapped.clear()
+        (root / "sub").unlink()
+        (root / "sub-old").rename(root / "sub")
+        assert tools["write_text"]("sub/f.txt", "new") == 3
+        assert (root / "sub-old" / "f.txt").read_text(encoding="utf-8") == "new"
+    assert swapped == [True]
+    assert (outside / "f.txt").read_text(encoding="utf-8") == "outside"
+
+
+@linux_only
+def test_a_symlinked_file_outside_is_neither_read_nor_written(
+    tools: Registry, root: Path, outside: Path
+) -> None:
+    os.symlink(outside / "f.txt", root / "link.txt")
+    os.symlink(outside / "missing.txt", root / "dangling.txt")
+    for name, args in [("read_text", ()), ("write_text", ("x",)), ("path_exists", ())]:
+        for path in ("link.txt", "dangling.txt"):
+            with pytest.raises(PermissionError):
+                tools[name](path, *args)
+    assert sorted(p.name for p in outside.iterdir()) == ["f.txt"]
+    assert (outside / "f.txt").read_text(encoding="utf-8") == "outside"
+
+
+@linux_only
+def test_symlinks_inside_the_root_are_followed_by_hand(tools: Registry, root: Path) -> None:
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "real" / "deep" / "f.txt").write_text("x", encoding="utf-8")
+    os.symlink("real/deep", root / "rel")  # relative target
+    os.symlink(root / "real", root / "abs")  # absolute target inside the root
+    os.symlink("../real/deep/f.txt", root / "real" / "up.txt")
+    assert tools["read_text"]("rel/f.txt") == "x"
+    assert tools["read_text"]("abs/deep/f.txt") == "x"
+    assert tools["read_text"]("rel/../deep/f.txt") == "x"  # .. after a link: physical
+    assert tools["read_text"]("real/up.txt") == "x"
+    assert tools["write_text"]("rel/g.txt", "yz") == 2
+    assert (root / "real" / "deep" / "g.txt").read_text(encoding="utf-8") == "yz"
+    os.symlink("loop", root / "loop")
+    with pytest.raises(OSError, match="too many symlinks"):
+        tools["read_text"]("loop")
+
+
+@linux_only
+def test_special_files_are_refused_not_waited_on(tools: Registry, root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    with pytest.raises(PermissionError) as caught:
+        tools["read_text"]("pipe")  # an open() without O_NONBLOCK would wait forever
+    assert str(caught.value) == "path 'pipe' is not a regular file"
+    with pytest.raises(IsADirectoryError):
+        tools["read_text"](".")
+    assert tools["path_exists"]("pipe") is True

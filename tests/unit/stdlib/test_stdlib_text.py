@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from obelisk.errors import ArgumentValidationError
@@ -81,9 +83,61 @@ def test_regex_match() -> None:
 def test_regex_bad_pattern_is_a_value_error() -> None:
     with pytest.raises(ValueError) as caught:
         R["regex_find_all"]("x", "(")
+    assert str(caught.value) == "invalid regular expression '(': missing ): ("
+
+
+@pytest.mark.parametrize(
+    ("pattern", "construct"),
+    [
+        (r"(a)\1", "backreferences such as \\1 (invalid escape sequence: \\1)"),
+        (r"(?P<x>a)(?P=x)", "named backreferences (?P=name) (invalid perl operator: (?P)"),
+        (r"a(?=b)", "lookaround (?=...) / (?<=...) (invalid perl operator: (?=)"),
+        (r"(?<=a)b", "lookaround (?=...) / (?<=...) (invalid perl operator: (?<=)"),
+        (r"a(?!b)", "negative lookaround (?!...) / (?<!...) (invalid perl operator: (?!)"),
+        (r"(?<!a)b", "negative lookaround (?!...) / (?<!...) (invalid perl operator: (?<!)"),
+        (r"(?>a)", "atomic groups (?>...) (invalid perl operator: (?>)"),
+        (r"a*+", "possessive quantifiers such as a*+ (bad repetition operator: *+)"),
+        (r"a\Z", "\\Z (write \\z) (invalid escape sequence: \\Z)"),
+    ],
+)
+@pytest.mark.parametrize("name", ["regex_match", "regex_find_all", "regex_replace"])
+def test_a_pattern_re2_refuses_names_the_construct(name: str, pattern: str, construct: str) -> None:
+    args = ("abc", pattern, "x") if name == "regex_replace" else ("abc", pattern)
+    with pytest.raises(ValueError) as caught:
+        R[name](*args)
     assert str(caught.value) == (
-        "invalid regular expression '(': missing ), unterminated subpattern at position 0"
+        f"invalid regular expression {pattern!r}: RE2 does not support {construct}"
     )
+
+
+def test_a_long_bad_pattern_is_cut_in_the_message() -> None:
+    with pytest.raises(ValueError) as caught:
+        R["regex_match"]("x", "a" * 1000 + "(")
+    reason = ("missing ): " + "a" * 1000)[:117] + "..."
+    assert str(caught.value) == (
+        f"invalid regular expression {'a' * 57!r}... (1001 chars): {reason}"
+    )
+
+
+@pytest.mark.parametrize("name", ["regex_match", "regex_find_all", "regex_replace"])
+def test_catastrophic_patterns_answer_at_once(name: str) -> None:
+    # Python's re needs minutes for this (exponential backtracking, holding the GIL)
+    text = "a" * 40 + "b"
+    args = (text, "(a+)+$", "x") if name == "regex_replace" else (text, "(a+)+$")
+    started = time.perf_counter()
+    result = R[name](*args)
+    assert time.perf_counter() - started < 0.2
+    assert result == {"regex_match": None, "regex_find_all": [], "regex_replace": text}[name]
+    long_text = "a" * 200_000 + "b"
+    started = time.perf_counter()
+    assert R["regex_find_all"](long_text, "(a|aa)+$") == []
+    assert time.perf_counter() - started < 0.5
+
+
+def test_re2_word_classes_are_ascii_and_unicode_classes_work() -> None:
+    assert R["regex_find_all"]("héllo wörld", r"\w+") == ["h", "llo", "w", "rld"]
+    assert R["regex_find_all"]("héllo wörld", r"\pL+") == ["héllo", "wörld"]
+    assert R["regex_match"]("Δx", r"(?i)δ(X)") == {"match": "Δx", "groups": ["x"], "named": {}}
 
 
 def test_regex_find_all_returns_whole_matches() -> None:
@@ -94,8 +148,10 @@ def test_regex_find_all_returns_whole_matches() -> None:
 def test_regex_replace() -> None:
     assert R["regex_replace"]("2024-05-01", r"(\d+)-(\d+)-(\d+)", r"\3/\2/\1") == "01/05/2024"
     assert R["regex_replace"]("aaa", "a", "b", count=2) == "bba"
-    with pytest.raises(ValueError, match=r"^invalid replacement '\\\\9'"):
+    with pytest.raises(ValueError) as caught:
         R["regex_replace"]("abc", "b", r"\9")
+    assert str(caught.value) == "invalid replacement '\\\\9': bad group index"
+    assert R["regex_replace"]("a1 b2", r"(?P<x>\w)\d", r"\g<x>!") == "a! b!"
 
 
 def test_case_strip_and_length() -> None:

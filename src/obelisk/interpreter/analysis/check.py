@@ -10,12 +10,12 @@ into one :class:`~obelisk.errors.PlanError`.
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from obelisk.errors import sort_diagnostics
+from obelisk.errors import limit_per_code, sort_diagnostics
 from obelisk.grammar import Alternatives, Escaped, Reference, Segment, path_exists
+from obelisk.interpreter.analysis.conflicts import find_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
 from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, path_key
 from obelisk.interpreter.analysis.result import CheckResult
@@ -30,6 +30,8 @@ from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan, gc_paused, parse_partial
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.json_values import preview
+from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["ERROR_ARM_SCHEMA", "check"]
 
@@ -48,6 +50,8 @@ ERROR_ARM_SCHEMA: dict[str, Any] = {
     },
 }
 _WRITABLE_HINT = "write to †state or a data kind instead"
+_NAMED = 5
+"""How many other calls a ``write_conflict`` warning names before it says how many more."""
 
 
 class _Checker:
@@ -154,7 +158,8 @@ class _Checker:
         else:
             self.check_arguments(call, tool)
             self.check_outcomes(call, tool)
-            if call.has_output:
+            unchecked = self.partial.unchecked.get(call.index, ()) if self.partial else ()
+            if call.has_output and "_output" not in unchecked:
                 self.check_output(call, tool)
         for ref in call.target.references if call.target is not None else ():
             if ref.kind == "input":
@@ -368,10 +373,10 @@ class _Checker:
             if target == call.id or target == index:
                 why = "a call cannot come after itself"
             else:
-                why = f"no call has the _id {json.dumps(target)}"
+                why = f"no call has the _id {preview(target)}"
                 if type(target) is int:
-                    why += f", and the plan has no call #{target}"
-            self.fail("unknown_call", f"_after names {json.dumps(target)}: {why}", call, "_after")
+                    why += f", and the plan has no call #{preview(target)}"
+            self.fail("unknown_call", f"_after names {preview(target)}: {why}", call, "_after")
         for cycle in self.graph.cycles:
             walk = " -> ".join(calls[node].label for node in cycle)
             self.fail("dependency_cycle", f"dependency cycle: {walk}", calls[cycle[0]])
@@ -385,37 +390,39 @@ class _Checker:
         self.check_conflicts()
 
     def check_conflicts(self) -> None:
+        """One ``write_conflict`` warning per group of calls that ``set`` overlapping
+        paths in one instance without waiting for each other (docs/diagnostics.md):
+        on the group's last conflicting call, naming the others (the first five,
+        then how many more).  About linear time (analysis/conflicts.py)."""
         calls = self.plan.calls
-        reported: set[tuple[int, int]] = set()
-        for writes in self.graph.writes:
-            for write in writes:
-                later = calls[write.call]
-                if later.output_method != "set":
-                    continue
-                for other in self.graph.index.overlapping_writes(write):
-                    pair = (other.call, write.call)
-                    earlier = calls[other.call]
-                    if (
-                        other.call >= write.call
-                        or pair in reported
-                        or earlier.output_method != "set"
-                        or earlier.instance != later.instance
-                        or self.graph.exclusive(other.call, write.call)
-                        or self.graph.reaches(other.call, write.call)
-                        or self.graph.reaches(write.call, other.call)
-                    ):
-                        continue
-                    reported.add(pair)
-                    self.fail(
-                        "write_conflict",
-                        f"{write.reference} is also set by {earlier.label} and neither call "
-                        f"waits for the other; this call's value wins, being later in the plan",
-                        later,
-                        "_outputPath",
-                        write.reference.span,
-                        later.output_path,
-                        severity="warning",
-                    )
+        for conflict in find_conflicts(self.graph):
+            later = calls[conflict.call]
+            write = conflict.write
+            labels = [calls[other].label for other in conflict.others]
+            if len(labels) == 1:
+                message = (
+                    f"{write.reference} is also set by {labels[0]} and neither call waits "
+                    "for the other; this call's value wins, being later in the plan"
+                )
+            else:
+                if len(labels) > _NAMED:
+                    named = ", ".join(labels[:_NAMED]) + f" and {len(labels) - _NAMED} more calls"
+                else:
+                    named = ", ".join(labels[:-1]) + " and " + labels[-1]
+                message = (
+                    f"{write.reference} is also set by {named}, and these calls do not all "
+                    "wait for each other; writes commit in plan order, so this call's value "
+                    "wins, being the last of them in the plan"
+                )
+            self.fail(
+                "write_conflict",
+                message,
+                later,
+                "_outputPath",
+                write.reference.span,
+                later.output_path,
+                severity="warning",
+            )
 
     def run(self) -> CheckResult:
         for call in self.plan.calls:
@@ -442,6 +449,7 @@ def check(
     *,
     data: Mapping[str, Any] | None = None,
     mode: Literal["eager", "lazy"] | None = None,
+    limits: Limits | None = None,
 ) -> CheckResult:
     """Check a plan: parse it if needed, build its graph and run every check of docs/diagnostics.md
 
@@ -453,7 +461,10 @@ def check(
     checked against it.  ``state`` is the state the plan starts from (default:
     empty).  ``data`` maps other data kinds (``"data"``, ...) to their documents.
     ``mode`` is how the plan will run (default: the plan's own ``mode``): a lazy
-    plan may not carry ``_output`` (``lazy_output``).
+    plan may not carry ``_output`` (``lazy_output``).  ``limits`` (default
+    :class:`~obelisk.Limits` ``()``) bounds reference length and argument nesting
+    (``limit`` diagnostics) and how many diagnostics of one code are reported: the
+    rest are summed up in one more of that code (docs/limits.md).
 
     Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
     diagnostics come back, no exception escapes for a bad plan.  Every problem is
@@ -462,15 +473,19 @@ def check(
     ``graph`` set to ``None`` (a plan with errors never runs).
     """
     registry = None if tools is None else Registry.coerce(tools)
+    limits = limits if limits is not None else DEFAULT_LIMITS
+    per_code = limits.max_diagnostics_per_code
     with gc_paused():
         if isinstance(plan, Plan):
-            return _Checker(plan, registry, input, state, data or {}, mode=mode).run()
-        partial = parse_partial(plan)
+            checked = _Checker(plan, registry, input, state, data or {}, mode=mode).run()
+            return CheckResult(plan, checked.graph, limit_per_code(checked.diagnostics, per_code))
+        partial = parse_partial(plan, limits)
         if partial.plan is None:
-            return CheckResult(None, None, partial.diagnostics)
+            return CheckResult(None, None, limit_per_code(partial.diagnostics, per_code))
         checked = _Checker(
             partial.plan, registry, input, state, data or {}, partial, mode=mode
         ).run()
+        diagnostics = limit_per_code(checked.diagnostics, per_code)
         if partial.ok:
-            return checked
-        return CheckResult(None, None, checked.diagnostics)
+            return CheckResult(checked.plan, checked.graph, diagnostics)
+        return CheckResult(None, None, diagnostics)

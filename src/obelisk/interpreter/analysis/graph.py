@@ -393,6 +393,15 @@ class PlanGraph:
         """Calls that can never run, each with the reason (docs/diagnostics.md)."""
         return self._analyse_alternatives()[1]
 
+    def tags(self, call: int) -> frozenset[Tag]:
+        """The ``(producer, alternative)`` pairs call ``call`` depends on: two calls
+        are exclusive when they hold different alternatives of one producer."""
+        return self._analyse_alternatives()[0][call]
+
+    def orderable(self) -> list[int]:
+        """The calls not in or behind a dependency cycle, in a topological order."""
+        return self._orderable()
+
     def exclusive(self, first: int, second: int) -> bool:
         """True when the two calls depend on different alternatives of one output."""
         tags = self._analyse_alternatives()[0]

@@ -138,6 +138,22 @@ class PathIndex(Generic[T]):
                 unique.append(item)
         return unique
 
+    def has_overlaps(self) -> bool:
+        """True when some two items may overlap: two at one key, one at a prefix of
+        another's key, or a key with a negative index or ``[*]``.  One walk of the
+        trie, no query per item."""
+        stack: list[tuple[_Node[T], bool]] = [(self._root, False)]
+        while stack:
+            node, above = stack.pop()
+            count = len(node.items)
+            if count > 1 or (count and above):
+                return True
+            for part, child in node.children.items():
+                if part is ANY_INDEX or part is WILDCARD:
+                    return True
+                stack.append((child, above or count > 0))
+        return False
+
     def overlapping_writes(self, write: Any) -> list[T]:
         """Items overlapping the path of ``write`` (anything with a path ``key``)."""
         return self.overlapping(write.key)

@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from obelisk.errors import SolutionError
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.json_values import decimal_digits, loads_strict
+from obelisk.limits import DEFAULT_LIMITS, int_digits_limit
 
 __all__ = [
     "DataMessage",
@@ -201,12 +203,56 @@ class Solution(_Message):
         return {"calls": self.calls, "output": self.output}
 
 
+def _unusable_value(value: Any, max_depth: int) -> str | None:
+    """Why a decoded answer cannot be used as JSON data (``"calls.0.x: ..."``), or None.
+
+    Iterative, so any nesting is safe: a value nested deeper than ``max_depth``
+    levels, an integer of more digits than Python converts to text, an object key
+    that is not a string.
+    """
+    digits_limit = int_digits_limit()
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        where = ".".join(str(part) for part in path) or "the answer"
+        if isinstance(item, bool) or not isinstance(item, (int, dict, list)):
+            continue
+        if isinstance(item, int):
+            if digits_limit and item.bit_length() > 3 * digits_limit:
+                digits = decimal_digits(item)
+                if digits > digits_limit:
+                    return (
+                        f"{where}: integer of {digits} digits is too long (Python converts at "
+                        f"most {digits_limit} digits)"
+                    )
+            continue
+        if len(path) >= max_depth:
+            return f"{where}: nested deeper than {max_depth} levels"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{where}: object keys must be strings, found {type(key).__name__}"
+                stack.append((child, (*path, key)))
+        else:
+            stack.extend((child, (*path, n)) for n, child in enumerate(item))
+    return None
+
+
+_SOLUTION_DEPTH = DEFAULT_LIMITS.max_argument_depth + 3
+"""A solution nests at most this deep: the object, ``calls``, a call, then an argument
+(``Limits.max_argument_depth``); ``output`` gets the same room."""
+
+
 def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Solution:
     """A :class:`Solution` from JSON text or a decoded object.
 
     Raises :class:`SolutionError` when the text is not JSON or the value is not
     ``{"calls": [object, ...], "output": ...}``; the message names the first
-    problem and where it is (``line 1 column 9`` or ``calls.2``).
+    problem and where it is (``line 1 column 9`` or ``calls.2``).  The text is read
+    strictly (``NaN``, ``Infinity``, integers too long for Python and nesting too
+    deep to decode are errors, located); a value nested deeper than
+    ``Limits.max_argument_depth`` + 3 levels, or holding an integer too long for
+    Python, is an error too (docs/limits.md).
 
     >>> parse_solution('{"calls": [], "output": 42}').output
     42
@@ -222,7 +268,7 @@ calls.0: Input should be a valid dictionary
     if isinstance(answer, (str, bytes)):
         text = answer.decode("utf-8", "replace") if isinstance(answer, bytes) else answer
         try:
-            answer = json.loads(text)
+            answer = loads_strict(text)
         except json.JSONDecodeError as exc:
             raise SolutionError(
                 f"the answer is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
@@ -234,6 +280,9 @@ calls.0: Input should be a valid dictionary
             f"got {type(answer).__name__}",
             text,
         )
+    problem = _unusable_value(dict(answer), _SOLUTION_DEPTH)
+    if problem is not None:
+        raise SolutionError(f"the answer cannot be used: {problem}", text)
     try:
         return Solution.model_validate(dict(answer))
     except ValidationError as exc:

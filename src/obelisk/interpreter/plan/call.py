@@ -9,7 +9,6 @@ its argument path and the span of the bad characters (docs/diagnostics.md).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -25,8 +24,10 @@ from obelisk.interpreter.plan.model import (
     format_argument_path,
     new_call,
 )
+from obelisk.json_values import decimal_digits, preview
+from obelisk.limits import DEFAULT_LIMITS, Limits, int_digits_limit
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "Collector", "json_kind", "parse_call"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "Collector", "json_kind", "parse_call", "path_depth_problem"]
 
 
 class Collector:
@@ -75,42 +76,113 @@ def json_kind(value: object) -> str:
         return "a string"
     if isinstance(value, list):
         return "an array"
-    return "an object"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a Python {type(value).__name__}"
 
 
 ArgPath = tuple[str | int, ...]
 
 
-MAX_ARGUMENT_DEPTH = 256
-"""Arguments nested deeper than this many levels are a ``plan_shape`` error."""
+MAX_ARGUMENT_DEPTH = DEFAULT_LIMITS.max_argument_depth
+"""The default :attr:`Limits.max_argument_depth <obelisk.Limits>`: arguments nested
+deeper than this many levels are a ``limit`` error."""
+
+_LOG2_10 = 3.3219280948873626
+_SMALL = 10**18  # an integer below this (in absolute value, for the fast path) is no risk
 
 
-class _TooDeep(Exception):
-    def __init__(self, path: ArgPath) -> None:
-        self.path = path
+class _Problem(Exception):
+    """A value that breaks a limit (``code`` ``limit``) or is not JSON data
+    (``plan_shape``): ``message``, at argument path ``path``."""
+
+    def __init__(self, code: str, message: str, path: ArgPath) -> None:
+        self.code, self.message, self.path = code, message, path
 
 
-def _walk(value: Any, path: ArgPath, found: list[tuple[ArgPath, str]]) -> None:
-    """Append ``(path, text)`` for every string starting with ``†`` inside ``value``.
+def _huge(value: int, digits_limit: int) -> int:
+    """The decimal digits of ``value`` when more than ``digits_limit`` (else 0)."""
+    if not digits_limit or value.bit_length() <= digits_limit * _LOG2_10 - 4:
+        return 0
+    digits = decimal_digits(value)
+    return digits if digits > digits_limit else 0
 
-    Raises ``_TooDeep`` past :data:`MAX_ARGUMENT_DEPTH` levels.
+
+def _huge_message(value: int) -> str:
+    return (
+        f"integer of {decimal_digits(value)} digits is too long: Python converts at most "
+        f"{int_digits_limit()} digits to text"
+    )
+
+
+def _scan(value: Any, path: ArgPath, limits: Limits, found: list[tuple[ArgPath, str]]) -> None:
+    """Append ``(path, text)`` for every string starting with ``†`` inside ``value``,
+    in document order; iterative, so any nesting is safe.
+
+    Raises ``_Problem`` for the first container nested deeper than
+    ``limits.max_argument_depth`` levels (``[[1]]`` is 2 levels deep; the path is cut
+    after three parts) or integer of more digits than Python converts to text.
     """
-    if len(path) > MAX_ARGUMENT_DEPTH:
-        raise _TooDeep(path[:3])
-    if isinstance(value, str):
-        if value.startswith(DAGGER):
-            found.append((path, value))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, (dict, list)) or (isinstance(item, str) and item[:1] == DAGGER):
-                _walk(item, (*path, key), found)
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            if isinstance(item, (dict, list)) or (isinstance(item, str) and item[:1] == DAGGER):
-                _walk(item, (*path, position), found)
+    max_depth = limits.max_argument_depth
+    digits_limit = int_digits_limit()
+    stack: list[tuple[Any, ArgPath, int]] = [(value, path, 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if item.startswith(DAGGER):
+                found.append((where, item))
+            continue
+        if kind is int or (isinstance(item, int) and not isinstance(item, bool)):
+            if _huge(item, digits_limit):
+                raise _Problem("limit", _huge_message(item), where)
+            continue
+        if isinstance(item, dict):
+            for key in item:
+                if type(key) is not str:
+                    raise _Problem(
+                        "plan_shape",
+                        f"object keys must be strings, found {json_kind(key)} key",
+                        where,
+                    )
+            children: list[tuple[Any, ArgPath, int]] = [
+                (child, (*where, key), depth + 1) for key, child in item.items()
+            ]
+        elif isinstance(item, list):
+            children = [(child, (*where, n), depth + 1) for n, child in enumerate(item)]
+        else:
+            continue
+        if depth > max_depth:
+            raise _Problem(
+                "limit",
+                f"nested deeper than {max_depth} levels (Limits.max_argument_depth)",
+                (*where[: len(path) + 2], "..."),
+            )
+        stack.extend(reversed(children))
 
 
-def _parse_target(text: str, index: int, tool: str | None, out: Collector) -> Expression | None:
+def path_depth_problem(
+    node: Expression | Escaped, limits: Limits
+) -> tuple[str, tuple[int, int]] | None:
+    """``(message, span)`` when a reference of ``node`` has more segments than
+    ``limits.max_path_depth`` (the span covers the segments past the limit), else None."""
+    allowed = limits.max_path_depth
+    if isinstance(node, Escaped):
+        return None
+    for ref in node.references:
+        if len(ref.segments) > allowed:
+            first = ref.segments[allowed].span[0]
+            return (
+                f"reference has {len(ref.segments)} path segments; at most {allowed} are "
+                f"allowed (Limits.max_path_depth)",
+                (first, ref.span[1]),
+            )
+    return None
+
+
+def _parse_target(
+    text: str, index: int, tool: str | None, out: Collector, limits: Limits
+) -> Expression | None:
     try:
         node = parse_expression(text)
     except ReferenceSyntaxError as exc:
@@ -148,6 +220,13 @@ def _parse_target(text: str, index: int, tool: str | None, out: Collector) -> Ex
                     source=text,
                 )
                 return None
+    too_deep = path_depth_problem(node, limits)
+    if too_deep is not None:
+        message, span = too_deep
+        out.fail(
+            "limit", message, call=index, tool=tool, path="_outputPath", span=span, source=text
+        )
+        return None
     return node
 
 
@@ -163,6 +242,9 @@ def _string_field(
     if value is None:
         return None
     is_int = isinstance(value, int) and not isinstance(value, bool)
+    if is_int and allow_int and _huge(value, int_digits_limit()):
+        out.fail("limit", _huge_message(value), call=index, tool=tool, path=key)
+        return None
     if not (isinstance(value, str) or (allow_int and is_int)):
         wanted = "a string or an integer" if allow_int else "a string"
         out.fail(
@@ -194,21 +276,40 @@ def _after_field(raw: Mapping[str, Any], index: int, tool: str | None, out: Coll
             path="_after",
         )
         return ()
+    for position, item in enumerate(value):
+        if isinstance(item, int) and _huge(item, int_digits_limit()):
+            out.fail(
+                "limit", _huge_message(item), call=index, tool=tool, path=f"_after[{position}]"
+            )
+            return ()
     return tuple(value)
 
 
-def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -> Call | None:
+def parse_call(
+    raw: Any, index: int, out: Collector, *, partial: bool = False, limits: Limits | None = None
+) -> Call | None:
     """Parse one decoded call object (the call at ``index`` of its plan).
 
     Returns the :class:`Call`, or ``None`` when it has errors; every problem,
     warnings included, goes to ``out``.  With ``partial``, a call with errors is
     still returned when it names a tool, without the parts that did not parse (bad
-    expressions, a bad output path), so that the rest of it can be checked.
-    Streaming parses calls one by one with it.
+    expressions, a bad output path, an argument that breaks a limit), so that the
+    rest of it can be checked.  ``limits`` (default :class:`~obelisk.Limits`) bounds
+    argument nesting and reference length (``limit`` diagnostics,
+    docs/limits.md).  Streaming parses calls one by one with it.
     """
+    limits = limits if limits is not None else DEFAULT_LIMITS
     if not isinstance(raw, dict):
         out.fail("plan_shape", f"a call must be a JSON object, found {json_kind(raw)}", call=index)
         return None
+    for key in raw:
+        if type(key) is not str:
+            out.fail(
+                "plan_shape",
+                f"the keys of a call must be strings, found {json_kind(key)} key",
+                call=index,
+            )
+            return None
     tool = raw.get("_tool")
     tool_name: str | None = tool if isinstance(tool, str) and tool else None
     if tool_name is None:
@@ -223,7 +324,12 @@ def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -
     raw_id = raw.get("_id")
     shown = tool_name  # how diagnostics name the call: "#3 refund (r-1)"
     if tool_name is not None and (
-        isinstance(raw_id, str) or (isinstance(raw_id, int) and not isinstance(raw_id, bool))
+        isinstance(raw_id, str)
+        or (
+            isinstance(raw_id, int)
+            and not isinstance(raw_id, bool)
+            and not _huge(raw_id, int_digits_limit())
+        )
     ):
         shown = f"{tool_name} ({raw_id})"
 
@@ -243,21 +349,49 @@ def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -
                 severity="warning",
             )
 
+    def too_big(value: Any, path: ArgPath, root: str, found: list[tuple[ArgPath, str]]) -> bool:
+        """Scan ``value``; report a value past a limit (or not JSON data) and say so."""
+        try:
+            _scan(value, path, limits, found)
+        except _Problem as exc:
+            where = format_argument_path(tuple(p for p in exc.path if p != "..."), root)
+            out.fail(
+                exc.code,
+                exc.message,
+                call=index,
+                tool=shown,
+                path=where + ("..." if exc.path[-1:] == ("...",) else ""),
+            )
+            return True
+        return False
+
     expressions: list[ArgumentExpression] = []
     located: list[tuple[ArgPath, str]] = []
-    try:
-        _walk(arguments, (), located)
-    except _TooDeep as exc:
-        out.fail(
-            "plan_shape",
-            f"argument nested deeper than {MAX_ARGUMENT_DEPTH} levels",
-            call=index,
-            tool=shown,
-            path=format_argument_path(exc.path) + "...",
-        )
+    for name, value in arguments.items():
+        kind = type(value)
+        if kind is str:  # the common scalars, without a scan
+            if value.startswith(DAGGER):
+                located.append(((name,), value))
+            continue
+        if (
+            kind is float
+            or kind is bool
+            or value is None
+            or (kind is int and -_SMALL < value < _SMALL)
+        ):
+            continue
+        found_here: list[tuple[ArgPath, str]] = []
+        if too_big(value, (name,), "args", found_here):
+            out.unparsed.setdefault(index, set()).add(name)
+        else:
+            located.extend(found_here)
+    if "_output" in raw and too_big(raw["_output"], (), "_output", []):
+        out.unparsed.setdefault(index, set()).add("_output")
+    for key, value in extra.items():
+        too_big(value, (), key, [])
     for path, text in located:
         try:
-            expressions.append(ArgumentExpression(path, text, parse_expression(text)))
+            node = parse_expression(text)
         except ReferenceSyntaxError as exc:
             out.unparsed.setdefault(index, set()).add(str(path[0]))
             out.fail(
@@ -269,6 +403,22 @@ def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -
                 span=exc.span,
                 source=text,
             )
+            continue
+        too_deep = path_depth_problem(node, limits)
+        if too_deep is not None:
+            out.unparsed.setdefault(index, set()).add(str(path[0]))
+            message, span = too_deep
+            out.fail(
+                "limit",
+                message,
+                call=index,
+                tool=shown,
+                path=format_argument_path(path),
+                span=span,
+                source=text,
+            )
+            continue
+        expressions.append(ArgumentExpression(path, text, node))
 
     output_path = raw.get("_outputPath")
     target: Expression | None = None
@@ -295,16 +445,16 @@ def parse_call(raw: Any, index: int, out: Collector, *, partial: bool = False) -
             )
             output_path = None
         else:
-            target = _parse_target(output_path, index, shown, out)
+            target = _parse_target(output_path, index, shown, out, limits)
 
     method = raw.get("_outputMethod")
     if method is None:
         method = "set"
-    elif method not in OUTPUT_METHODS:
+    elif not isinstance(method, str) or method not in OUTPUT_METHODS:
         allowed = ", ".join(OUTPUT_METHODS)
         out.fail(
             "plan_shape",
-            f"'_outputMethod' must be one of {allowed}; found {json.dumps(method)}",
+            f"'_outputMethod' must be one of {allowed}; found {preview(method)}",
             call=index,
             tool=shown,
             path="_outputMethod",

@@ -24,9 +24,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from obelisk.errors import Diagnostic, PlanError, sort_diagnostics
+from obelisk.errors import Diagnostic, PlanError, limit_per_code, sort_diagnostics
 from obelisk.interpreter.plan.call import Collector, json_kind, parse_call
 from obelisk.interpreter.plan.model import Call, Plan, PlanMode, new_call
+from obelisk.json_values import loads_strict, preview
+from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["PartialPlan", "gc_paused", "parse_partial", "parse_plan"]
 
@@ -62,7 +64,7 @@ def _decode(source: str | bytes | bytearray, out: Collector) -> Any:
     elif source.startswith("\ufeff"):
         source = source[1:]  # a byte-order mark decoded into the text
     try:
-        return json.loads(source)
+        return loads_strict(source)
     except json.JSONDecodeError as exc:
         end = exc.pos + 1 if exc.pos < len(source) else exc.pos
         out.fail(
@@ -71,9 +73,6 @@ def _decode(source: str | bytes | bytearray, out: Collector) -> Any:
             span=(exc.pos, end),
             source=source,
         )
-        return None
-    except RecursionError:
-        out.fail("json_syntax", "invalid JSON: nested too deeply to decode")
         return None
 
 
@@ -94,12 +93,16 @@ def _unwrap(data: Any, out: Collector) -> tuple[Any, PlanMode | None, str]:
     else:
         form, key, allowed = "object", "calls", {"calls", "mode"}
     for name in data:
-        if name not in allowed:
+        if type(name) is not str:
+            out.fail(
+                "plan_shape", f"the keys of the plan object must be strings, found {preview(name)}"
+            )
+        elif name not in allowed:
             expected = ", ".join(f"'{k}'" for k in sorted(allowed))
             out.fail("plan_shape", f"unexpected key '{name}' in the plan; expected {expected}")
     mode = data.get("mode")
     if mode is not None and mode not in ("eager", "lazy"):
-        out.fail("plan_shape", f'\'mode\' must be "eager" or "lazy", found {json.dumps(mode)}')
+        out.fail("plan_shape", f'\'mode\' must be "eager" or "lazy", found {preview(mode)}')
         mode = None
     if key not in data:
         out.fail("plan_shape", f"the plan object has no '{key}' array")
@@ -135,13 +138,18 @@ class PartialPlan:
         return all(d.severity != "error" for d in self.diagnostics)
 
 
-def parse_partial(source: str | bytes | bytearray | list[Any] | dict[str, Any]) -> PartialPlan:
+def parse_partial(
+    source: str | bytes | bytearray | list[Any] | dict[str, Any], limits: Limits | None = None
+) -> PartialPlan:
     """Parse a plan, keeping what can be read when parts of it have errors.
 
-    Never raises for a bad plan: every ``json_syntax``, ``plan_shape`` and
-    ``reference_syntax`` problem is in the result's ``diagnostics``.  The checker
-    uses it to report every problem of a plan at once (docs/diagnostics.md).
+    Never raises for a bad plan: every ``json_syntax``, ``plan_shape``,
+    ``reference_syntax`` and ``limit`` problem is in the result's ``diagnostics``
+    (not capped per code: the caller caps).  ``limits`` defaults to
+    :class:`~obelisk.Limits` ``()``.  The checker uses it to report every problem of
+    a plan at once (docs/diagnostics.md).
     """
+    limits = limits if limits is not None else DEFAULT_LIMITS
     out = Collector()
     data = _decode(source, out) if isinstance(source, (str, bytes, bytearray)) else source
     calls_data, mode, form = (None, None, "list") if out.diagnostics else _unwrap(data, out)
@@ -154,7 +162,7 @@ def parse_partial(source: str | bytes | bytearray | list[Any] | dict[str, Any]) 
     seen_ids: dict[str | int, Call] = {}
     for index, raw in enumerate(calls_data):
         before = len(out.diagnostics)
-        call = parse_call(raw, index, out, partial=True)
+        call = parse_call(raw, index, out, partial=True, limits=limits)
         problems = [d for d in out.diagnostics[before:] if d.severity == "error"]
         if call is None:
             stand_ins.add(index)
@@ -169,7 +177,7 @@ def parse_partial(source: str | bytes | bytearray | list[Any] | dict[str, Any]) 
             if first is not call:
                 out.fail(
                     "plan_shape",
-                    f"duplicate _id {json.dumps(call.id)}: {first.label} has it too",
+                    f"duplicate _id {preview(call.id)}: {first.label} has it too",
                     call=call,
                     path="_id",
                 )
@@ -208,13 +216,21 @@ def _tool_text(raw: Any) -> str:
     return tool if isinstance(tool, str) and tool else "?"
 
 
-def parse_plan(source: str | bytes | bytearray | list[Any] | dict[str, Any] | Plan) -> Plan:
+def parse_plan(
+    source: str | bytes | bytearray | list[Any] | dict[str, Any] | Plan,
+    *,
+    limits: Limits | None = None,
+) -> Plan:
     """Parse a plan from JSON text, UTF-8 bytes or a decoded JSON value (docs/language.md).
 
     Returns a :class:`Plan` whose ``diagnostics`` hold the warnings found
     (``unknown_meta``).  Raises :class:`~obelisk.errors.PlanError` carrying every
-    ``json_syntax``, ``plan_shape`` and ``reference_syntax`` error at once; no
-    other exception escapes.  A :class:`Plan` passed in is returned unchanged.
+    ``json_syntax``, ``plan_shape``, ``reference_syntax`` and ``limit`` error at
+    once, at most ``limits.max_diagnostics_per_code`` of one code (docs/limits.md);
+    no other exception escapes.  JSON text is read strictly: ``NaN``, ``Infinity``,
+    numbers too large for a float and integers too long for Python are
+    ``json_syntax`` errors.  ``limits`` defaults to :class:`~obelisk.Limits` ``()``.
+    A :class:`Plan` passed in is returned unchanged.
 
     >>> plan = parse_plan('[{"_tool": "fetch", "id": "†input.user", "_outputPath": "†state.u"}]')
     >>> plan.calls[0].label, str(plan.calls[0].expressions[0].expression)
@@ -222,8 +238,9 @@ def parse_plan(source: str | bytes | bytearray | list[Any] | dict[str, Any] | Pl
     """
     if isinstance(source, Plan):
         return source
+    limits = limits if limits is not None else DEFAULT_LIMITS
     with gc_paused():
-        parsed = parse_partial(source)
+        parsed = parse_partial(source, limits)
     if not parsed.ok or parsed.plan is None:
-        raise PlanError(parsed.diagnostics)
+        raise PlanError(limit_per_code(parsed.diagnostics, limits.max_diagnostics_per_code))
     return parsed.plan
