@@ -18,7 +18,6 @@ value read, depend on the plan, the inputs and the tool results, never on timing
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import heapq
 import time
@@ -27,7 +26,6 @@ from typing import Any, Protocol
 
 from obelisk.errors import (
     ApprovalRejected,
-    ArgumentValidationError,
     OutcomeError,
     OutputValidationError,
     StateWriteError,
@@ -62,6 +60,7 @@ from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.json_values import copy_json
 
 __all__ = ["Engine", "LatentRunner"]
 
@@ -415,10 +414,10 @@ class Engine:
         self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
     ) -> None:
         if any(isinstance(value, (dict, list)) for value in arguments.values()):
-            arguments = copy.deepcopy(arguments)  # the tool may mutate what it gets
+            arguments = copy_json(arguments)  # the tool may mutate what it gets
         try:
             validated = tool.validate_arguments(arguments)
-        except ArgumentValidationError as exc:
+        except Exception as exc:  # ArgumentValidationError, or a validator that broke
             self._fail(record, exc)
             self._finish(call.index, [])
             return

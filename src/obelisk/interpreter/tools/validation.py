@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
+from obelisk.json_values import preview
 
 __all__ = [
     "bad",
@@ -46,8 +47,8 @@ def bad(tool_name: Any, message: str) -> ToolDefinitionError:
 
 
 def show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 60 else text[:59] + "…"
+    """A bad value in a message: short JSON-like text that never raises."""
+    return preview(value, 60)
 
 
 def expected(kinds: Any, value: Any) -> str:
