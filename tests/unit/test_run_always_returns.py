@@ -139,3 +139,65 @@ def test_keyboard_interrupt_and_system_exit_stop_the_run_with_its_result(
     assert result.calls[2].error == {"type": stop.__name__, "message": ""}
     assert result.calls[1].reason == f"not run: {stop.__name__} in #2 stopper stopped the run"
     assert started.is_set()
+
+
+def test_runtime_limits_fail_the_call_that_passes_them() -> None:
+    limits = obelisk.Limits(max_output_bytes=1_000, max_output_depth=5, max_state_bytes=5_000)
+
+    @obelisk.tool
+    def big(n: int) -> list[int]:
+        """n numbers."""
+        return list(range(n))
+
+    @obelisk.tool
+    def deep(n: int) -> Any:
+        """A list nested n deep."""
+        value: Any = 0
+        for _ in range(n):
+            value = [value]
+        return value
+
+    plan = [
+        {"_tool": "big", "n": 10, "_outputPath": "†state.small"},
+        {"_tool": "big", "n": 1_000, "_outputPath": "†state.large"},
+        {"_tool": "deep", "n": 4, "_outputPath": "†state.shallow"},
+        {"_tool": "deep", "n": 6, "_outputPath": "†state.deep"},
+    ]
+    result = obelisk.run_sync(plan, [big, deep], limits=limits)
+    assert [r.status for r in result.calls] == ["succeeded", "failed", "succeeded", "failed"]
+    assert result.calls[1].error == {
+        "type": "OutputValidationError",
+        "message": "the output of big is 3,891 bytes of JSON; at most 1,000 are allowed "
+        "(Limits.max_output_bytes)",
+    }
+    assert result.calls[3].error == {
+        "type": "OutputValidationError",
+        "message": "the output of deep nests 6 levels deep; at most 5 are allowed "
+        "(Limits.max_output_depth)",
+    }
+    assert result.state == {"small": list(range(10)), "shallow": [[[[0]]]]}
+
+
+def test_the_state_limit_refuses_the_write_that_would_pass_it() -> None:
+    @obelisk.tool
+    def text(n: int) -> str:
+        """n characters."""
+        return "x" * n
+
+    plan = [{"_tool": "text", "n": 600, "_outputPath": f"†state.t{i}"} for i in range(10)]
+    limits = obelisk.Limits(max_state_bytes=5_000)
+    result = obelisk.run_sync(plan, [text], limits=limits, concurrency=1)
+    statuses = [r.status for r in result.calls]
+    assert statuses == ["succeeded"] * 8 + ["failed"] * 2
+    error: Any = result.calls[8].error
+    assert error["type"] == "StateWriteError"
+    assert error["message"].startswith("the state would grow past 5,000 bytes of JSON")
+    assert len(result.state) == 8
+    # replacing a value does not grow the state: the estimate is measured again
+    again = [{"_tool": "text", "n": 600, "_outputPath": "†state.t"} for _ in range(20)]
+    assert obelisk.run_sync(again, [text], limits=limits).status == "completed"
+
+
+def test_limits_must_be_limits() -> None:
+    with pytest.raises(obelisk.UsageError, match=r"limits must be an obelisk\.Limits, got dict"):
+        obelisk.run_sync([], [], limits={"max_output_bytes": 1})  # type: ignore[arg-type]

@@ -162,3 +162,28 @@ def test_obelisk_run_timeout(tmp_path: Any) -> None:
     assert result.exit_code == 1
     assert "not run: the run timed out after 0.2 s" in result.stderr
     assert "failed: 1 call (1 cancelled: #0 slow)" in result.stderr
+
+
+def test_the_worker_threads_start_one_worker_per_waiting_call() -> None:
+    # Eight calls that wait for each other need eight workers at once, however
+    # quickly they are handed in (a worker that is about to take a job is not idle).
+    import threading
+
+    from obelisk.interpreter.runtime.threads import DaemonThreads
+
+    async def main() -> list[int]:
+        pool = DaemonThreads(8)
+        barrier = threading.Barrier(8, timeout=5)
+
+        def meet(i: int) -> int:
+            barrier.wait()
+            return i
+
+        jobs = [pool.submit(lambda i=i: meet(i)) for i in range(8)]
+        try:
+            return list(await asyncio.gather(*(job.future for job in jobs)))
+        finally:
+            pool.close()
+
+    for _ in range(20):
+        assert asyncio.run(main()) == list(range(8))

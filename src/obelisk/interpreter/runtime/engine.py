@@ -24,6 +24,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from pydantic_core import to_json
+
 from obelisk.errors import (
     ApprovalRejected,
     OutcomeError,
@@ -61,6 +63,7 @@ from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json
+from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["Engine", "LatentRunner"]
 
@@ -104,9 +107,12 @@ class Engine:
         replay: Mapping[int, CallOutcome] | None = None,
         context: Any = None,
         timeout: float | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
-        self.timeout = timeout
+        self.timeout, self.limits = timeout, limits
+        self._sizes: dict[int, int] = {}  # bytes a call's writes add to the state, at most
+        self._state_bytes = 0  # the state's size as JSON, at most (measured when it matters)
         self.latent = latent
         self.concurrency = concurrency
         self.fail_fast = fail_fast
@@ -403,11 +409,12 @@ class Engine:
             self._finish(call.index, [])
             return
         try:
-            record.output, pending = result_writes(call, tool, call.output)
+            record.output, pending, size = result_writes(call, tool, call.output, self.limits)
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
+        self._sizes[call.index] = size * len(pending)
         self._settle(call.index, pending, succeeded=True)
 
     async def _execute(
@@ -448,12 +455,32 @@ class Engine:
             return
         record.finished = time.time()
         try:
-            record.output, pending = result_writes(call, tool, output)
+            record.output, pending, size = result_writes(call, tool, output, self.limits)
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
+        self._sizes[call.index] = size * len(pending)
         self._settle(call.index, pending, succeeded=True)
+
+    def _make_room(self, index: int) -> None:
+        """Raise ``StateWriteError`` when call ``index``'s writes could take the state
+        past ``limits.max_state_bytes``.  Counts what every write adds (an upper bound:
+        a write that replaces counts in full) and measures the state only when that
+        bound passes the limit, so the cost stays linear."""
+        added = self._sizes.pop(index, 0)
+        limit = self.limits.max_state_bytes
+        if self._state_bytes + added > limit:
+            self._state_bytes = sum(
+                len(to_json(self.state.peek(kind))) for kind in self.state.kinds
+            )
+            if self._state_bytes + added > limit:
+                raise StateWriteError(
+                    f"the state would grow past {limit:,} bytes of JSON "
+                    f"(Limits.max_state_bytes): it holds {self._state_bytes:,} bytes, "
+                    f"and this call writes up to {added:,}"
+                )
+        self._state_bytes += added
 
     def _abandoned(self, index: int) -> bool:
         """True when the run gave up on call ``index`` (it outlived the run's timeout)."""
@@ -551,6 +578,7 @@ class Engine:
         if index in self._succeeded:
             succeeded_at = time.time()  # before the writes, so event times never go back
             try:
+                self._make_room(index)
                 entries = self.state.write_many(
                     pending, call.output_method, call=index, instance=call.instance, owned=True
                 )

@@ -31,8 +31,17 @@ from obelisk.grammar import Reference
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["Writes", "error_arm", "error_record", "json_result", "result_writes", "writes_for"]
+__all__ = [
+    "Writes",
+    "error_arm",
+    "error_record",
+    "json_result",
+    "result_writes",
+    "sized_json_result",
+    "writes_for",
+]
 
 Writes = list[tuple[Reference, Any]]
 """The writes of one call: ``(target, value)`` pairs, committed all or nothing."""
@@ -54,9 +63,15 @@ def _refuse(value: Any) -> Any:
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def json_result(tool: Tool, value: Any) -> Any:
+def json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
     """``value`` as JSON data: a new object that shares no container with ``value``
-    (scalars are returned as they are).
+    (scalars are returned as they are); see :func:`sized_json_result`."""
+    return sized_json_result(tool, value, limits)[0]
+
+
+def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[Any, int]:
+    """``(data, size)``: ``value`` as JSON data and its size as compact UTF-8 JSON
+    (bytes; an estimate for scalars other than strings).
 
     Uses ``pydantic_core.to_jsonable_python`` (aliases as in the tool's JSON
     schema; dates and times as ISO 8601 strings; UUIDs and decimals as strings;
@@ -65,12 +80,17 @@ def json_result(tool: Tool, value: Any) -> Any:
     :class:`~obelisk.errors.OutputValidationError` when a part of it has no JSON
     form: ``the output of make_socket is not JSON data: socket is not JSON
     serializable``, or ``the output of price is not JSON data: nan at items[2].cost``
-    (NaN and infinities are not JSON; docs/semantics.md, "Values are JSON data").
+    (NaN and infinities are not JSON; docs/semantics.md, "Values are JSON data");
+    and when it is bigger than ``limits.max_output_bytes`` or nests deeper than
+    ``limits.max_output_depth`` (docs/limits.md).
     """
-    if type(value) in _SCALARS:
-        if type(value) is float and not math.isfinite(value):
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is float and not math.isfinite(value):
             raise OutputValidationError(f"the output of {tool.name} is not JSON data: {value}")
-        return value
+        size = _string_size(value) if kind is str else 8
+        _check_size(tool, size, limits)
+        return value, size
     try:
         converted = to_jsonable_python(value, fallback=_refuse)
     except _NotJSON as exc:
@@ -81,22 +101,59 @@ def json_result(tool: Tool, value: Any) -> Any:
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {type(exc).__name__}: {exc}"
         ) from None
-    where = _non_finite(converted)
-    if where is not None:
-        raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
-    return converted
+    try:
+        text = to_json(converted, inf_nan_mode="constants")
+    except Exception:
+        text = b"NaN"
+    if b"NaN" in text or b"Infinity" in text:
+        where = _non_finite(converted)
+        if where is not None:
+            raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
+    _check_size(tool, len(text), limits)
+    if text.count(b"[") + text.count(b"{") > limits.max_output_depth:  # maybe that deep
+        depth = _depth(converted)
+        if depth > limits.max_output_depth:
+            raise OutputValidationError(
+                f"the output of {tool.name} nests {depth} levels deep; at most "
+                f"{limits.max_output_depth} are allowed (Limits.max_output_depth)"
+            )
+    return converted, len(text)
+
+
+def _string_size(text: str) -> int:
+    if len(text) < 1 << 20:  # cheap: at most 4 bytes a character
+        return len(text) + 2
+    return len(text.encode("utf-8", "surrogatepass")) + 2
+
+
+def _check_size(tool: Tool, size: int, limits: Limits) -> None:
+    if size > limits.max_output_bytes:
+        raise OutputValidationError(
+            f"the output of {tool.name} is {size:,} bytes of JSON; at most "
+            f"{limits.max_output_bytes:,} are allowed (Limits.max_output_bytes)"
+        )
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests arrays and objects (a scalar: 0)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+        else:
+            deepest = max(deepest, level)
+            continue
+        deepest = max(deepest, level + 1)
+    return deepest
 
 
 def _non_finite(value: Any) -> str | None:
     """Where ``value`` (JSON data) holds NaN or an infinity, e.g. ``nan at [2].price``,
-    or ``None``.  pydantic-core writes the whole value in one pass first; only text that
-    could hold one (``NaN``, ``Infinity``) is walked."""
-    try:
-        text = to_json(value, inf_nan_mode="constants")
-    except Exception:
-        text = b"NaN"
-    if b"NaN" not in text and b"Infinity" not in text:
-        return None
+    or ``None``."""
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, path = stack.pop()
@@ -109,8 +166,10 @@ def _non_finite(value: Any) -> str | None:
     return None
 
 
-def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
-    """``(value, writes)``: the result as JSON data (:func:`json_result`; an
+def result_writes(
+    call: Call, tool: Tool, output: Any, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Any, Writes, int]:
+    """``(value, writes, size)``: the result as JSON data (:func:`sized_json_result`; an
     ``Outcome``'s value) and the writes it makes: its alternative's targets, each
     given that value (one object for every target: the state copies repeats).
     A tool's return annotation checks the value as returned, before conversion
@@ -119,7 +178,9 @@ def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
     Raises :class:`~obelisk.errors.OutcomeError` for an ``Outcome`` naming an
     alternative the call does not have, and
     :class:`~obelisk.errors.OutputValidationError` when the value is not JSON data
-    or does not fit the tool's output schema.  A call without ``_outputPath``
+    or does not fit the tool's output schema, or is bigger or deeper than
+    ``limits`` allow.  ``size`` is the value's size as JSON (bytes).  A call without
+    ``_outputPath``
     writes nothing, whatever the outcome (docs/language.md, docs/semantics.md).
     """
     alternatives = call.alternatives
@@ -138,11 +199,13 @@ def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
                 f"{call.label} returned Outcome({output.k!r}, ...), but its _outputPath has "
                 f"{count} alternative{'s' if count != 1 else ''}",
             )
+    size = 0
     if tool.typed_output:  # pydantic checks what the function returned, then it becomes JSON
         problems = tool.validate_output(value)
-        value = json_result(tool, value) if not problems else value
+        if not problems:
+            value, size = sized_json_result(tool, value, limits)
     else:  # a JSON schema checks JSON data
-        value = json_result(tool, value)
+        value, size = sized_json_result(tool, value, limits)
         problems = tool.validate_output(value)
     if problems:
         where = problems[0].path
@@ -152,9 +215,9 @@ def result_writes(call: Call, tool: Tool, output: Any) -> tuple[Any, Writes]:
             + f": {problems[0].message}",
         )
     if not alternatives:
-        return value, []
+        return value, [], size
     assert isinstance(chosen, int)
-    return value, [(ref, value) for ref in alternatives[chosen]]
+    return value, [(ref, value) for ref in alternatives[chosen]], size
 
 
 def writes_for(call: Call, tool: Tool, output: Any) -> Writes:

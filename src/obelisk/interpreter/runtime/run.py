@@ -18,6 +18,7 @@ from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking", "run_sync"]
 
@@ -52,6 +53,7 @@ async def run(
     on_event: EventHandlers = None,
     context: Any = None,
     timeout: float | None = None,
+    limits: Limits | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -66,9 +68,12 @@ async def run(
     their calls fail with :class:`~obelisk.errors.UsageError` when it is ``None``
     (docs/tools.md).  Tool results are written as JSON data (docs/semantics.md).
 
-    ``timeout`` (seconds) bounds the whole run: when it passes, the calls in flight
-    are cancelled, nothing more starts, and the result (status ``failed``) keeps
-    everything written so far; each call's own ``timeout`` still applies.
+    ``limits`` (:class:`obelisk.Limits`, safe defaults) bounds the plan at check time,
+    and each result's size and nesting and the state's size at run time: a result
+    past them fails its call (docs/limits.md).  ``timeout`` (seconds) bounds the
+    whole run: when it passes, the calls in flight are cancelled, nothing more
+    starts, and the result (status ``failed``) keeps everything written so far;
+    each call's own ``timeout`` still applies.
 
     Calls of tools declared ``requires_approval`` pause: the result's ``status`` is
     ``awaiting_approval``, ``pending`` lists them, and :func:`resume` continues
@@ -100,7 +105,10 @@ async def run(
         raise UsageError(f"timeout must be a number of seconds > 0, got {timeout!r}")
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
-    checked = check(plan, registry, input, state, data=data)
+    limits = DEFAULT_LIMITS if limits is None else limits
+    if not isinstance(limits, Limits):
+        raise UsageError(f"limits must be an obelisk.Limits, got {type(limits).__name__}")
+    checked = check(plan, registry, input, state, data=data, limits=limits)
     checked.raise_for_errors()
     assert checked.plan is not None and checked.graph is not None
     parsed, graph = checked.plan, checked.graph
@@ -123,6 +131,7 @@ async def run(
                 replay=replay,
                 context=context,
                 timeout=timeout,
+                limits=limits,
             )
 
     result = await make(registry, {}, {}).run()
@@ -156,6 +165,7 @@ def run_sync(
     on_event: EventHandlers = None,
     context: Any = None,
     timeout: float | None = None,
+    limits: Limits | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one with ``asyncio.run``).
 
@@ -174,6 +184,7 @@ def run_sync(
             on_event=on_event,
             context=context,
             timeout=timeout,
+            limits=limits,
         )
     )
 

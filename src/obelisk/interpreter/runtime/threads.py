@@ -56,6 +56,7 @@ class DaemonThreads:
         self._lock = threading.Lock()
         self._live = 0  # workers started and not yet stopped
         self._idle = 0  # workers waiting for a job
+        self._queued = 0  # jobs handed in and not yet taken by a worker
         self._stuck = 0  # workers running a job that was abandoned
 
     def submit(self, function: Callable[[], Any]) -> Job:
@@ -64,7 +65,8 @@ class DaemonThreads:
         loop = asyncio.get_running_loop()
         job = Job(function, loop, loop.create_future())
         with self._lock:
-            if self._idle == 0 and self._live - self._stuck < self.size:
+            self._queued += 1
+            if self._queued > self._idle and self._live - self._stuck < self.size:
                 self._live += 1
                 worker = threading.Thread(
                     target=self._work, name=f"{self.name}-{self._live}", daemon=True
@@ -98,6 +100,7 @@ class DaemonThreads:
                 if job is None:
                     self._live -= 1
                     return
+                self._queued -= 1
             try:
                 ok, value = True, job.function()
             except BaseException as exc:  # every outcome goes back to the caller

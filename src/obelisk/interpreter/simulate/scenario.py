@@ -198,7 +198,7 @@ class Explorer:
                 if branch.alternative is not None:
                     result = Outcome(branch.alternative, branch.value)
                 try:
-                    record.output, pending = result_writes(call, tool, result)
+                    record.output, pending, _ = result_writes(call, tool, result)
                 except (OutcomeError, OutputValidationError) as exc:
                     record.status, record.error = "failed", error_record(exc)
                     if branch.source == "stub":
