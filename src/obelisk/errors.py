@@ -24,7 +24,8 @@ The hierarchy (``code`` in brackets)::
         ├── StateWriteError [state_write]          (also ValueError)
         ├── SolutionError [invalid_solution]       (also ValueError)
         ├── ModelError [model_error]
-        │   └── ScriptExhausted [script_exhausted]
+        │   ├── ScriptExhausted [script_exhausted]
+        │   └── RequestBudgetExceeded [request_budget]
         ├── SubRequestError [subrequest_failed]
         ├── DelegateDepthExceeded [delegate_depth]
         ├── ApprovalRejected [approval_rejected]
@@ -64,6 +65,7 @@ __all__ = [
     "OutputValidationError",
     "PlanError",
     "ReferenceSyntaxError",
+    "RequestBudgetExceeded",
     "ScriptExhausted",
     "Severity",
     "SolutionError",
@@ -458,6 +460,13 @@ class ModelError(ExecutionError):
     """
 
     code = "model_error"
+
+
+class RequestBudgetExceeded(ModelError):
+    """A loop used up ``max_requests`` model requests (its delegates and sub-requests
+    included), so it asks no more (docs/loop.md)."""
+
+    code = "request_budget"
 
 
 class ScriptExhausted(ModelError):

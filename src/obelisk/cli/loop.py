@@ -227,6 +227,24 @@ def loop_command(
             "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
         ),
     ] = None,
+    model_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--model-timeout",
+            min=0.001,
+            metavar="SECONDS",
+            help="Stop when one model answer takes longer than SECONDS.",
+        ),
+    ] = None,
+    max_requests: Annotated[
+        int,
+        typer.Option(
+            "--max-requests",
+            min=1,
+            metavar="N",
+            help="Model requests at most, delegates and sub-requests included.",
+        ),
+    ] = 1000,
     approve: Annotated[
         bool,
         typer.Option(
@@ -289,6 +307,8 @@ def loop_command(
             max_corrections=max_corrections,
             approve=approver if mode == "lazy" else None,
             stream=stream,
+            model_timeout=model_timeout,
+            max_requests=max_requests,
         )
     except ObeliskError as exc:
         fail(str(exc))

@@ -30,7 +30,7 @@ from obelisk.errors import (
 )
 from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.messages import solution_schema
-from obelisk.interpreter.loop.model import Model, StreamingModel
+from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.parse import parse_plan
@@ -65,7 +65,13 @@ class Loop:
     ``on_event`` also receives ``TurnStarted`` and ``TurnFinished`` (docs/loop.md).
     ``context``: the object tools with an ``obelisk.Context[T]`` parameter receive
     (as ``.deps``) in every run of the loop, delegates' child loops included
-    (docs/tools.md).
+    (docs/tools.md).  ``model_timeout`` (seconds, default none) bounds each model
+    answer, a whole stream included; ``max_requests`` (count, default 1000, ``None``
+    for no limit) bounds the model requests of the loop, its delegates and its
+    sub-requests together.  Past either, and whatever the model raises, the loop stops
+    with :class:`LoopStopped` carrying the result so far.  ``model`` becomes
+    ``loop.model``, a :class:`~obelisk.interpreter.loop.model.GuardedModel` around
+    it (``loop.model.inner`` is yours; ``loop.model.requests`` counts).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -102,6 +108,8 @@ class Loop:
         on_event: Listener | None = None,
         depth: int = 0,
         context: Any = None,
+        model_timeout: float | None = None,
+        max_requests: int | None = 1000,
     ) -> None:
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
@@ -113,6 +121,16 @@ class Loop:
         ):
             if type(value) is not int or value < low:
                 raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
+        if max_requests is not None and (type(max_requests) is not int or max_requests < 1):
+            raise UsageError(f"max_requests must be an integer >= 1 or None, got {max_requests!r}")
+        if model_timeout is not None and (
+            isinstance(model_timeout, bool)
+            or not isinstance(model_timeout, (int, float))
+            or not 0 < model_timeout < float("inf")
+        ):
+            raise UsageError(
+                f"model_timeout must be a number of seconds > 0, got {model_timeout!r}"
+            )
         if not callable(getattr(model, "complete", None)):
             raise UsageError(f"model must have an async complete(request) method, got {model!r}")
         if stream and not isinstance(model, StreamingModel):
@@ -123,7 +141,11 @@ class Loop:
             )
         if approve is not None and mode != "lazy":
             raise UsageError("approve= applies to lazy mode only")
-        self.model, self.registry, self.mode = model, Registry.coerce(tools), mode
+        # one guard for a loop and its children: a shared request budget, a time bound
+        if not isinstance(model, GuardedModel):
+            model = GuardedModel(model, model_timeout, max_requests)
+        self.model: GuardedModel = model
+        self.registry, self.mode = Registry.coerce(tools), mode
         self.output_schema = None if output_schema is None else dict(output_schema)
         self.output_validator = (
             None

@@ -19,6 +19,7 @@ from obelisk.errors import (
     CorrectionBudgetExceeded,
     LoopStopped,
     ModelError,
+    RequestBudgetExceeded,
     SolutionError,
     UsageError,
 )
@@ -216,7 +217,8 @@ class Session:
             return False
         except ModelError as exc:
             turn.entries = self.state.log[before:]
-            raise LoopStopped(f"the model failed: {exc}", self.result("stopped", None)) from exc
+            why = str(exc) if isinstance(exc, RequestBudgetExceeded) else f"the model failed: {exc}"
+            raise LoopStopped(why, self.result("stopped", None)) from exc
         answered = time.perf_counter()
         turn.solution, turn.usage = solution, solution.usage
         errors: list[ErrorMessage] = []
