@@ -5,7 +5,8 @@ check throughput, check time with many writers of one path (``conflicts.py``), s
 tools, memory, NESTFUL, the execution loop's own costs (per-turn overhead, request
 size, streaming; ``loop_overhead.py``), tools from JSON descriptions with a big
 result's copies (``tools_from_schema.py``), dry runs of a 1,000-call plan in all 64
-scenarios (``simulate_plans.py``) and how fast ``obelisk.testing.plans()`` draws
+scenarios (``simulate_plans.py``), what ``isolation="process"`` costs
+(``isolation.py``) and how fast ``obelisk.testing.plans()`` draws
 20-call plans (``plan_generation.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
@@ -30,6 +31,7 @@ from typing import Any
 
 from . import (
     conflicts,
+    isolation,
     loop_overhead,
     plan_generation,
     simulate_plans,
@@ -89,6 +91,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["loop"] = loop_overhead.collect(quick, repeat)
     results["tools"] = tools_from_schema.collect(quick, repeat)
     results["simulate"] = simulate_plans.collect(quick, repeat)
+    results["isolation"] = isolation.collect(quick, repeat)
     results["plan_generation"] = (
         plan_generation.measure(50, 1) if quick else plan_generation.measure(repeat=max(repeat, 5))
     )
@@ -199,6 +202,8 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", tools_from_schema.markdown(results["tools"]).rstrip("\n")]
     if "simulate" in results:
         lines += ["", simulate_plans.markdown(results["simulate"]).rstrip("\n")]
+    if "isolation" in results:
+        lines += ["", isolation.markdown(results["isolation"]).rstrip("\n")]
     if "plan_generation" in results:
         lines += ["", plan_generation.markdown(results["plan_generation"]).rstrip("\n")]
     return "\n".join(lines) + "\n"

@@ -146,3 +146,14 @@ def test_conflicts_benchmark_reports_one_warning_per_plan_and_a_table() -> None:
     text = conflicts.markdown(results)
     assert "| calls | wall | CPU | warnings |" in text
     assert "| 50 | " in text and "2x the calls take" in text and "(linear: 2x;" in text
+
+
+def test_isolation_benchmark_runs_both_ways() -> None:
+    from benchmarks import isolation
+
+    results = isolation.timed(isolation.THREAD, 3, 1)
+    assert results["cpu_us"] > 0 and results["wall_us"] > 0
+    text = isolation.markdown(
+        {"calls": 3, "thread": results, "process": results, "ratio_wall": 1.0}
+    )
+    assert text.startswith("**Process isolation** (3 zero-work sync calls")
