@@ -146,6 +146,8 @@ def test_conflicts_benchmark_reports_one_warning_per_plan_and_a_table() -> None:
     text = conflicts.markdown(results)
     assert "| calls | wall | CPU | warnings |" in text
     assert "| 50 | " in text and "2x the calls take" in text and "(linear: 2x;" in text
+    assert [row["calls"] for row in results["pushes"]] == [50, 100]
+    assert "2x the pushes take" in text
 
 
 def test_isolation_benchmark_runs_both_ways() -> None:
