@@ -48,12 +48,19 @@ class CommitOrder:
 
     def __init__(self, graph: PlanGraph) -> None:
         self.graph = graph
-        self.index: PathIndex[Write] = PathIndex()
-        for writes in graph.writes:
-            for write in writes:
-                self.index.add(commit_key(write.key), write)
+        self._index: PathIndex[Write] | None = None  # every write: built when first asked
         self.groups: list[list[int]] = []  # calls whose commits are ordered, by rank
         self.ranks = self._ranks()
+
+    @property
+    def index(self) -> PathIndex[Write]:
+        """Every write of the plan by its commit key (for :meth:`conflicting`)."""
+        if self._index is None:
+            self._index = PathIndex()
+            for writes in self.graph.writes:
+                for write in writes:
+                    self._index.add(commit_key(write.key), write)
+        return self._index
 
     def chain_blockers(self) -> list[tuple[int, ...]]:
         """For each call, the call just before it in its group, by rank (``()`` for the
@@ -89,8 +96,9 @@ class CommitOrder:
         """``graph`` is the old plan's plus one last call, which commits after all others."""
         self.graph = graph
         index = len(self.ranks)
-        for write in graph.writes[index]:
-            self.index.add(commit_key(write.key), write)
+        if self._index is not None:
+            for write in graph.writes[index]:
+                self._index.add(commit_key(write.key), write)
         self.ranks.append(index)
 
     # -- the ranks -------------------------------------------------------------------

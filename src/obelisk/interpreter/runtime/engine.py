@@ -420,14 +420,19 @@ class Engine:
     async def _execute(
         self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
     ) -> None:
-        if any(isinstance(value, (dict, list)) for value in arguments.values()):
-            arguments = copy_json(arguments)  # the tool may mutate what it gets
         try:
             validated = tool.validate_arguments(arguments)
         except Exception as exc:  # ArgumentValidationError, or a validator that broke
             self._fail(record, exc)
             self._finish(call.index, [])
             return
+        # ``arguments`` are the call's own (read from the state as copies, literals
+        # copied when resolved), and validation usually builds new values: only a
+        # container it passed through as is (an ``Any`` parameter) is copied, so that a
+        # tool mutating what it got changes neither the state nor the call's record
+        for name, value in validated.items():
+            if type(value) in (dict, list) and value is arguments.get(name):
+                validated[name] = copy_json(value)
         try:
             if tool.latent:
                 assert self.latent is not None
