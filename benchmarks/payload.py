@@ -29,13 +29,21 @@ Systems:
 
 Every figure is µs per call, wall time (``time.perf_counter``) beside CPU time
 (``time.process_time``), the median of ``repeat`` runs; each run's results are
-checked after its clock stops.  Ratios, wall by wall and CPU by CPU: each system ÷ the
+checked after its clock stops.  The floor's and obelisk's runs take the kinds in
+turn (int, 0.5 KB, 20 KB, int, ...), so a change in the machine's load hits every
+kind alike.  Ratios, wall by wall and CPU by CPU: each system ÷ the
 floor, and each kind ÷ ``int`` for the same system (issue 12's target for obelisk:
 ``0.5 KB ÷ int`` at most 1.5x).
 
-Run ``python -m benchmarks.payload [--quick] [--repeat N] [--json] [--profile]``;
-``python -m benchmarks`` includes it.  ``--profile`` prints a cProfile of one
-obelisk run of the 0.5 KB kind instead.
+Sizes: ``int`` and ``0.5 KB`` at 1k and 5k calls, ``20 KB`` at 1k (``--sizes`` and
+``--large-sizes`` choose others; 5k calls of 20 KB took 37 s of CPU and a peak RSS
+of 3.2 GB a run before issue 12);
+``--quick``: 1k calls, floor and obelisk only, one run.
+
+Run ``python -m benchmarks.payload [--quick] [--repeat N] [--sizes 1000,5000]
+[--large-sizes 1000] [--json]``; ``python -m benchmarks`` includes it.
+``--profile [--kind "20 KB"]`` prints a cProfile of one obelisk run of 1k calls
+(0.5 KB by default) instead: the top functions by own time and by cumulative time.
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ __all__ = [
     "large_value",
     "markdown",
     "measure",
+    "measure_kinds",
     "plan_for",
     "small_value",
 ]
@@ -262,40 +271,60 @@ def _langgraph() -> Any | None:
     return langgraph_runner
 
 
+def _runner(deps: list[list[int]], found: Kind, system: str) -> tuple[Callable[[], Any], Any]:
+    """``(run once, check its result)`` for floor or obelisk."""
+    if system == "floor":
+        return (
+            lambda: asyncio.run(floor(deps, found)),
+            lambda values: _check_values(values, found, "floor"),
+        )
+    if system == "obelisk":
+        plan = plan_for(deps, found)
+        return lambda: obelisk.run_sync(plan, [found.tool]), _obelisk_checked(deps, found)
+    raise ValueError(f"unknown system {system!r}")
+
+
+def measure_kinds(
+    deps: list[list[int]], kinds: list[Kind], repeat: int, systems: tuple[str, ...]
+) -> list[dict[str, Times | None]]:
+    """Median seconds per run of ``deps`` with results of each kind, per system; each
+    run's results are checked after its clock stops; ``None`` where a system is
+    missing.
+
+    The floor's and obelisk's runs take the kinds in turn (int, 0.5 KB, 20 KB, int,
+    ...), so a change in the machine's load hits every kind alike and the ratios
+    between kinds stay fair; LangGraph runs each kind's graph ``repeat`` times in a
+    row (compiled once per kind)."""
+    found: list[dict[str, Times | None]] = [{} for _ in kinds]
+    for system in systems:
+        if system == "langgraph":
+            runner = _langgraph()
+            for times, kind_ in zip(found, kinds, strict=True):
+                if runner is None:
+                    times[system] = None
+                    continue
+                samples = []
+                for timing, values in runner.payload(deps, kind_.produce, kind_.reads, repeat):
+                    _check_values(values, kind_, "langgraph")
+                    samples.append((timing.run_s, timing.cpu_s))
+                times[system] = cpu_wall(samples)
+            continue
+        runs = [_runner(deps, kind_, system) for kind_ in kinds]
+        samples: list[list[tuple[float, float]]] = [[] for _ in kinds]
+        for _ in range(repeat):
+            for (run, check), taken in zip(runs, samples, strict=True):
+                once = median_times(run, 1, check)
+                taken.append((once["wall"], once["cpu"]))
+        for times, taken in zip(found, samples, strict=True):
+            times[system] = cpu_wall(taken)
+    return found
+
+
 def measure(
     deps: list[list[int]], found: Kind, repeat: int, systems: tuple[str, ...]
 ) -> dict[str, Times | None]:
-    """Median seconds per run of ``deps`` with results of kind ``found``, per system
-    (each run's results checked after its clock stops); ``None`` where a system is
-    missing."""
-    plan = plan_for(deps, found)
-    times: dict[str, Times | None] = {}
-    for system in systems:
-        if system == "floor":
-            times[system] = median_times(
-                lambda: asyncio.run(floor(deps, found)),
-                repeat,
-                lambda values: _check_values(values, found, "floor"),
-            )
-        elif system == "obelisk":
-            times[system] = median_times(
-                lambda: obelisk.run_sync(plan, [found.tool]),
-                repeat,
-                _obelisk_checked(deps, found),
-            )
-        elif system == "langgraph":
-            runner = _langgraph()
-            if runner is None:
-                times[system] = None
-                continue
-            samples = []
-            for timing, values in runner.payload(deps, found.produce, found.reads, repeat):
-                _check_values(values, found, "langgraph")
-                samples.append((timing.run_s, timing.cpu_s))
-            times[system] = cpu_wall(samples)
-        else:
-            raise ValueError(f"unknown system {system!r}")
-    return times
+    """:func:`measure_kinds` of one kind."""
+    return measure_kinds(deps, [found], repeat, systems)[0]
 
 
 def collect(
@@ -306,8 +335,8 @@ def collect(
     systems: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Each kind at each size on each system: ``int`` and ``0.5 KB`` at ``sizes``
-    (default 1k and 5k calls), ``20 KB`` at ``large_sizes`` (default 1k: 5k calls of
-    20 KB take a minute a run today); ``quick``: 1k calls, floor and obelisk only."""
+    (default 1k and 5k calls), ``20 KB`` at ``large_sizes`` (default 1k, see the
+    module's doc); ``quick``: 1k calls, floor and obelisk only."""
     if sizes is None:
         sizes = SIZES[:1] if quick else SIZES
     if large_sizes is None:
@@ -317,20 +346,26 @@ def collect(
     kinds = {label: kind(label) for label in KINDS}
     rows = []
     for n in sorted(set(sizes) | set(large_sizes)):
-        deps = layered(n)
-        for label, found in kinds.items():
-            if n not in (large_sizes if label == "20 KB" else sizes):
-                continue
-            times = measure(deps, found, repeat, systems)
+        chosen = [
+            found
+            for label, found in kinds.items()
+            if n in (large_sizes if label == "20 KB" else sizes)
+        ]
+        measured = measure_kinds(layered(n), chosen, repeat, systems)
+        for found, times in zip(chosen, measured, strict=True):
             rows.append(
-                {"calls": n, "kind": label, "bytes": found.bytes if label != "int" else 0}
+                {
+                    "calls": n,
+                    "kind": found.label,
+                    "bytes": found.bytes if found.label != "int" else 0,
+                }
                 | {system: per_call_us(t, n) for system, t in times.items()}
             )
     by = {(r["calls"], r["kind"]): r for r in rows}
     for row in rows:
         base = by.get((row["calls"], "int"))
         row["ratios"] = {
-            "to_floor": {s: ratio(row[s], row["floor"]) for s in systems if s != "floor"},
+            "to_floor": {s: ratio(row[s], row.get("floor")) for s in systems if s != "floor"},
             "to_int": {s: ratio(row[s], base and base[s]) for s in systems},
         }
     return {"repeat": repeat, "systems": list(systems), "rows": rows, "target": TARGET}
