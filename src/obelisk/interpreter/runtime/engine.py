@@ -108,8 +108,10 @@ class Engine:
         context: Any = None,
         timeout: float | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        owns_state: bool = False,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
+        self.owns_state = owns_state  # the result takes the state's documents uncopied
         self.timeout, self.limits = timeout, limits
         self._sizes: dict[int, int] = {}  # bytes a call's writes add to the state, at most
         self._state_bytes = 0  # the state's size as JSON, at most (measured when it matters)
@@ -261,14 +263,18 @@ class Engine:
         if self.listeners:
             self._emit(RunFinished(time.time(), status))
         state = self.state
-        documents = {kind: state.document(kind) for kind in state.kinds}
+        instances = {name: state.document("state", name) for name in state.instances}
+        if self.owns_state:
+            documents = state.hand_over()
+        else:
+            documents = {kind: state.document(kind) for kind in state.kinds}
         result = RunResult(
             status=status,
             state=documents.get("state") or {},
             calls=tuple(self.records),
             log=tuple(state.log),
             documents=documents,
-            instances={name: state.document("state", name) for name in state.instances},
+            instances=instances,
             pending=tuple(self.pending[i] for i in sorted(self.pending)),
             outcomes=dict(self.outcomes),
         )

@@ -97,6 +97,12 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {exc.args[0]} is not JSON serializable"
         ) from None
+    except ValueError as exc:
+        if "serialization depth" in str(exc):  # pydantic-core's own cap
+            raise _too_deep(tool, f"more than {_CONVERTIBLE_DEPTH}", limits) from None
+        raise OutputValidationError(
+            f"the output of {tool.name} is not JSON data: {type(exc).__name__}: {exc}"
+        ) from None
     except Exception as exc:  # a serializer of the value's own failed, a cycle, bad UTF-8
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {type(exc).__name__}: {exc}"
@@ -110,14 +116,25 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
         if where is not None:
             raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
     _check_size(tool, len(text), limits)
-    if text.count(b"[") + text.count(b"{") > limits.max_output_depth:  # maybe that deep
+    limit = limits.max_output_depth
+    # conversion refuses anything deeper than _CONVERTIBLE_DEPTH; count only below that
+    if limit < _CONVERTIBLE_DEPTH and text.count(b"[") + text.count(b"{") > limit:
         depth = _depth(converted)
-        if depth > limits.max_output_depth:
-            raise OutputValidationError(
-                f"the output of {tool.name} nests {depth} levels deep; at most "
-                f"{limits.max_output_depth} are allowed (Limits.max_output_depth)"
-            )
+        if depth > limit:
+            raise _too_deep(tool, str(depth), limits)
     return converted, len(text)
+
+
+# pydantic-core's serializer refuses values nested deeper than this (levels)
+_CONVERTIBLE_DEPTH = 255
+
+
+def _too_deep(tool: Tool, depth: str, limits: Limits) -> OutputValidationError:
+    allowed = min(limits.max_output_depth, _CONVERTIBLE_DEPTH)
+    return OutputValidationError(
+        f"the output of {tool.name} nests {depth} levels deep; at most "
+        f"{allowed} are allowed (Limits.max_output_depth)"
+    )
 
 
 def _string_size(text: str) -> int:
@@ -135,20 +152,21 @@ def _check_size(tool: Tool, size: int, limits: Limits) -> None:
 
 
 def _depth(value: Any) -> int:
-    """How deeply ``value`` nests arrays and objects (a scalar: 0)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, level + 1) for v in item)
-        else:
-            deepest = max(deepest, level)
-            continue
-        deepest = max(deepest, level + 1)
-    return deepest
+    """How deeply ``value`` (JSON data) nests arrays and objects (a scalar: 0), counted
+    level by level over containers only."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        below: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            below += [child for child in children if type(child) in _CONTAINERS]
+        level = below
+    return depth
+
+
+_CONTAINERS = (dict, list)
 
 
 def _non_finite(value: Any) -> str | None:

@@ -132,6 +132,7 @@ async def run(
                 context=context,
                 timeout=timeout,
                 limits=limits,
+                owns_state=True,
             )
 
     result = await make(registry, {}, {}).run()
