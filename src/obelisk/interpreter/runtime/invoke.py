@@ -22,9 +22,10 @@ __all__ = ["Invoker"]
 class Invoker:
     """Calls tools for one run.
 
-    Async tools run on the event loop; sync tools in up to ``threads`` daemon
-    worker threads (:class:`~obelisk.interpreter.runtime.threads.DaemonThreads`,
-    made on first use).  ``tool.timeout`` (seconds) bounds each attempt and
+    Async tools run on the event loop, and so do sync tools declared
+    ``blocking=False``; other sync tools in up to ``threads`` daemon worker threads
+    (:class:`~obelisk.interpreter.runtime.threads.DaemonThreads`, made on first use).
+    ``tool.timeout`` (seconds) bounds each attempt and
     becomes ``TimeoutError("timed out after 2 s")`` at that moment: a timed-out
     sync tool's thread is left to finish on its own and never keeps the process
     alive; an async tool is cancelled and not waited for (one that ignores the
@@ -88,6 +89,18 @@ class Invoker:
             if timeout is None:
                 return await coroutine
             return await _async_within(coroutine, timeout)
+        if not tool.blocking:  # a quick sync function: on the event loop, no thread
+            if timeout is None:
+                return function(**arguments)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            result = function(**arguments)
+            elapsed = loop.time() - started
+            if elapsed > timeout:
+                raise TimeoutError(
+                    f"timed out after {timeout:g} s (it blocked the event loop for {elapsed:.2f} s)"
+                )
+            return result
         if tool.isolation == "process":
             if self._processes is None:
                 self._processes = ProcessWorkers(self.threads)

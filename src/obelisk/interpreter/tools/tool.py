@@ -82,6 +82,10 @@ class Tool:
       ``"process"`` (a worker process, stopped for good at its timeout; the function
       must be sync, at module level, and its arguments and result picklable;
       docs/tools.md).
+    - ``blocking``: ``True`` (default) for a sync function that may block, which runs
+      in a worker thread; ``False`` for a quick sync function, called on the event
+      loop itself without a thread (a timeout then cannot stop it, only fail it once
+      it returns late; docs/tools.md).
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
       takes (``state``, ``data``, ``text``; its input is always the arguments).
@@ -108,6 +112,7 @@ class Tool:
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     context_parameter: str | None = None
     isolation: Literal["thread", "process"] = "thread"
+    blocking: bool = True
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -170,6 +175,16 @@ class Tool:
             and self.function is not None
             and inspect.iscoroutinefunction(call)
         )
+        if self.blocking is not True and (
+            self.blocking is not False
+            or self.function is None
+            or self.is_async
+            or self.isolation == "process"
+        ):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: blocking must be true or false, and false only for a "
+                f"sync function run in a thread (got {self.blocking!r})"
+            )
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
         """Whether a call with these resolved arguments waits for a person.  A
@@ -203,6 +218,7 @@ class Tool:
         effects: Mapping[str, str] | None = None,
         requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
         isolation: Literal["thread", "process"] = "thread",
+        blocking: bool = True,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
@@ -301,6 +317,7 @@ class Tool:
             requires_approval=requires_approval,
             context_parameter=context,
             isolation=isolation,
+            blocking=blocking,
         )
         self._hidden |= bound
         self._adapters, self._output_adapter = adapters, out[0] if out else None
@@ -497,7 +514,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Use bare (``@tool``) or with the keywords of :meth:`Tool.from_function`:
     ``name``, ``description``, ``outcomes`` (names for :class:`Outcome`,
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
-    ``output_schema``.  Raises :class:`ToolDefinitionError` as that method does.
+    ``output_schema``, ``blocking`` (``False``: a quick sync function runs on the event
+    loop, not in a thread) and the rest.  Raises :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
     ... def refund(customer_id: str, amount: float = 0.0) -> dict[str, str]:
