@@ -98,7 +98,9 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
             f"the output of {tool.name} is not JSON data: {exc.args[0]} is not JSON serializable"
         ) from None
     except ValueError as exc:
-        if "serialization depth" in str(exc):  # pydantic-core's own cap
+        # pydantic-core's own cap: "Maximum serialization depth exceeded", or
+        # "Circular reference detected (depth exceeded)" in older releases
+        if "depth exceeded" in str(exc):
             raise _too_deep(tool, f"more than {_CONVERTIBLE_DEPTH}", limits) from None
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {type(exc).__name__}: {exc}"

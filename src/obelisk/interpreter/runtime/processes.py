@@ -2,7 +2,7 @@
 (``isolation="process"``, docs/tools.md).
 
 A thread cannot be stopped in Python; a process can.  The pool is pebble's
-``ProcessPool``, whose ``schedule(..., timeout=)`` terminates the worker that runs
+``ProcessPool``, whose ``submit(function, timeout, ...)`` terminates the worker that runs
 past its timeout and starts a fresh one.  Workers are made by the ``forkserver``
 start method where the platform has it (``spawn`` elsewhere): a clean process that
 has not inherited the run's threads.  The tool's function reaches a worker as a
@@ -91,7 +91,7 @@ class ProcessWorkers:
         if self._pool is None:
             self._pool = pebble.ProcessPool(max_workers=self.size, context=_context())
         reference = FunctionRef.of(function)
-        future = self._pool.schedule(_call, args=(reference, arguments), timeout=timeout)
+        future = self._pool.submit(_call, timeout, reference, arguments)
         try:
             return await asyncio.wrap_future(future)
         except concurrent.futures.TimeoutError:
