@@ -39,11 +39,10 @@ from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, Tur
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
-from obelisk.interpreter.runtime.approvals import Decision
+from obelisk.interpreter.runtime.approvals import Decision, check_decisions
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
-from obelisk.interpreter.runtime.resume import check_decisions
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked

@@ -57,7 +57,14 @@ from obelisk.interpreter.runtime.events import (
 )
 from obelisk.interpreter.runtime.invoke import Invoker
 from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, result_writes
-from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, run_status
+from obelisk.interpreter.runtime.recorder import Recorder
+from obelisk.interpreter.runtime.records import (
+    CallOutcome,
+    CallRecord,
+    RunResult,
+    UnknownCall,
+    run_status,
+)
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
@@ -89,6 +96,9 @@ class Engine:
     ``context`` is the run's context object, given to tools that take an
     ``obelisk.Context`` (docs/tools.md).  ``timeout`` (seconds) bounds the whole run:
     then what runs is cancelled and what has not started is ``cancelled``.
+    Durable runs (docs/durable.md): ``recorder`` journals each call's intent before its
+    tool runs (:class:`~obelisk.interpreter.runtime.recorder.Recorder`); a call in
+    ``unknown`` is not run and held like one awaiting approval; ``run_id`` names the run.
     """
 
     def __init__(
@@ -108,6 +118,9 @@ class Engine:
         context: Any = None,
         timeout: float | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        recorder: Recorder | None = None,
+        unknown: Mapping[int, UnknownCall] | None = None,
+        run_id: str = "",
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.timeout, self.limits = timeout, limits
@@ -130,7 +143,9 @@ class Engine:
         self._running: dict[int, asyncio.Task[None]] = {}
         self._per_tool: dict[str, int] = {}
         self._stopping: str | None = None
-        self._invoker = Invoker(threads=min(concurrency, 64), context=context)
+        self.recorder, self.run_id, self._unknown = recorder, run_id, dict(unknown or {})
+        self.unknown: dict[int, UnknownCall] = {}  # calls held because their outcome is unknown
+        self._invoker = Invoker(min(concurrency, 64), context, run_id, recorder is not None)
         self._done: asyncio.Future[None] | None = None
         self._started = [False] * len(plan.calls)
         self._held: set[int] = set()
@@ -257,7 +272,7 @@ class Engine:
             for task in list(self._running.values()):
                 task.cancel()
             self._invoker.close()
-        status = run_status(self.records, bool(self.pending))
+        status = run_status(self.records, bool(self.pending), bool(self.unknown))
         if self.listeners:
             self._emit(RunFinished(time.time(), status))
         state = self.state
@@ -271,6 +286,8 @@ class Engine:
             instances={name: state.document("state", name) for name in state.instances},
             pending=tuple(self.pending[i] for i in sorted(self.pending)),
             outcomes=dict(self.outcomes),
+            run_id=self.run_id or None,
+            unknown=tuple(self.unknown[i] for i in sorted(self.unknown)),
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]
@@ -307,7 +324,7 @@ class Engine:
             return
         if self._committed_count == len(self.records):
             self._done.set_result(None)
-        elif self.pending and not self._running and not self._ready:
+        elif (self.pending or self.unknown) and not self._running and not self._ready:
             self._done.set_result(None)  # what is left waits for a person
         elif self._stopping and not self._running:
             for record in self.records:
@@ -339,6 +356,10 @@ class Engine:
         if index in self.replay:  # it ran before this run was resumed: do not run it again
             self._replay(index, self.replay[index])
             return
+        if index in self._unknown:  # in flight at a crash: a person decides (docs/durable.md)
+            record.status = "unknown"
+            self.unknown[index] = self._unknown[index]
+            return
         decision: Decision | None = None
         if tool.needs_approval(arguments):
             digest = argument_hash(call.tool, arguments)
@@ -360,6 +381,8 @@ class Engine:
         ):
             self._run_latent(call, tool, record)
             return
+        if self.recorder is not None:
+            self.recorder.started(record, tool)
         self._per_tool[tool.name] = self._per_tool.get(tool.name, 0) + 1
         task = asyncio.ensure_future(self._execute(call, tool, record, arguments))
         self._running[index] = task
@@ -374,6 +397,8 @@ class Engine:
             approval_id(index, digest), index, record.label, tool, arguments, digest
         )
         self.pending[index] = pending
+        if self.recorder is not None:
+            self.recorder.awaiting(pending)
         if self.listeners:
             self._emit(CallAwaitingApproval(time.time(), index, tool, pending.id, arguments))
 
@@ -428,6 +453,8 @@ class Engine:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
+        if self.recorder is not None:  # its intent must be durable before the tool runs
+            self.recorder.invoking(call.index)
         try:
             if tool.latent:
                 assert self.latent is not None
@@ -551,7 +578,7 @@ class Engine:
         """A call ran (or a person rejected it): keep what it did, so that a resumed run
         replays it instead of running it again, then finish it."""
         record = self.records[index]
-        self.outcomes[index] = CallOutcome(
+        outcome = self.outcomes[index] = CallOutcome(
             succeeded,
             tuple(pending),
             record.output,
@@ -559,6 +586,8 @@ class Engine:
             record.attempts,
             (record.started, record.finished),
         )
+        if self.recorder is not None:
+            self.recorder.settled(index, outcome)
         self._finish(index, pending, succeeded=succeeded)
 
     def _finish(self, index: int, pending: Writes, *, succeeded: bool = False) -> None:
@@ -596,6 +625,9 @@ class Engine:
         self._written[index] = written
         self._committed[index] = True
         self._committed_count += 1
+        if self.recorder is not None:
+            log = self.state.log  # this call's entries are the last ``len(written)``
+            self.recorder.committed(record, log[len(log) - len(written) :] if written else ())
         for successor in self.graph.successors[index]:
             self._waiting[successor] -= 1
             if self._waiting[successor] == 0 and not self._stopping:
