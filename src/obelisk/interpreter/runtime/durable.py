@@ -50,7 +50,6 @@ from obelisk.interpreter.runtime.records import (
     CallOutcome,
     RunResult,
     UnknownCall,
-    idempotency_key,
 )
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
@@ -420,11 +419,11 @@ async def resume_journaled(
         checked.raise_for_errors()
         assert checked.plan is not None and checked.graph is not None
         plan, graph = checked.plan, checked.graph
-        token = book.lock(run_id)
+        token, session = book.lock(run_id)
         try:
             engine, writer = _prepare(
-                book, run_id, plan, graph, registry, row, settings, limits, decisions, unknown,
-                context, listeners,
+                book, run_id, session, plan, graph, registry, row, settings, limits, decisions,
+                unknown, context, listeners,
             )  # fmt: skip
         except BaseException:
             book.unlock(run_id, token)
@@ -439,6 +438,7 @@ async def resume_journaled(
 def _prepare(
     book: Journal,
     run_id: str,
+    session: int,
     plan: Plan,
     graph: Any,
     registry: Registry,
@@ -454,6 +454,7 @@ def _prepare(
     them, and build the engine that replays and goes on (the lock is held)."""
     progress = book.progress(run_id)
     replay = _replay_outcomes(plan, progress)
+    committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
     held: dict[int, UnknownCall] = {}
     rerun: list[int] = []
     for index in sorted(progress.intents):
@@ -469,7 +470,7 @@ def _prepare(
             call.label,
             call.tool,
             intent.arguments,
-            idempotency_key(run_id, index, intent.hash),
+            intent.key(run_id, index),
             intent.time,
         )
     chosen = _chosen(unknown or {}, plan, held)
@@ -498,7 +499,7 @@ def _prepare(
             book.record_outcome(run_id, index, outcome, "unknown_resolved")
             replay[index] = outcome
         del held[index]
-    writer = RunWriter(book, run_id, replayed=frozenset(replay))
+    writer = RunWriter(book, run_id, session, committed)
     writer.note("run_resumed", None, {"replayed": len(replay), "rerun": rerun})
     for index in held:
         writer.note("call_unknown", index, None)

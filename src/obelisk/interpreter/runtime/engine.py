@@ -156,6 +156,7 @@ class Engine:
         self.outcomes: dict[int, CallOutcome] = {}  # what each call that ran did
         self._emitter = Emitter(listeners)
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
+        self._dispatching = False
 
     # -- set-up ------------------------------------------------------------------
     def _emit(self, event: Event) -> None:
@@ -303,20 +304,23 @@ class Engine:
         heapq.heappush(self._ready, index)
 
     def _dispatch(self) -> None:
+        if self._dispatching:  # a call that settles in _start (skip, replay): the loop goes on
+            return  # instead of recursing once per call of a long chain
+        self._dispatching = True
         deferred: list[int] = []
-        while self._ready and len(self._running) < self.concurrency and not self._stopping:
-            index = heapq.heappop(self._ready)
-            tool = self.registry.get(self.plan.calls[index].tool)
-            if (
-                tool is not None
-                and tool.capacity is not None
-                and self._per_tool.get(tool.name, 0) >= tool.capacity
-            ):
-                deferred.append(index)
-                continue
-            self._start(index, tool)
-        for index in deferred:
-            heapq.heappush(self._ready, index)
+        try:
+            while self._ready and len(self._running) < self.concurrency and not self._stopping:
+                index = heapq.heappop(self._ready)
+                tool = self.registry.get(self.plan.calls[index].tool)
+                cap = tool.capacity if tool is not None else None
+                if tool is not None and cap is not None and self._per_tool.get(tool.name, 0) >= cap:
+                    deferred.append(index)
+                    continue
+                self._start(index, tool)
+        finally:
+            self._dispatching = False
+            for index in deferred:
+                heapq.heappush(self._ready, index)
 
     def _check_done(self) -> None:
         assert self._done is not None

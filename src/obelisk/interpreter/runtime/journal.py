@@ -10,10 +10,10 @@ Tables (every JSON value is stored as JSON text)::
 
     meta(key, value)                      format and schema version
     runs(run_id, kind, status, created, updated, calls, fingerprint, pinned, plan,
-         input, state, data, settings, owner, heartbeat, parent)
-    intents(run_id, call, tool, arguments, hash, key, time)
+         input, state, data, settings, owner, heartbeat, parent, sessions)
+    intents(run_id, call, tool, arguments, time)
     outcomes(run_id, call, succeeded, writes, output, error, attempts, started, finished)
-    writes(run_id, seq, call, instance, path, method, value, time)
+    writes(run_id, session, seq, call, instance, path, method, value, time)
     events(run_id, n, time, event, call, data)
     approvals(run_id, id, call, label, tool, arguments, hash, requested, decision, decided)
     turns(run_id, turn, request, answer, time)
@@ -37,7 +37,6 @@ from typing import Any
 from obelisk.errors import ApprovalError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, check_decisions
 from obelisk.interpreter.runtime.journal_data import (
-    FINAL_EVENTS,
     FINISHED,
     dump,
     holder,
@@ -225,11 +224,6 @@ class Journal(Store):
             owner_row = self.db.execute(
                 "SELECT owner, heartbeat FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
-            events = self.db.execute(
-                "SELECT call, event, time, data FROM events WHERE run_id = ? AND call IS NOT NULL "
-                "ORDER BY n",
-                (run_id,),
-            ).fetchall()
             writes = self.db.execute(
                 "SELECT COUNT(*) FROM writes WHERE run_id = ?", (run_id,)
             ).fetchone()[0]
@@ -239,10 +233,7 @@ class Journal(Store):
         progress = self.progress(run_id)
         owner = load(owner_row[0], "owner") if owner_row and owner_row[0] else None
         live = isinstance(owner, dict) and holder_alive(owner, owner_row[1])
-        final: dict[int, tuple[str, Any]] = {}
-        for call, event, _at, data in events:
-            if event in FINAL_EVENTS:
-                final[call] = (FINAL_EVENTS[event], data)
+        final = self.final(run_id)
         calls: list[dict[str, Any]] = []
         for index, call in enumerate(calls_of_plan):
             intent = progress.intents.get(index)
@@ -251,8 +242,7 @@ class Journal(Store):
             reason = None
             if index in final:
                 status, data = final[index]
-                decoded = load(data, "event") if data else None
-                reason = decoded.get("reason") if isinstance(decoded, dict) else None
+                reason = data.get("reason") if isinstance(data, dict) else None
             elif outcome is not None:
                 status = "succeeded" if outcome.succeeded else "failed"
             elif intent is not None:
@@ -277,7 +267,7 @@ class Journal(Store):
                     "attempts": outcome.attempts if outcome is not None else 0,
                     "error": outcome.error if outcome is not None else None,
                     "reason": reason,
-                    "idempotency_key": intent.key if intent is not None else None,
+                    "idempotency_key": intent.key(run_id, index) if intent is not None else None,
                 }
             )
         counts: dict[str, int] = {}

@@ -20,8 +20,8 @@ from typing import Any
 from pydantic_core import to_json
 
 from obelisk.errors import JournalCorrupted, JournalError
-from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
-from obelisk.interpreter.runtime.records import CallOutcome
+from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, argument_hash
+from obelisk.interpreter.runtime.records import CallOutcome, idempotency_key
 
 __all__ = [
     "FINAL_EVENTS",
@@ -216,12 +216,22 @@ def plan_calls(plan: Any) -> list[dict[str, Any]]:
 
 
 class Intent:
-    """A journaled intent: what a call was started with."""
+    """A journaled intent: the tool a call was started with, its resolved
+    ``arguments`` and when (``time``, seconds since the epoch).  ``hash`` is their
+    :func:`~obelisk.interpreter.runtime.approvals.argument_hash`."""
 
-    __slots__ = ("arguments", "hash", "key", "time", "tool")
+    __slots__ = ("arguments", "time", "tool")
 
-    def __init__(self, tool: str, arguments: Any, digest: str, key: str, at: float) -> None:
-        self.tool, self.arguments, self.hash, self.key, self.time = tool, arguments, digest, key, at
+    def __init__(self, tool: str, arguments: dict[str, Any], at: float) -> None:
+        self.tool, self.arguments, self.time = tool, arguments, at
+
+    @property
+    def hash(self) -> str:
+        return argument_hash(self.tool, self.arguments)
+
+    def key(self, run_id: str, index: int) -> str:
+        """The call's idempotency key (``Context.idempotency_key``)."""
+        return idempotency_key(run_id, index, self.hash)
 
 
 class Progress:
@@ -239,11 +249,11 @@ class Progress:
     ) -> None:
         where = f"run {run_id!r}"
         self.intents: dict[int, Intent] = {}
-        for call, tool, arguments, digest, key, at in intents:
+        for call, tool, arguments, at in intents:
             decoded = load(arguments, f"{where} intent of call {call}")
             if not isinstance(call, int) or not isinstance(decoded, dict):
                 raise JournalCorrupted(f"the journal's {where} has a damaged intent")
-            self.intents[call] = Intent(tool, decoded, digest, key, at)
+            self.intents[call] = Intent(tool, decoded, at)
         self.outcomes: dict[int, CallOutcome] = {}
         self.paths: dict[int, list[str]] = {}
         for call, ok, writes, output, error, attempts, started, finished in outcomes:

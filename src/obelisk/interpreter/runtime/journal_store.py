@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from obelisk.errors import JournalCorrupted, JournalError, RunLocked
 from obelisk.interpreter.runtime.journal_data import (
+    FINAL_EVENTS,
     Progress,
     RunRow,
     dump,
@@ -46,11 +47,11 @@ CREATE TABLE runs (
     created REAL NOT NULL, updated REAL NOT NULL, calls INTEGER NOT NULL,
     fingerprint TEXT NOT NULL, pinned TEXT NOT NULL, plan TEXT NOT NULL,
     input TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, settings TEXT NOT NULL,
-    owner TEXT, heartbeat REAL, parent TEXT
+    owner TEXT, heartbeat REAL, parent TEXT, sessions INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE intents (
     run_id TEXT NOT NULL, call INTEGER NOT NULL, tool TEXT NOT NULL,
-    arguments TEXT NOT NULL, hash TEXT NOT NULL, key TEXT NOT NULL, time REAL NOT NULL,
+    arguments TEXT NOT NULL, time REAL NOT NULL,
     PRIMARY KEY (run_id, call)
 ) WITHOUT ROWID;
 CREATE TABLE outcomes (
@@ -60,9 +61,10 @@ CREATE TABLE outcomes (
     PRIMARY KEY (run_id, call)
 ) WITHOUT ROWID;
 CREATE TABLE writes (
-    run_id TEXT NOT NULL, seq INTEGER NOT NULL, call INTEGER, instance TEXT,
-    path TEXT NOT NULL, method TEXT NOT NULL, value TEXT NOT NULL, time REAL NOT NULL,
-    PRIMARY KEY (run_id, seq)
+    run_id TEXT NOT NULL, session INTEGER NOT NULL, seq INTEGER NOT NULL, call INTEGER,
+    instance TEXT, path TEXT NOT NULL, method TEXT NOT NULL, value TEXT NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (run_id, session, seq)
 ) WITHOUT ROWID;
 CREATE TABLE events (
     run_id TEXT NOT NULL, n INTEGER NOT NULL, time REAL NOT NULL, event TEXT NOT NULL,
@@ -270,8 +272,8 @@ class Store:
                 )
             self.db.execute(
                 "INSERT INTO runs (run_id, kind, status, created, updated, calls, fingerprint, "
-                "pinned, plan, input, state, data, settings, owner, heartbeat, parent) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "pinned, plan, input, state, data, settings, owner, heartbeat, parent, sessions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
                 row,
             )
             self.event(run_id, now, "run_started", None, {"calls": calls})
@@ -293,14 +295,15 @@ class Store:
                 )
         return RunRow(row)
 
-    def lock(self, run_id: str) -> str:
-        """Take the run's lock for this process; returns the lock token.  Raises
+    def lock(self, run_id: str) -> tuple[str, int]:
+        """Take the run's lock for this process; returns the lock token and the number
+        of this session (0 for the first run, 1 for the first resume, ...).  Raises
         :class:`RunLocked` naming the process that holds it."""
         mine = me()
         with self.errors():
             self.db.execute("BEGIN IMMEDIATE")
             row = self.db.execute(
-                "SELECT owner, heartbeat FROM runs WHERE run_id = ?", (run_id,)
+                "SELECT owner, heartbeat, sessions FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
             if row is None:
                 self.db.execute("ROLLBACK")
@@ -316,12 +319,12 @@ class Store:
                     )
             now = time.time()
             self.db.execute(
-                "UPDATE runs SET owner = ?, heartbeat = ?, status = 'running', updated = ? "
-                "WHERE run_id = ?",
+                "UPDATE runs SET owner = ?, heartbeat = ?, status = 'running', updated = ?, "
+                "sessions = sessions + 1 WHERE run_id = ?",
                 (dump(mine), now, now, run_id),
             )
             self.db.execute("COMMIT")
-        return str(mine["token"])
+        return str(mine["token"]), int(row[2]) + 1
 
     def unlock(self, run_id: str, token: str, status: str | None = None) -> None:
         """Give the lock back (when ``token`` still holds it), setting ``status``."""
@@ -361,7 +364,7 @@ class Store:
         """Everything run ``run_id`` did so far (see :class:`Progress`)."""
         with self.errors():
             intents = self.db.execute(
-                "SELECT call, tool, arguments, hash, key, time FROM intents WHERE run_id = ?",
+                "SELECT call, tool, arguments, time FROM intents WHERE run_id = ?",
                 (run_id,),
             ).fetchall()
             outcomes = self.db.execute(
@@ -375,6 +378,32 @@ class Store:
                 (run_id,),
             ).fetchall()
         return Progress(run_id, intents, outcomes, approvals)
+
+    def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
+        """The calls that are over (committed, skipped, cancelled...): call index ->
+        ``(status, event data)``, from their last final event."""
+        statuses = tuple(FINAL_EVENTS)
+        marks = ", ".join("?" * len(statuses))
+        with self.errors():
+            rows = self.db.execute(
+                f"SELECT call, event, data FROM events WHERE run_id = ? AND event IN ({marks}) "
+                "ORDER BY n",
+                (run_id, *statuses),
+            ).fetchall()
+        found: dict[int, tuple[str, Any]] = {}
+        for call, event, data in rows:
+            found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
+        return found
+
+    def log(self, run_id: str) -> list[tuple[Any, ...]]:
+        """The run's write log: ``(call, instance, path, method, value text, time)`` rows
+        in commit order (by session, then seq; see :class:`RunWriter`)."""
+        with self.errors():
+            return self.db.execute(
+                "SELECT call, instance, path, method, value, time FROM writes WHERE run_id = ? "
+                "ORDER BY session, seq",
+                (run_id,),
+            ).fetchall()
 
     def record_outcome(self, run_id: str, index: int, outcome: CallOutcome, event: str) -> None:
         """Write one call's outcome now (a person's resolution), with an event."""

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from obelisk.errors import JournalError
-from obelisk.interpreter.runtime.approvals import PendingApproval, argument_hash
+from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.journal_data import dump, outcome_row
 from obelisk.interpreter.runtime.journal_store import HEARTBEAT, Store
-from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, idempotency_key
+from obelisk.interpreter.runtime.records import CallOutcome, CallRecord
 from obelisk.interpreter.runtime.state import WriteEntry
 from obelisk.interpreter.tools.tool import Tool
 
@@ -28,13 +28,25 @@ class RunWriter:
     not committed yet (:meth:`invoking`): so every tool that runs has a durable
     intent, and a busy run commits a few times per batch of calls, not once per row.
     With ``synchronous="full"``, a commit that holds intents of calls with side
-    effects (neither ``pure`` nor ``idempotent``) is synced to disk.  ``replayed``
-    are calls a resumed run replays: their events are not repeated.  A heartbeat
-    marks the lock as alive every :data:`HEARTBEAT` seconds.
+    effects (neither ``pure`` nor ``idempotent``) is synced to disk.
+
+    ``session`` numbers the process's turn at the run (0 for the first run, 1 for
+    the first resume...); ``committed`` are the calls an earlier session committed,
+    which this one replays: their writes and events are not journaled again.  So the
+    write log, ordered by session and then seq, is in commit order: a call committed
+    before a crash never waits for one committed after it.  A heartbeat marks the
+    lock as alive every :data:`HEARTBEAT` seconds.
     """
 
-    def __init__(self, journal: Store, run_id: str, replayed: frozenset[int] = frozenset()):
-        self.journal, self.run_id, self.replayed = journal, run_id, replayed
+    def __init__(
+        self,
+        journal: Store,
+        run_id: str,
+        session: int = 0,
+        committed: frozenset[int] = frozenset(),
+    ) -> None:
+        self.journal, self.run_id, self.session = journal, run_id, session
+        self.before = committed
         self._n = journal.next_event(run_id)
         self._intents: list[tuple[Any, ...]] = []
         self._outcomes: list[tuple[Any, ...]] = []
@@ -51,21 +63,10 @@ class RunWriter:
 
     # -- the Recorder protocol ----------------------------------------------------------
     def started(self, record: CallRecord, tool: Tool) -> None:
-        arguments = record.arguments or {}
-        digest = argument_hash(tool.name, arguments)
         at = record.started or time.time()
         index = record.index
-        self._intents.append(
-            (
-                self.run_id,
-                index,
-                tool.name,
-                dump(arguments, f"the arguments of {record.label}"),
-                digest,
-                idempotency_key(self.run_id, index, digest),
-                at,
-            )
-        )
+        arguments = dump(record.arguments or {}, f"the arguments of {record.label}")
+        self._intents.append((self.run_id, index, tool.name, arguments, at))
         self._unsynced.add(index)
         self._started.add(index)
         if not (tool.pure or tool.idempotent):
@@ -83,6 +84,8 @@ class RunWriter:
 
     def committed(self, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
         run_id, index = self.run_id, record.index
+        if index in self.before:  # journaled by an earlier session: replayed here
+            return
         if record.status == "failed" and index in self._started and index not in self._settled:
             # it failed before its tool ran (its arguments did not fit): replay the failure
             outcome = CallOutcome(
@@ -93,6 +96,7 @@ class RunWriter:
             self._writes.append(
                 (
                     run_id,
+                    self.session,
                     entry.seq,
                     entry.call,
                     entry.instance,
@@ -102,14 +106,13 @@ class RunWriter:
                     entry.time,
                 )
             )
-        if record.index not in self.replayed:
-            data: dict[str, Any] | None = None
-            if record.status in ("skipped", "cancelled", "pending_latent") and record.reason:
-                data = {"reason": record.reason}
-            elif record.status == "failed":
-                data = {"error": record.error}
-            at = record.finished or time.time()
-            self._event(at, f"call_{record.status}", record.index, data)
+        data: dict[str, Any] | None = None
+        if record.status in ("skipped", "cancelled", "pending_latent"):
+            data = {"reason": record.reason, "untaken": record.untaken}
+        elif record.error is not None:
+            data = {"error": record.error}
+        at = record.finished or time.time()
+        self._event(at, f"call_{record.status}", index, data)
         self._schedule()
 
     def awaiting(self, pending: PendingApproval) -> None:
@@ -175,7 +178,7 @@ class RunWriter:
             db.execute("BEGIN IMMEDIATE")
             if self._intents:
                 db.executemany(
-                    "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?, ?)", self._intents
+                    "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?)", self._intents
                 )
             if self._outcomes:
                 db.executemany(
@@ -184,7 +187,8 @@ class RunWriter:
                 )
             if self._writes:
                 db.executemany(
-                    "INSERT OR REPLACE INTO writes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._writes
+                    "INSERT OR REPLACE INTO writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    self._writes,
                 )
             if self._approvals:
                 db.executemany(
