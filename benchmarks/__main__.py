@@ -1,20 +1,26 @@
 """``python -m benchmarks``: every benchmark, side by side, in one command.
 
-Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), makespan,
-check throughput, check time with many writers of one path (``conflicts.py``), sync
-tools, memory, NESTFUL, the execution loop's own costs (per-turn overhead, request
-size, streaming; ``loop_overhead.py``), tools from JSON descriptions with a big
-result's copies (``tools_from_schema.py``), dry runs of a 1,000-call plan in all 64
-scenarios (``simulate_plans.py``) and how fast ``obelisk.testing.plans()`` draws
-20-call plans (``plan_generation.py``).  Systems:
+Workloads: overhead (layered 1k/10k/100k, chain, wide fan-out + join), payloads
+(calls returning 0.5 KB and 20 KB JSON objects and reading their fields;
+``payload.py``), makespan, check throughput, check time with many writers of one
+path (``conflicts.py``), sync tools (in threads, and inline where obelisk has
+``blocking=False``), blocking tools, memory, NESTFUL, the execution loop's own costs
+(per-turn overhead, request size, streaming; ``loop_overhead.py``), tools from JSON
+descriptions with a big result's copies (``tools_from_schema.py``), dry runs of a
+1,000-call plan in all 64 scenarios (``simulate_plans.py``), what
+``isolation="process"`` costs (``isolation.py``) and how fast
+``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
-install -e '.[bench]'``; skipped when missing).  Each figure is a median of ``--repeat``
-runs (default 5); ratios compare numbers measured in the same run.
+install -e '.[bench]'``; skipped when missing).  Each figure is a median of
+``--repeat`` runs (default 5), as wall time beside CPU time (``time.process_time``;
+the machine may be shared); ratios compare numbers measured in the same run.  The
+report opens with issue 12's figures read off the sections below
+(``targets.py``).
 
 Writes ``benchmarks/results/results.json`` and ``results.md``; ``--readme``
 also replaces the README's generated benchmark section.  ``--quick`` is a smoke
-run for CI: 1k calls, 1 repetition, no 100k plans and no competitors at 10k,
-5 loop turns instead of 20.
+run for CI: 1k calls, 1 repetition, no 10k or 100k plans, no competitors in the
+payload benchmark, 5 loop turns instead of 20.
 """
 
 from __future__ import annotations
@@ -24,16 +30,20 @@ import json
 import os
 import platform
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from . import (
     conflicts,
+    isolation,
     loop_overhead,
+    payload,
     plan_generation,
     simulate_plans,
     suite,
+    targets,
     tools_from_schema,
 )
 from .check_throughput import measure as check_measure
@@ -69,8 +79,6 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     for n in sizes:
         # Competitors at 100k would take minutes per run: 1k and 10k only.
         chosen = systems if n <= 10_000 else ("floor", "obelisk")
-        if quick:
-            chosen = ("floor", "obelisk")
         row = suite.overhead(layered(n), repeat if n < 100_000 else 1, chosen)
         layered_rows.append({"calls": n, **row})
     results["overhead_layered"] = layered_rows
@@ -79,6 +87,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
         {"shape": name, "calls": len(deps), **suite.overhead(deps, repeat, systems)}
         for name, deps in shapes.items()
     ]
+    results["payload"] = payload.collect(quick, repeat)
     results["makespan"] = suite.makespan(repeat, systems)
     results["check"] = [check_measure(n, repeat) for n in ([1_000, 10_000] if quick else sizes)]
     results["conflicts"] = conflicts.collect(repeat, (1_000, 2_000) if quick else conflicts.SIZES)
@@ -89,6 +98,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["loop"] = loop_overhead.collect(quick, repeat)
     results["tools"] = tools_from_schema.collect(quick, repeat)
     results["simulate"] = simulate_plans.collect(quick, repeat)
+    results["isolation"] = isolation.collect(quick, repeat)
     results["plan_generation"] = (
         plan_generation.measure(50, 1) if quick else plan_generation.measure(repeat=max(repeat, 5))
     )
@@ -102,18 +112,87 @@ def nestful() -> dict[str, Any]:
     runner = obelisk_runner()
     if runner is None:
         return {"skipped": "obelisk.run_sync missing"}
-    score = score_cases(load_math_cases(), runner, "obelisk")
-    return {"passed": score.passed, "total": score.total, "seconds": score.seconds}
+    cases = load_math_cases()
+    cpu = time.process_time()
+    score = score_cases(cases, runner, "obelisk")
+    cpu = time.process_time() - cpu
+    return {
+        "passed": score.passed,
+        "total": score.total,
+        "seconds": score.seconds,
+        "cpu_seconds": cpu,
+    }
 
 
-def _us(seconds: float | None, n: int) -> str:
-    return "skipped" if seconds is None else f"{seconds / n * 1e6:,.1f} µs"
+def _wall_cpu(value: Any) -> tuple[float | None, float | None]:
+    """``(wall, cpu)`` of a ``{"wall", "cpu"}`` figure; a bare number is a wall time."""
+    if value is None:
+        return None, None
+    if isinstance(value, dict):
+        return value.get("wall"), value.get("cpu")
+    return float(value), None
 
 
-def _x(value: float | None, reference: float | None) -> str:
-    if value is None or not reference:
+def _us(value: Any, n: int) -> str:
+    """µs per call, ``wall / CPU``."""
+    wall, cpu = _wall_cpu(value)
+    if wall is None:
+        return "skipped"
+    if cpu is None:
+        return f"{wall / n * 1e6:,.1f} µs"
+    return f"{wall / n * 1e6:,.1f} / {cpu / n * 1e6:,.1f} µs"
+
+
+def _ms(value: Any) -> str:
+    """Milliseconds, ``wall / CPU``."""
+    wall, cpu = _wall_cpu(value)
+    if wall is None:
+        return "skipped"
+    if cpu is None:
+        return f"{wall * 1000:,.0f} ms"
+    return f"{wall * 1000:,.0f} / {cpu * 1000:,.0f} ms"
+
+
+def _x(value: Any, reference: Any) -> str:
+    """``value ÷ reference``, wall by wall and CPU by CPU."""
+    (vw, vc), (rw, rc) = _wall_cpu(value), _wall_cpu(reference)
+    if vw is None or not rw:
         return "—"
-    return f"{value / reference:.1f}x"
+    if vc is None or not rc:
+        return f"{vw / rw:.1f}x"
+    return f"{vw / rw:.1f}x / {vc / rc:.1f}x"
+
+
+def _sync_line(sync: dict[str, Any]) -> str:
+    if "threads" not in sync:  # results written before the inline variant
+        return (
+            f"**Sync tools**: {sync['sync_us']:.1f} µs per zero-work blocking call in "
+            f"threads, {sync['ratio']:.2f}x the async figure ({sync['async_us']:.1f} µs)."
+        )
+    lines = [
+        f"**Sync tools**: zero-work tools on the layered DAG ({sync['calls']:,} calls), µs "
+        "per call, wall / CPU:",
+        "",
+        "| tool | µs per call | ÷ async |",
+        "|---|---:|---:|",
+    ]
+    kinds = (
+        ("async", "async"),
+        ("threads", "sync, in worker threads (default)"),
+        ("inline", "sync, inline on the event loop (`blocking=False`)"),
+    )
+    for key, label in kinds:
+        found = sync.get(key)
+        if found is None:
+            lines.append(
+                f"| {label} | not available: `Tool.from_function` has no `blocking=` option | — |"
+            )
+            continue
+        lines.append(
+            f"| {label} | {found['wall']:,.1f} / {found['cpu']:,.1f} µs "
+            f"| {_x(found, sync['async'])} |"
+        )
+    return "\n".join(lines)
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -121,10 +200,14 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         f"Measured by `python -m benchmarks` on {m['cores']} cores, Python {m['python']} "
         f"({m['machine']}); obelisk {m['obelisk']}, LangGraph {m['langgraph']}, "
-        f"Hamilton {m['hamilton']}; median of {results['repeat']} runs.",
+        f"Hamilton {m['hamilton']}; median of {results['repeat']} runs.  Times are wall "
+        "time / CPU time of the process (`time.process_time`, every thread); ratios "
+        "compare wall with wall and CPU with CPU.",
         "",
-        "**Overhead**: zero-work async calls; µs per call; ratios to the asyncio floor. "
-        "obelisk includes checking the plan; LangGraph and Hamilton exclude building "
+        targets.markdown(results).rstrip("\n"),
+        "",
+        "**Overhead**: zero-work async calls; µs per call, wall / CPU; ratios to the asyncio "
+        "floor. obelisk includes checking the plan; LangGraph and Hamilton exclude building "
         "their graph.",
         "",
         "| DAG | calls | floor | obelisk | LangGraph | Hamilton | obelisk ÷ floor "
@@ -143,29 +226,44 @@ def markdown(results: dict[str, Any]) -> str:
         )
     layered_rows = {r["calls"]: r for r in results["overhead_layered"]}
     if 100_000 in layered_rows and 10_000 in layered_rows:
-        growth = layered_rows[100_000]["obelisk"] / layered_rows[10_000]["obelisk"]
-        lines += ["", f"obelisk at 100k calls takes {growth:.1f}x its 10k time (linear: 10x)."]
+        growth = _x(layered_rows[100_000]["obelisk"], layered_rows[10_000]["obelisk"])
+        lines += ["", f"obelisk at 100k calls takes {growth} its 10k time (linear: 10x)."]
+    if "payload" in results:
+        lines += ["", payload.markdown(results["payload"]).rstrip("\n")]
     span = results["makespan"]
+    runs = span.get("runs", {})
     lines += [
         "",
         f"**Makespan** of 60 calls sleeping 5–40 ms (critical path "
-        f"{span['critical_path_s'] * 1000:.0f} ms), ÷ critical path:",
+        f"{span['critical_path_s'] * 1000:.0f} ms), ÷ critical path (first start to last end; "
+        "the floor: its whole run), and each system's whole run, wall / CPU:",
         "",
-        "| floor | obelisk | LangGraph | Hamilton |",
-        "|---:|---:|---:|---:|",
-        "| "
+        "| | floor | obelisk | LangGraph | Hamilton |",
+        "|---|---:|---:|---:|---:|",
+        "| makespan ÷ critical path | "
         + " | ".join("skipped" if span.get(s) is None else f"{span[s]:.3f}x" for s in suite.SYSTEMS)
         + " |",
+    ]
+    if runs:
+        lines.append("| whole run | " + " | ".join(_ms(runs.get(s)) for s in suite.SYSTEMS) + " |")
+    lines += [
         "",
-        "**Check throughput** (parse + check with schema checks):",
+        "**Check throughput** (parse + check with schema checks), wall / CPU:",
         "",
         "| calls | time | calls/s |",
         "|---:|---:|---:|",
     ]
-    lines += [
-        f"| {r['calls']:,} | {r['seconds'] * 1000:,.0f} ms | {r['calls_per_second']:,.0f} |"
-        for r in results["check"]
-    ]
+    for r in results["check"]:
+        if "cpu_seconds" in r:
+            lines.append(
+                f"| {r['calls']:,} | {r['seconds'] * 1000:,.0f} / "
+                f"{r['cpu_seconds'] * 1000:,.0f} ms "
+                f"| {r['calls_per_second']:,.0f} / {r['calls_per_cpu_second']:,.0f} |"
+            )
+        else:
+            lines.append(
+                f"| {r['calls']:,} | {r['seconds'] * 1000:,.0f} ms | {r['calls_per_second']:,.0f} |"
+            )
     if "conflicts" in results:
         lines += ["", conflicts.markdown(results["conflicts"]).rstrip("\n")]
     sync, block, mem, nest = (
@@ -174,24 +272,32 @@ def markdown(results: dict[str, Any]) -> str:
         results["memory"],
         results["nestful"],
     )
-    blocked = ", ".join(
-        f"{name} {'skipped' if block.get(name) is None else f'{block[name] * 1000:.0f} ms'}"
-        for name in ("obelisk", "langgraph", "hamilton")
+    lines += ["", _sync_line(sync)]
+    if block:
+        blocked = ", ".join(
+            f"{name} {_ms(block.get(name))}" for name in ("obelisk", "langgraph", "hamilton")
+        )
+        lines += [
+            "",
+            f"**Blocking tools**: 8 independent calls sleeping 50 ms in `time.sleep`, wall / "
+            f"CPU: {blocked} (serial would be 400 ms, full overlap 50 ms).",
+        ]
+    cpu = (
+        f"; it takes {mem['obelisk_cpu_s']:.2f} s CPU (a bare Python: {mem['python_cpu_s']:.2f} s)"
+        if "obelisk_cpu_s" in mem
+        else ""
     )
     lines += [
         "",
-        f"**Sync tools**: {sync['sync_us']:.1f} µs per zero-work blocking call in threads, "
-        f"{sync['ratio']:.2f}x the async figure ({sync['async_us']:.1f} µs). 8 blocking calls "
-        f"of 50 ms: {blocked} (serial would be 400 ms, full overlap 50 ms).",
-        "",
         f"**Memory**: peak RSS of `obelisk run` on a 1k-call plan: {mem['obelisk_mib']:.1f} MiB "
-        f"(a bare Python: {mem['python_mib']:.1f} MiB).",
+        f"(a bare Python: {mem['python_mib']:.1f} MiB){cpu}.",
     ]
     if "passed" in nest:
+        cpu = f" ({nest['cpu_seconds']:.2f} s CPU)" if "cpu_seconds" in nest else ""
         lines += [
             "",
             f"**NESTFUL** v2 math: {nest['passed']}/{nest['total']} in "
-            f"{nest['seconds']:.2f} s total.",
+            f"{nest['seconds']:.2f} s total{cpu}.",
         ]
     if "loop" in results:
         lines += ["", loop_overhead.markdown(results["loop"]).rstrip("\n")]
@@ -199,6 +305,8 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", tools_from_schema.markdown(results["tools"]).rstrip("\n")]
     if "simulate" in results:
         lines += ["", simulate_plans.markdown(results["simulate"]).rstrip("\n")]
+    if "isolation" in results:
+        lines += ["", isolation.markdown(results["isolation"]).rstrip("\n")]
     if "plan_generation" in results:
         lines += ["", plan_generation.markdown(results["plan_generation"]).rstrip("\n")]
     return "\n".join(lines) + "\n"

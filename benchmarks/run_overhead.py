@@ -107,24 +107,33 @@ def plan_for(deps: list[list[int]], tool: str = "zero", ms: list[int] | None = N
 
 
 def median(action: Any, repeat: int) -> float:
-    times = []
+    return median_wall_cpu(action, repeat)[0]
+
+
+def median_wall_cpu(action: Any, repeat: int) -> tuple[float, float]:
+    """Medians of wall time (``time.perf_counter``) and CPU time (``time.process_time``)."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def overhead(n: int, repeat: int) -> dict[str, float]:
     deps = layered(n)
     plan = plan_for(deps)
-    reference = median(lambda: asyncio.run(floor(deps)), repeat)
-    seconds = median(lambda: obelisk.run_sync(plan, [zero]), repeat)
+    reference, reference_cpu = median_wall_cpu(lambda: asyncio.run(floor(deps)), repeat)
+    seconds, cpu = median_wall_cpu(lambda: obelisk.run_sync(plan, [zero]), repeat)
     return {
         "calls": n,
         "floor_us": reference / n * 1e6,
         "obelisk_us": seconds / n * 1e6,
         "ratio": seconds / reference,
+        "floor_cpu_us": reference_cpu / n * 1e6,
+        "obelisk_cpu_us": cpu / n * 1e6,
+        "cpu_ratio": cpu / reference_cpu,
     }
 
 
@@ -180,9 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---:|---:|---:|---:|")
     for row in rows:
         print(
-            f"| {row['calls']:,} | {row['floor_us']:.1f} µs/call | "
-            f"{row['obelisk_us']:.1f} µs/call | {row['ratio']:.1f}x |"
+            f"| {row['calls']:,} | {row['floor_us']:.1f} / {row['floor_cpu_us']:.1f} µs/call | "
+            f"{row['obelisk_us']:.1f} / {row['obelisk_cpu_us']:.1f} µs/call | "
+            f"{row['ratio']:.1f}x / {row['cpu_ratio']:.1f}x |"
         )
+    print("\n(wall / CPU time: time.perf_counter / time.process_time)")
     if len(rows) == 3:
         growth = rows[2]["obelisk_us"] * 10 / rows[1]["obelisk_us"]
         print(f"\n100k / 10k time: {growth:.1f}x (linear would be 10x)")

@@ -14,6 +14,7 @@ Competitors come from the ``bench`` extra; a missing one is reported as skipped.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import statistics
 import subprocess
@@ -25,10 +26,21 @@ from typing import Any
 
 import obelisk
 
-from .check_throughput import median_seconds
 from .run_overhead import floor, layered, sleeping_dag
+from .timing import Times, cpu_wall, median_times, per_call_us
 
-__all__ = ["SYSTEMS", "blocking", "chain", "fan", "memory", "overhead", "makespan", "sync_tools"]
+__all__ = [
+    "SYSTEMS",
+    "blocking",
+    "chain",
+    "fan",
+    "inline_supported",
+    "inline_tool",
+    "makespan",
+    "memory",
+    "overhead",
+    "sync_tools",
+]
 
 SYSTEMS = ("floor", "obelisk", "langgraph", "hamilton")
 
@@ -47,10 +59,13 @@ async def zero(inputs: list[int] | None = None) -> int:
     return 0
 
 
-@obelisk.tool
-def zero_sync(inputs: list[int] | None = None) -> int:
-    """Zero work, blocking style (runs in a worker thread)."""
+def _zero_blocking(inputs: list[int] | None = None) -> int:
+    """Zero work, blocking style."""
     return 0
+
+
+zero_sync = obelisk.Tool.from_function(_zero_blocking, name="zero_sync")
+"""A sync tool: obelisk runs it in a worker thread (the default)."""
 
 
 @obelisk.tool
@@ -94,93 +109,134 @@ def competitor(name: str) -> Any | None:
         return None
 
 
+def _timings(timings: list[Any]) -> Times:
+    """Medians of the competitors' :class:`~benchmarks.competitors.Timing` runs."""
+    return cpu_wall([(t.run_s, t.cpu_s) for t in timings])
+
+
 def overhead(deps: list[list[int]], repeat: int, systems: tuple[str, ...]) -> dict[str, Any]:
-    """Seconds per run (median) of zero-work nodes, per system; None where skipped."""
+    """Seconds per run (medians, wall and CPU) of zero-work nodes, per system; None
+    where skipped; ``<system>_build``: a competitor's seconds to build its graph."""
     plan = plan_for(deps, "zero")
     found: dict[str, Any] = {}
     for system in systems:
         if system == "floor":
-            found[system] = median_seconds(lambda: asyncio.run(floor(deps)), repeat)
+            found[system] = median_times(lambda: asyncio.run(floor(deps)), repeat)
         elif system == "obelisk":
-            found[system] = median_seconds(lambda: obelisk.run_sync(plan, [zero]), repeat)
+            found[system] = median_times(lambda: obelisk.run_sync(plan, [zero]), repeat)
         else:
             module = competitor(system)
             if module is None:
                 found[system] = None
                 continue
             runs = [module.overhead(deps) for _ in range(repeat)]
-            found[system] = statistics.median(t.run_s for t in runs)
+            found[system] = _timings(runs)
             found[f"{system}_build"] = statistics.median(t.build_s for t in runs)
     return found
 
 
 def makespan(repeat: int, systems: tuple[str, ...], n: int = 60, seed: int = 11) -> dict[str, Any]:
-    """Makespan ÷ critical path of a DAG of 5-40 ms sleeps, per system."""
+    """Makespan ÷ critical path of a DAG of 5-40 ms sleeps, per system (``None`` where
+    skipped); ``runs``: each system's whole run, medians of wall and CPU seconds."""
     deps, ms, critical = sleeping_dag(n, seed)
-    found: dict[str, Any] = {"critical_path_s": critical}
+    found: dict[str, Any] = {"critical_path_s": critical, "runs": {}}
     plan = plan_for(deps, "nap", ms)
     for system in systems:
         if system == "floor":
-            found[system] = median_seconds(lambda: asyncio.run(floor(deps, ms)), repeat) / critical
+            times = median_times(lambda: asyncio.run(floor(deps, ms)), repeat)
+            found[system], found["runs"][system] = times["wall"] / critical, times
         elif system == "obelisk":
-            spans = []
+            spans, samples = [], []
             for _ in range(repeat):
+                wall, cpu = time.perf_counter(), time.process_time()
                 result = obelisk.run_sync(plan, [nap])
+                samples.append((time.perf_counter() - wall, time.process_time() - cpu))
                 begun = min(c.started or 0.0 for c in result.calls)
                 ended = max(c.finished or 0.0 for c in result.calls)
                 spans.append(ended - begun)
             found[system] = statistics.median(spans) / critical
+            found["runs"][system] = cpu_wall(samples)
         else:
             module = competitor(system)
             if module is None:
-                found[system] = None
+                found[system] = found["runs"][system] = None
                 continue
             timings = [module.makespan(deps, ms) for _ in range(repeat)]
             found[system] = statistics.median(t.span_s or t.run_s for t in timings) / critical
+            found["runs"][system] = _timings(timings)
     return found
 
 
-def sync_tools(n: int, repeat: int) -> dict[str, float]:
-    """µs per call of zero-work *sync* tools (threads) vs async ones, layered DAG."""
+def inline_supported() -> bool:
+    """Whether ``obelisk.Tool.from_function`` takes ``blocking=`` (sync tools run on
+    the event loop with ``blocking=False``)."""
+    return "blocking" in inspect.signature(obelisk.Tool.from_function).parameters
+
+
+def inline_tool() -> obelisk.Tool | None:
+    """``zero_sync`` declared ``blocking=False`` (run inline, no thread), or ``None``
+    where this obelisk has no such option."""
+    if not inline_supported():
+        return None
+    options: dict[str, Any] = {"blocking": False}
+    return obelisk.Tool.from_function(_zero_blocking, name="zero_sync", **options)
+
+
+def sync_tools(n: int, repeat: int) -> dict[str, Any]:
+    """µs per call (medians, wall and CPU) of zero-work tools on the layered DAG: async
+    ones, sync ones in worker threads (the default) and, where obelisk supports
+    ``blocking=False``, sync ones run inline on the event loop (else ``None``)."""
     deps = layered(n)
     sync_plan, async_plan = plan_for(deps, "zero_sync"), plan_for(deps, "zero")
-    sync_s = median_seconds(lambda: obelisk.run_sync(sync_plan, [zero_sync]), repeat)
-    async_s = median_seconds(lambda: obelisk.run_sync(async_plan, [zero]), repeat)
-    return {"sync_us": sync_s / n * 1e6, "async_us": async_s / n * 1e6, "ratio": sync_s / async_s}
+    found: dict[str, Any] = {"calls": n, "inline_supported": inline_supported()}
+    found["async"] = median_times(lambda: obelisk.run_sync(async_plan, [zero]), repeat)
+    found["threads"] = median_times(lambda: obelisk.run_sync(sync_plan, [zero_sync]), repeat)
+    inline = inline_tool()
+    found["inline"] = (
+        None
+        if inline is None
+        else median_times(lambda: obelisk.run_sync(sync_plan, [inline]), repeat)
+    )
+    for key in ("async", "threads", "inline"):
+        found[key] = per_call_us(found[key], n)
+    return found
 
 
 def blocking(repeat: int, systems: tuple[str, ...], n: int = 8, ms: int = 50) -> dict[str, Any]:
-    """Wall seconds for n independent blocking calls of ms milliseconds each."""
+    """Seconds (medians, wall and CPU) for n independent blocking calls of ms
+    milliseconds each, per system; None where skipped."""
     plan = [{"_tool": "block", "ms": ms, "_outputPath": f"†state.b{i}"} for i in range(n)]
     found: dict[str, Any] = {"serial_s": n * ms / 1000, "ideal_s": ms / 1000}
     for system in systems:
         if system == "obelisk":
-            found[system] = median_seconds(lambda: obelisk.run_sync(plan, [block]), repeat)
+            found[system] = median_times(lambda: obelisk.run_sync(plan, [block]), repeat)
         elif system in ("langgraph", "hamilton"):
             module = competitor(system)
             if module is None:
                 found[system] = None
                 continue
             kwargs = {"executor": "threads"} if system == "hamilton" else {}
-            found[system] = statistics.median(
-                module.blocking(n, ms, **kwargs).run_s for _ in range(repeat)
-            )
+            found[system] = _timings([module.blocking(n, ms, **kwargs) for _ in range(repeat)])
     return found
 
 
-def _peak_rss_kib(command: list[str]) -> int:
-    """Peak resident set size (KiB) of ``command``, run alone in a fresh child."""
+def _peak_rss_kib(command: list[str]) -> tuple[int, float]:
+    """Peak resident set size (KiB) and CPU seconds (user + system) of ``command``,
+    run alone in a fresh child."""
     probe = (
         "import resource, subprocess, sys; "
         f"subprocess.run({command!r}, check=True, stdout=subprocess.DEVNULL); "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip())
+    rss, cpu = out.stdout.split()
+    return int(rss), float(cpu)
 
 
 def memory(n: int = 1000) -> dict[str, float]:
-    """Peak RSS (MiB) of ``obelisk run`` on an n-call plan, and of a bare Python."""
+    """Peak RSS (MiB) and CPU seconds of ``obelisk run`` on an n-call plan, and of a
+    bare Python."""
     with tempfile.TemporaryDirectory() as folder:
         plan_path = Path(folder) / "plan.json"
         plan_path.write_text(json.dumps(plan_for(layered(n), "add_one")), encoding="utf-8")
@@ -191,6 +247,12 @@ def memory(n: int = 1000) -> dict[str, float]:
             encoding="utf-8",
         )
         run = [sys.executable, "-m", "obelisk", "run", str(plan_path), "--tools", str(tools)]
-        obelisk_kib = _peak_rss_kib(run)
-        bare_kib = _peak_rss_kib([sys.executable, "-c", "pass"])
-    return {"obelisk_mib": obelisk_kib / 1024, "python_mib": bare_kib / 1024}
+        obelisk_kib, obelisk_cpu = _peak_rss_kib(run)
+        bare_kib, bare_cpu = _peak_rss_kib([sys.executable, "-c", "pass"])
+    return {
+        "calls": n,
+        "obelisk_mib": obelisk_kib / 1024,
+        "python_mib": bare_kib / 1024,
+        "obelisk_cpu_s": obelisk_cpu,
+        "python_cpu_s": bare_cpu,
+    }

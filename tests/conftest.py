@@ -4,8 +4,8 @@ Profiles:
     dev  50 examples, no deadline (the default)
     ci   300 examples, no deadline, random seeds, failure blobs printed
 
-``ci`` is loaded when the ``CI`` environment variable is set; otherwise the
-profile named by ``HYPOTHESIS_PROFILE``; otherwise ``dev``.
+The profile named by ``HYPOTHESIS_PROFILE`` is loaded; without it, ``ci`` when the
+``CI`` environment variable is set, otherwise ``dev``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ settings.register_profile("ci", max_examples=300, deadline=None, derandomize=Fal
 
 
 def _profile_name() -> str:
-    if os.environ.get("CI"):
-        return "ci"
-    return os.environ.get("HYPOTHESIS_PROFILE") or "dev"
+    chosen = os.environ.get("HYPOTHESIS_PROFILE")
+    if chosen:
+        return chosen
+    return "ci" if os.environ.get("CI") else "dev"
 
 
 settings.load_profile(_profile_name())

@@ -9,6 +9,10 @@ are in topological order ``0..n-1``) and running it once:
 * ``makespan(deps, ms) -> Timing``: node ``i`` sleeps ``ms[i]`` milliseconds after
   its dependencies.
 * ``blocking(n, ms) -> Timing``: ``n`` independent nodes each ``time.sleep(ms/1000)``.
+* ``payload(deps, produce, reads, runs)`` (LangGraph only): nodes that read fields of
+  their dependencies' results and return what ``produce`` gives (the payload
+  benchmark, :mod:`benchmarks.payload`); the graph is compiled once and run ``runs``
+  times.
 * ``describe() -> dict``: library, version, execution mode, caveats.
 
 Every run checks that each node ran exactly once and that the results equal
@@ -46,7 +50,8 @@ class Timing:
     """Seconds spent building/compiling the graph and running it once.
 
     ``run_s`` is the wall time of the library's run call (the event loop is
-    already running; its start-up is not included).  ``span_s``, when measured,
+    already running; its start-up is not included), and ``cpu_s`` the CPU time of
+    the process (every thread) over the same call.  ``span_s``, when measured,
     is the time from the first node's start to the last node's end, as the
     obelisk makespan benchmark measures it from its call records.
     """
@@ -54,6 +59,7 @@ class Timing:
     build_s: float
     run_s: float
     span_s: float | None = None
+    cpu_s: float | None = None
 
 
 def node_value(node: int, dep_values: list[int]) -> int:

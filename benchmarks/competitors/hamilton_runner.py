@@ -84,8 +84,11 @@ def _module(deps: list[list[int]], body: Callable[[int], list[str]], asynchronou
     return module
 
 
-async def _run_async(deps: list[list[int]], module: Any) -> tuple[float, float, dict[str, Any]]:
-    """Build the async driver (timed as build) and compute the leaves (timed as run)."""
+async def _run_async(
+    deps: list[list[int]], module: Any
+) -> tuple[float, float, float, dict[str, Any]]:
+    """Build the async driver (timed as build) and compute the leaves (timed as run):
+    ``(build, wall, cpu, results)``."""
     final_vars = [f"v{node}" for node in leaves(deps)]
     sys.modules[module.__name__] = module  # Hamilton finds a module's functions through it
     try:
@@ -94,13 +97,15 @@ async def _run_async(deps: list[list[int]], module: Any) -> tuple[float, float, 
         build = time.perf_counter() - start
     finally:
         del sys.modules[module.__name__]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     results: dict[str, Any] = await dr.execute(final_vars)
-    return build, time.perf_counter() - start, results
+    cpu = time.process_time() - cpu
+    return build, time.perf_counter() - start, cpu, results
 
 
-def _run_threads(deps: list[list[int]], module: Any) -> tuple[float, float, dict[str, Any]]:
-    """Build the sync driver with a FutureAdapter and compute the leaves."""
+def _run_threads(deps: list[list[int]], module: Any) -> tuple[float, float, float, dict[str, Any]]:
+    """Build the sync driver with a FutureAdapter and compute the leaves:
+    ``(build, wall, cpu, results)``."""
     final_vars = [f"v{node}" for node in leaves(deps)]
     sys.modules[module.__name__] = module
     try:
@@ -111,9 +116,10 @@ def _run_threads(deps: list[list[int]], module: Any) -> tuple[float, float, dict
     finally:
         del sys.modules[module.__name__]
     try:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         results: dict[str, Any] = dr.execute(final_vars)
-        return build, time.perf_counter() - start, results
+        cpu = time.process_time() - cpu
+        return build, time.perf_counter() - start, cpu, results
     finally:
         adapter.executor.shutdown(wait=True)
 
@@ -137,9 +143,9 @@ def overhead(deps: list[list[int]]) -> Timing:
         return [f"_rec.runs[{node}] += 1", f"return _value({node}, _args)"]
 
     module = _module(deps, body, asynchronous=True)
-    build, seconds, results = asyncio.run(_run_async(deps, module))
+    build, seconds, cpu, results = asyncio.run(_run_async(deps, module))
     _check(deps, module, results)
-    return Timing(build, seconds)
+    return Timing(build, seconds, cpu_s=cpu)
 
 
 def makespan(deps: list[list[int]], ms: list[int]) -> Timing:
@@ -155,9 +161,9 @@ def makespan(deps: list[list[int]], ms: list[int]) -> Timing:
         ]
 
     module = _module(deps, body, asynchronous=True)
-    build, seconds, results = asyncio.run(_run_async(deps, module))
+    build, seconds, cpu, results = asyncio.run(_run_async(deps, module))
     _check(deps, module, results)
-    return Timing(build, seconds, module._rec.span())
+    return Timing(build, seconds, module._rec.span(), cpu)
 
 
 def blocking(n: int, ms: int, executor: Executor = "async") -> Timing:
@@ -181,13 +187,13 @@ def blocking(n: int, ms: int, executor: Executor = "async") -> Timing:
 
     module = _module(deps, body, asynchronous=False)
     if executor == "async":
-        build, seconds, results = asyncio.run(_run_async(deps, module))
+        build, seconds, cpu, results = asyncio.run(_run_async(deps, module))
     elif executor == "threads":
-        build, seconds, results = _run_threads(deps, module)
+        build, seconds, cpu, results = _run_threads(deps, module)
     else:
         raise ValueError(f"executor must be 'async' or 'threads', not {executor!r}")
     _check(deps, module, results)
-    return Timing(build, seconds, module._rec.span())
+    return Timing(build, seconds, module._rec.span(), cpu)
 
 
 def describe() -> dict[str, Any]:
@@ -208,7 +214,8 @@ def describe() -> dict[str, Any]:
             "submitted to a ThreadPoolExecutor of min(32, cores + 4) threads.",
             "build_s includes crawling the generated module and building the graph; "
             "generating the module's source is not timed.",
-            "run_s is the driver's execute call alone (event loop already running).",
+            "run_s is the driver's execute call alone (event loop already running); "
+            "cpu_s is the process's CPU time over the same call.",
             f"sf-hamilton {version('sf-hamilton')} is a shim that installs "
             "apache-hamilton (the 'hamilton' package).",
         ],

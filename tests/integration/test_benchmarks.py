@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks import simulate_plans, suite, tools_from_schema
-from benchmarks.__main__ import END, START, markdown, update_readme
+from benchmarks import payload, simulate_plans, suite, targets, timing, tools_from_schema
+from benchmarks.__main__ import END, START, _sync_line, markdown, update_readme
 from benchmarks.run_overhead import layered
 
 
@@ -33,15 +35,54 @@ def test_plan_for_reads_every_dependency() -> None:
 def test_overhead_and_makespan_run_for_floor_and_obelisk() -> None:
     found = suite.overhead(suite.fan(50), 1, ("floor", "obelisk"))
     assert set(found) == {"floor", "obelisk"}
-    assert found["floor"] > 0 and found["obelisk"] > 0
+    for system in ("floor", "obelisk"):
+        assert set(found[system]) == {"wall", "cpu"}
+        assert found[system]["wall"] > 0 and found[system]["cpu"] >= 0
     span = suite.makespan(1, ("floor", "obelisk"), n=8)
     assert span["critical_path_s"] > 0
     assert span["obelisk"] >= 0.99  # a run can never beat its critical path
+    assert set(span["runs"]) == {"floor", "obelisk"}
+    assert span["runs"]["obelisk"]["wall"] >= span["critical_path_s"]
 
 
 def test_blocking_calls_overlap_in_obelisk() -> None:
     found = suite.blocking(1, ("obelisk",), n=4, ms=40)
-    assert found["obelisk"] < found["serial_s"]
+    assert found["obelisk"]["wall"] < found["serial_s"]
+    assert found["obelisk"]["cpu"] < found["obelisk"]["wall"]  # sleeping costs no CPU
+
+
+def test_sync_tools_in_threads_and_inline_when_obelisk_has_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    found = suite.sync_tools(60, 1)
+    assert found["calls"] == 60
+    assert set(found["async"]) == set(found["threads"]) == {"wall", "cpu"}
+    if suite.inline_supported():
+        assert found["inline_supported"] and found["inline"]["wall"] > 0
+        assert suite.inline_tool() is not None
+    else:
+        assert not found["inline_supported"] and found["inline"] is None
+        assert suite.inline_tool() is None
+    # The inline variant's path, with a stand-in tool of the same name.
+    monkeypatch.setattr(suite, "inline_tool", lambda: suite.zero_sync)
+    assert set(suite.sync_tools(60, 1)["inline"]) == {"wall", "cpu"}
+    text = _sync_line(found)
+    assert "| sync, in worker threads (default) |" in text
+    assert ("not available" in text) != suite.inline_supported()
+
+
+def test_timing_helpers() -> None:
+    seen: list[int] = []
+    found = timing.median_times(lambda: 7, 3, check=seen.append)
+    assert seen == [7, 7, 7] and found["wall"] >= 0 and found["cpu"] >= 0
+    assert timing.per_call_us({"wall": 0.002, "cpu": 0.001}, 1000) == {"wall": 2.0, "cpu": 1.0}
+    assert timing.per_call_us(None, 10) is None
+    assert timing.ratio({"wall": 4.0, "cpu": 3.0}, {"wall": 2.0, "cpu": 1.0}) == {
+        "wall": 2.0,
+        "cpu": 3.0,
+    }
+    assert timing.ratio(None, {"wall": 1.0, "cpu": 1.0}) is None
+    assert timing.cpu_wall([(1.0, 0.5), (3.0, 0.1), (2.0, 0.2)]) == {"wall": 2.0, "cpu": 0.2}
 
 
 def test_markdown_report_and_readme_section(tmp_path: Path) -> None:
@@ -146,3 +187,210 @@ def test_conflicts_benchmark_reports_one_warning_per_plan_and_a_table() -> None:
     text = conflicts.markdown(results)
     assert "| calls | wall | CPU | warnings |" in text
     assert "| 50 | " in text and "2x the calls take" in text and "(linear: 2x;" in text
+    assert [row["calls"] for row in results["pushes"]] == [50, 100]
+    assert "2x the pushes take" in text
+
+
+def test_isolation_benchmark_runs_both_ways() -> None:
+    from benchmarks import isolation
+
+    results = isolation.timed(isolation.THREAD, 3, 1)
+    assert results["cpu_us"] > 0 and results["wall_us"] > 0
+    text = isolation.markdown(
+        {"calls": 3, "thread": results, "process": results, "ratio_wall": 1.0}
+    )
+    assert text.startswith("**Process isolation** (3 zero-work sync calls")
+
+
+def test_payload_kinds_plans_and_floor() -> None:
+    small, large, whole = payload.kind("0.5 KB"), payload.kind("20 KB"), payload.kind("int")
+    assert 450 <= small.bytes <= 560 and 19_000 <= large.bytes <= 21_000
+    assert len({v["id"] for v in large.pool}) == payload.POOL
+    deps = [[], [], [0, 1], [2]]
+    plan = payload.plan_for(deps, small)
+    assert plan[2] == {
+        "_tool": "order",
+        "_outputPath": "†state.r2",
+        "a": "†state.r0.items[0].id",
+        "b": "†state.r1.owner.name",
+    }
+    assert plan[3]["a"] == "†state.r2.items[0].id" and "b" not in plan[3]
+    assert payload.plan_for(deps, whole)[2] == {
+        "_tool": "zero",
+        "_outputPath": "†state.r2",
+        "a": "†state.r0",
+        "b": "†state.r1",
+    }
+    values = asyncio.run(payload.floor(layered(120), small))
+    assert len(values) == 120 and all(v in small.pool for v in values)
+    with pytest.raises(ValueError, match="unknown kind"):
+        payload.kind("1 MB")
+
+
+def test_payload_collect_and_report() -> None:
+    found = payload.collect(True, 1, sizes=(100,), large_sizes=(100,))
+    assert found["systems"] == ["floor", "obelisk"]
+    assert [(r["calls"], r["kind"]) for r in found["rows"]] == [
+        (100, "int"),
+        (100, "0.5 KB"),
+        (100, "20 KB"),
+    ]
+    for row in found["rows"]:
+        assert row["obelisk"]["wall"] > 0 and row["floor"]["cpu"] >= 0
+        assert set(row["ratios"]["to_floor"]) == {"obelisk"}
+    assert found["rows"][0]["ratios"]["to_int"]["obelisk"] == {"wall": 1.0, "cpu": 1.0}
+    text = payload.markdown(found)
+    assert "| 100 | 0.5 KB (" in text and "| 100 | int |" in text
+    assert "obelisk, 0.5 KB objects ÷ zero-work ints: 100 calls " in text
+    assert "the target of ≤ 1.5x" in text
+    assert payload.target_ratio(found) == found["rows"][1]["ratios"]["to_int"]["obelisk"]
+    # Only the sizes asked for: 20 KB at none of them.
+    rows = payload.collect(True, 1, sizes=(60,), large_sizes=())["rows"]
+    assert [r["kind"] for r in rows] == ["int", "0.5 KB"]
+
+
+def test_payload_profile_lists_the_top_functions() -> None:
+    text = payload.profile(n=60, top=5)
+    assert "Ordered by: internal time" in text and "Ordered by: cumulative time" in text
+
+
+def _new_results() -> dict[str, Any]:
+    wall_cpu = {"wall": 0.1, "cpu": 0.08}
+    return {
+        "machine": {
+            "cores": 2,
+            "python": "3.11",
+            "machine": "x86_64",
+            "obelisk": "0.1.0",
+            "langgraph": "1.2",
+            "hamilton": "1.9",
+        },
+        "repeat": 5,
+        "overhead_layered": [
+            {
+                "calls": 1000,
+                "floor": {"wall": 0.01, "cpu": 0.01},
+                "obelisk": wall_cpu,
+                "langgraph": {"wall": 0.3, "cpu": 0.24},
+                "hamilton": None,
+            },
+            {
+                "calls": 10_000,
+                "floor": {"wall": 0.1, "cpu": 0.1},
+                "obelisk": {"wall": 1.5, "cpu": 1.2},
+            },
+            {
+                "calls": 100_000,
+                "floor": {"wall": 1.0, "cpu": 1.0},
+                "obelisk": {"wall": 18.0, "cpu": 12.0},
+            },
+        ],
+        "overhead_shapes": [],
+        "payload": {
+            "repeat": 5,
+            "systems": ["floor", "obelisk"],
+            "target": 1.5,
+            "rows": [
+                {
+                    "calls": 1000,
+                    "kind": "int",
+                    "bytes": 0,
+                    "floor": {"wall": 7.0, "cpu": 7.0},
+                    "obelisk": {"wall": 100.0, "cpu": 100.0},
+                    "ratios": {
+                        "to_floor": {"obelisk": {"wall": 14.3, "cpu": 14.3}},
+                        "to_int": {
+                            "floor": {"wall": 1.0, "cpu": 1.0},
+                            "obelisk": {"wall": 1.0, "cpu": 1.0},
+                        },
+                    },
+                },
+                {
+                    "calls": 1000,
+                    "kind": "0.5 KB",
+                    "bytes": 504,
+                    "floor": {"wall": 8.0, "cpu": 8.0},
+                    "obelisk": {"wall": 180.0, "cpu": 170.0},
+                    "ratios": {
+                        "to_floor": {"obelisk": {"wall": 22.5, "cpu": 21.25}},
+                        "to_int": {
+                            "floor": {"wall": 1.1, "cpu": 1.1},
+                            "obelisk": {"wall": 1.8, "cpu": 1.7},
+                        },
+                    },
+                },
+            ],
+        },
+        "makespan": {
+            "critical_path_s": 0.1,
+            "floor": 1.05,
+            "obelisk": 1.06,
+            "langgraph": None,
+            "hamilton": None,
+            "runs": {"floor": wall_cpu, "obelisk": wall_cpu, "langgraph": None, "hamilton": None},
+        },
+        "check": [
+            {
+                "calls": 10_000,
+                "seconds": 0.5,
+                "cpu_seconds": 0.4,
+                "calls_per_second": 20_000.0,
+                "calls_per_cpu_second": 25_000.0,
+            }
+        ],
+        "sync_tools": {
+            "calls": 1000,
+            "inline_supported": False,
+            "async": {"wall": 100.0, "cpu": 90.0},
+            "threads": {"wall": 200.0, "cpu": 270.0},
+            "inline": None,
+        },
+        "blocking": {"obelisk": {"wall": 0.055, "cpu": 0.003}, "langgraph": None, "hamilton": None},
+        "memory": {
+            "obelisk_mib": 40.0,
+            "python_mib": 10.0,
+            "obelisk_cpu_s": 0.8,
+            "python_cpu_s": 0.01,
+        },
+        "nestful": {"passed": 162, "total": 162, "seconds": 0.5, "cpu_seconds": 0.4},
+    }
+
+
+def test_markdown_report_with_cpu_beside_wall_and_the_targets() -> None:
+    text = markdown(_new_results())
+    assert (
+        "| layered | 1,000 | 10.0 / 10.0 µs | 100.0 / 80.0 µs | 300.0 / 240.0 µs | skipped " in text
+    )
+    assert "| 10.0x / 8.0x | 3.0x / 3.0x |" in text
+    assert "obelisk at 100k calls takes 12.0x / 10.0x its 10k time (linear: 10x)." in text
+    assert "| whole run | 100 / 80 ms | 100 / 80 ms | skipped | skipped |" in text
+    assert "| 10,000 | 500 / 400 ms | 20,000 / 25,000 |" in text
+    assert "| sync, in worker threads (default) | 200.0 / 270.0 µs | 2.0x / 3.0x |" in text
+    assert "obelisk 55 / 3 ms" in text
+    assert "it takes 0.80 s CPU" in text
+    assert "162/162 in 0.50 s total (0.40 s CPU)." in text
+    assert "| 1,000 | 0.5 KB (504 B) | 8.0 / 8.0 µs | 180.0 / 170.0 µs |" in text
+    # The issue 12 summary, at the top, read off the sections.
+    summary = text.split("**Overhead**")[0]
+    assert (
+        "| zero-work async, layered 10k calls, obelisk run incl. check ÷ floor "
+        "| 15.00x / 12.00x | — |" in summary
+    )
+    assert "| obelisk 100k calls ÷ 10k calls, time (linear: 10x) | 12.00x / 10.00x | — |" in summary
+    assert "| 20,000 / 25,000 calls/s | — |" in summary
+    assert "| 1.80x / 1.70x | ≤ 1.50x: missed |" in summary
+    assert "obelisk ÷ floor (wall by nature) | 1.010x | — |" in summary
+    assert "| 3.00x / 3.00x | — |" in summary
+    assert "| 40.0 MiB | — |" in summary
+
+
+def test_targets_figures_and_verdicts() -> None:
+    results = _new_results()
+    by_key = {f["key"]: f for f in targets.figures(results)}
+    assert list(by_key) == list(targets.TARGETS)
+    assert by_key["payload_ratio"]["cpu"] == 1.7
+    met = targets.markdown(results, {"payload_ratio": ("<=", 2.0), "check_10k": (">=", 30_000)})
+    assert "≤ 2.00x: met" in met and "≥ 30,000: missed" in met
+    # A quick run lacks the 10k and 100k plans: reported, not guessed.
+    quick = targets.markdown({"overhead_layered": [], "memory": {}})
+    assert quick.count("not measured") == 7

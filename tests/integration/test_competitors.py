@@ -49,6 +49,7 @@ def _runner(library: str) -> ModuleType:
 def _positive(timing: Timing) -> None:
     assert timing.build_s > 0
     assert timing.run_s > 0
+    assert timing.cpu_s is not None and timing.cpu_s >= 0
 
 
 def test_shared_helpers() -> None:
@@ -111,3 +112,36 @@ def test_bad_dag_is_rejected() -> None:
     runner = _runner("langgraph")
     with pytest.raises(ValueError, match="node 1"):
         runner.overhead([[], [1]])
+
+
+def test_langgraph_reducer_merges_in_place() -> None:
+    """The fair reducer: a write costs what it writes, not a copy of the state."""
+    runner = _runner("langgraph")
+    values = {0: 1}
+    merged = runner.merge(values, {1: 2})
+    assert merged is values and merged == {0: 1, 1: 2}
+
+
+def test_langgraph_payload_passes_real_results() -> None:
+    runner = _runner("langgraph")
+    from benchmarks import payload
+
+    found = payload.kind("0.5 KB")
+    runs = runner.payload(LAYERED, found.produce, found.reads, 3)
+    assert len(runs) == 3
+    for timing, values in runs:
+        _positive(timing)
+        assert len(values) == len(LAYERED) and all(v in found.pool for v in values)
+    assert len({timing.build_s for timing, _ in runs}) == 1  # compiled once
+    # A read of a field the results lack fails the run.
+    with pytest.raises(KeyError):
+        runner.payload(LAYERED, found.produce, (lambda v: v["missing"],) * 2, 1)
+
+
+def test_payload_benchmark_runs_langgraph() -> None:
+    _runner("langgraph")
+    from benchmarks import payload
+    from benchmarks.run_overhead import layered
+
+    times = payload.measure(layered(100), payload.kind("int"), 1, ("langgraph",))
+    assert times["langgraph"] is not None and times["langgraph"]["wall"] > 0

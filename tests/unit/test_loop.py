@@ -999,10 +999,11 @@ def test_instances_get_their_own_input_and_state_layer() -> None:
         "a": {"shared": "hi all", "g": "hi Ann"},
         "b": {"shared": "hi all", "g": "hi Bob"},
     }
-    assert [(e.instance, e.value) for e in result.log] == [
+    # The three writes do not interact, so their commit order is free (docs/semantics.md).
+    assert sorted((e.instance or "", e.value) for e in result.log) == [
+        ("", "hi all"),
         ("a", "hi Ann"),
         ("b", "hi Bob"),
-        (None, "hi all"),
     ]
 
 

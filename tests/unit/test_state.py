@@ -527,3 +527,18 @@ class TestLog:
             "time": entry.time,
         }
         assert isinstance(entry.time, float)
+
+
+def test_pushes_in_place_never_change_the_log_or_an_earlier_read() -> None:
+    # push appends to the state's own list in place; the log and every read hold
+    # copies, so later pushes never show up in them
+    state = State()
+    items = parse_reference("†state.items")
+    first = state.write(items, {"n": 0}, "push")
+    seen = state.read(items)
+    state.write(items, {"n": 1}, "push")
+    state.write(parse_reference("†state.items[0].n"), 9)
+    assert state.document("state") == {"items": [{"n": 9}, {"n": 1}]}
+    assert seen == [{"n": 0}]
+    assert first.value == {"n": 0}
+    assert [entry.value for entry in state.log] == [{"n": 0}, {"n": 1}, 9]

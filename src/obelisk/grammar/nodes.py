@@ -19,7 +19,6 @@ fan-out).  A lone reference is just a :class:`Reference`.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -93,9 +92,14 @@ class Reference:
     kind: str
     segments: tuple[Segment, ...] = ()
     span: Span = field(default=_NO_SPAN, compare=False, repr=False)
+    _text: str | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
-        return _reference_text(self)
+        text = self._text
+        if text is None:  # computed once per object (plans reuse their references)
+            text = "†" + self.kind + "".join(str(segment) for segment in self.segments)
+            object.__setattr__(self, "_text", text)
+        return text
 
     @property
     def path(self) -> tuple[str | int | EllipsisType, ...]:
@@ -119,12 +123,6 @@ class Reference:
     @property
     def references(self) -> tuple[Reference, ...]:
         return (self,)
-
-
-@functools.lru_cache(maxsize=65536)
-def _reference_text(reference: Reference) -> str:
-    """The canonical text of a reference, computed once per distinct reference."""
-    return "†" + reference.kind + "".join(str(segment) for segment in reference.segments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
-from obelisk.interpreter.analysis.path_index import ANY_INDEX, Key, PathIndex
+from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, Key, PathIndex
 
 __all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks"]
 
@@ -31,6 +31,12 @@ __all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks"]
 def commit_key(key: Key) -> Key:
     """A write's path key with every list position made "some position"."""
     return tuple(ANY_INDEX if type(part) is int else part for part in key)
+
+
+def _sortable(part: object) -> str:
+    """A commit-key part as text that sorts and compares like the part (``"."`` plus
+    a key's name, ``"["`` for some list position)."""
+    return "[" if part is ANY_INDEX else "." + str(part)
 
 
 def _layers_meet(first: str | None, second: str | None) -> bool:
@@ -48,12 +54,19 @@ class CommitOrder:
 
     def __init__(self, graph: PlanGraph) -> None:
         self.graph = graph
-        self.index: PathIndex[Write] = PathIndex()
-        for writes in graph.writes:
-            for write in writes:
-                self.index.add(commit_key(write.key), write)
+        self._index: PathIndex[Write] | None = None  # every write: built when first asked
         self.groups: list[list[int]] = []  # calls whose commits are ordered, by rank
         self.ranks = self._ranks()
+
+    @property
+    def index(self) -> PathIndex[Write]:
+        """Every write of the plan by its commit key (for :meth:`conflicting`)."""
+        if self._index is None:
+            self._index = PathIndex()
+            for writes in self.graph.writes:
+                for write in writes:
+                    self._index.add(commit_key(write.key), write)
+        return self._index
 
     def chain_blockers(self) -> list[tuple[int, ...]]:
         """For each call, the call just before it in its group, by rank (``()`` for the
@@ -89,8 +102,9 @@ class CommitOrder:
         """``graph`` is the old plan's plus one last call, which commits after all others."""
         self.graph = graph
         index = len(self.ranks)
-        for write in graph.writes[index]:
-            self.index.add(commit_key(write.key), write)
+        if self._index is not None:
+            for write in graph.writes[index]:
+                self._index.add(commit_key(write.key), write)
         self.ranks.append(index)
 
     # -- the ranks -------------------------------------------------------------------
@@ -112,15 +126,31 @@ class CommitOrder:
         for writes in graph.writes:
             for write in writes:
                 buckets.setdefault((commit_key(write.key), write.instance), []).append(write)
-        heads: PathIndex[Write] = PathIndex()
-        for (key, _), writes in buckets.items():
+        for writes in buckets.values():
             for first, second in itertools.pairwise(writes):
                 group[root(second.call)] = root(first.call)
-            heads.add(key, writes[0])
-        for (key, instance), writes in buckets.items():
-            for other in heads.overlapping(key):
-                if _layers_meet(other.instance, instance):
-                    group[root(other.call)] = root(writes[0].call)
+        shared = all(instance is None for _, instance in buckets)
+        if shared and not any(WILDCARD in key for key, _ in buckets):
+            # one layer, no wildcards: keys overlap when one is a prefix of the other;
+            # in sorted order each key follows its nearest prefix, found with a stack
+            ancestors: list[tuple[tuple[str, ...], int]] = []
+            for text, call in sorted(
+                (tuple(_sortable(part) for part in key), writes[0].call)
+                for (key, _), writes in buckets.items()
+            ):
+                while ancestors and text[: len(ancestors[-1][0])] != ancestors[-1][0]:
+                    ancestors.pop()
+                if ancestors:
+                    group[root(call)] = root(ancestors[-1][1])
+                ancestors.append((text, call))
+        else:
+            heads: PathIndex[Write] = PathIndex()
+            for (key, _), writes in buckets.items():
+                heads.add(key, writes[0])
+            for (key, instance), writes in buckets.items():
+                for other in heads.overlapping(key):
+                    if _layers_meet(other.instance, instance):
+                        group[root(other.call)] = root(writes[0].call)
         members: dict[int, list[int]] = {}
         for node in range(size):
             if graph.writes[node]:

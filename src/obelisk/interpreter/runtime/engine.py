@@ -96,9 +96,8 @@ class Engine:
     ``context`` is the run's context object, given to tools that take an
     ``obelisk.Context`` (docs/tools.md).  ``timeout`` (seconds) bounds the whole run:
     then what runs is cancelled and what has not started is ``cancelled``.
-    Durable runs (docs/durable.md): ``recorder`` journals each call's intent before its
-    tool runs (:class:`~obelisk.interpreter.runtime.recorder.Recorder`); a call in
-    ``unknown`` is not run and held like one awaiting approval; ``run_id`` names the run.
+    Durable runs (docs/durable.md): ``recorder`` journals each call (its intent before
+    its tool runs); a call in ``unknown`` is held, not run; ``run_id`` names the run.
     """
 
     def __init__(
@@ -306,8 +305,7 @@ class Engine:
     def _dispatch(self) -> None:
         if self._dispatching:  # a call that settles in _start (skip, replay): the loop goes on
             return  # instead of recursing once per call of a long chain
-        self._dispatching = True
-        deferred: list[int] = []
+        self._dispatching, deferred = True, list[int]()
         try:
             while self._ready and len(self._running) < self.concurrency and not self._stopping:
                 index = heapq.heappop(self._ready)
@@ -449,14 +447,19 @@ class Engine:
     async def _execute(
         self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
     ) -> None:
-        if any(isinstance(value, (dict, list)) for value in arguments.values()):
-            arguments = copy_json(arguments)  # the tool may mutate what it gets
         try:
             validated = tool.validate_arguments(arguments)
         except Exception as exc:  # ArgumentValidationError, or a validator that broke
             self._fail(record, exc)
             self._finish(call.index, [])
             return
+        # ``arguments`` are the call's own (read from the state as copies, literals
+        # copied when resolved), and validation usually builds new values: only a
+        # container it passed through as is (an ``Any`` parameter) is copied, so that a
+        # tool mutating what it got changes neither the state nor the call's record
+        for name, value in validated.items():
+            if type(value) in (dict, list) and value is arguments.get(name):
+                validated[name] = copy_json(value)
         if self.recorder is not None:  # its intent must be durable before the tool runs
             self.recorder.invoking(call.index)
         try:
@@ -630,8 +633,7 @@ class Engine:
         self._committed[index] = True
         self._committed_count += 1
         if self.recorder is not None:
-            log = self.state.log  # this call's entries are the last ``len(written)``
-            self.recorder.committed(record, log[len(log) - len(written) :] if written else ())
+            self.recorder.committed(record, self.state.log[-len(written) :] if written else ())
         for successor in self.graph.successors[index]:
             self._waiting[successor] -= 1
             if self._waiting[successor] == 0 and not self._stopping:

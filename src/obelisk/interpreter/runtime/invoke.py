@@ -11,6 +11,7 @@ import tenacity
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.approvals import argument_hash
+from obelisk.interpreter.runtime.processes import ProcessWorkers
 from obelisk.interpreter.runtime.records import CallRecord, idempotency_key
 from obelisk.interpreter.runtime.threads import DaemonThreads
 from obelisk.interpreter.tools.run_context import Context
@@ -45,11 +46,15 @@ class Invoker:
         self.context = context
         self.run_id, self.durable = run_id, durable
         self._threads: DaemonThreads | None = None
+        self._processes: ProcessWorkers | None = None
 
     def close(self) -> None:
-        """Let the worker threads stop, without waiting for any still running."""
+        """Let the worker threads stop, without waiting for any still running, and
+        stop the worker processes."""
         if self._threads is not None:
             self._threads.close()
+        if self._processes is not None:
+            self._processes.close()
 
     async def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         """Run the tool once, or as its retry policy says; counts ``record.attempts``."""
@@ -91,6 +96,10 @@ class Invoker:
             if timeout is None:
                 return await coroutine
             return await _async_within(coroutine, timeout)
+        if tool.isolation == "process":
+            if self._processes is None:
+                self._processes = ProcessWorkers(self.threads)
+            return await self._processes.call(function, arguments, timeout)
         if self._threads is None:
             self._threads = DaemonThreads(self.threads)
         job = self._threads.submit(functools.partial(function, **arguments))

@@ -9,7 +9,6 @@ call that did not write it.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from obelisk.grammar import Conjunction, Escaped, Expression, Field, Index, Reference
@@ -17,6 +16,7 @@ from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.state import MISSING, State
+from obelisk.json_values import copy_json
 
 __all__ = ["evaluate", "explain_skip", "resolve_arguments"]
 
@@ -38,12 +38,17 @@ def resolve_arguments(
         if missing is not None:
             return None, missing
         values[argument.path] = value
-    if not values:
-        return {
-            name: copy.deepcopy(value) if isinstance(value, (dict, list)) else value
-            for name, value in call.arguments.items()
-        }, None
-    return _substitute(call.arguments, values, ()), None
+    nested = {path[0] for path in values if len(path) > 1}
+    arguments: dict[str, Any] = {}
+    for name, value in call.arguments.items():
+        whole = (name,)
+        if whole in values:  # the common case: the argument is one expression
+            arguments[name] = values[whole]
+        elif name in nested:
+            arguments[name] = _substitute(value, values, whole)
+        else:  # a literal: the call's own copy
+            arguments[name] = copy_json(value) if isinstance(value, (dict, list)) else value
+    return arguments, None
 
 
 def evaluate(

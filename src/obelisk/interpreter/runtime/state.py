@@ -332,10 +332,18 @@ class State:
         return new
 
     def _prepare(
-        self, reference: Reference, value: Any, method: OutputMethod, instance: str | None
+        self,
+        reference: Reference,
+        value: Any,
+        method: OutputMethod,
+        instance: str | None,
+        walk: bool = True,
     ) -> Any:
         """:meth:`check`, except that a ``push`` or ``concat`` onto a list of the shared
-        state gives an :class:`_Extend`: applied in place, so n pushes take linear time."""
+        state gives an :class:`_Extend`: applied in place, so n pushes take linear time.
+        ``walk=False`` skips the dry walk of the path: for a call's only write to the
+        shared state, whose real walk fails before it changes anything, as the dry
+        one would."""
         if reference.kind == "input":
             raise StateWriteError(f"cannot write {reference}: the input is read-only")
         if reference.has_wildcard:
@@ -351,7 +359,7 @@ class State:
                 if isinstance(value, list):
                     return _Extend(current, value)
             new = self._combine(reference, method, current, value)
-        if reference.segments and method != "erase" and isinstance(document, (dict, list)):
+        if walk and reference.segments and method != "erase" and isinstance(document, (dict, list)):
             _place(document, reference, new, dry_run=True)
         return new
 
@@ -401,7 +409,10 @@ class State:
                 value = copy_json(value)
             else:
                 kept.add(id(value))
-            checked.append((reference, value, self._prepare(reference, value, method, instance)))
+            # an instance's writes are only stored here and applied when read: walk them now
+            walk = len(targets) > 1 or instance is not None
+            prepared = self._prepare(reference, value, method, instance, walk)
+            checked.append((reference, value, prepared))
         entries = []
         for reference, value, new in checked:
             stored = _ERASED if method == "erase" else new

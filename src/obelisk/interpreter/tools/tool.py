@@ -17,7 +17,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import InitVar, dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -81,6 +81,10 @@ class Tool:
     - ``requires_approval``: ``True``, or a function of the resolved arguments
       returning ``True``, pauses a call until a person decides (docs/approvals.md).
     - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
+    - ``isolation``: ``"thread"`` (default: a sync tool runs in a worker thread) or
+      ``"process"`` (a worker process, stopped for good at its timeout; the function
+      must be sync, at module level, and its arguments and result picklable;
+      docs/tools.md).
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
       takes (``state``, ``data``, ``text``; its input is always the arguments).
@@ -107,6 +111,7 @@ class Tool:
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     context_parameter: str | None = None
     idempotent: bool = False
+    isolation: Literal["thread", "process"] = "thread"
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -128,6 +133,20 @@ class Tool:
             raise bad(self.name, f"idempotent must be true or false, got {self.idempotent!r}")
         self.scopes = check_scopes(self.name, self.scopes)
         self.effects = check_effects(self.name, self.effects)
+        if self.isolation not in ("thread", "process"):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: isolation must be 'thread' or 'process', "
+                f"got {self.isolation!r}"
+            )
+        if self.isolation == "process" and (
+            self.function is None
+            or inspect.iscoroutinefunction(self.function)
+            or self.context_parameter is not None
+        ):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: isolation='process' needs a sync function without "
+                "a run context (its arguments and result travel to another process)"
+            )
         if not (isinstance(self.requires_approval, bool) or callable(self.requires_approval)):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: requires_approval must be true, false or a function "
@@ -190,6 +209,7 @@ class Tool:
         effects: Mapping[str, str] | None = None,
         requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
         idempotent: bool = False,
+        isolation: Literal["thread", "process"] = "thread",
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
@@ -288,6 +308,7 @@ class Tool:
             requires_approval=requires_approval,
             context_parameter=context,
             idempotent=idempotent,
+            isolation=isolation,
         )
         self._hidden |= bound
         self._adapters, self._output_adapter = adapters, out[0] if out else None

@@ -1,0 +1,73 @@
+"""Wall time and CPU time, side by side: the medians every benchmark reports.
+
+The machine the benchmarks run on may be shared with other jobs, so a wall time
+alone can be inflated by work that is not ours.  Every figure is measured both as
+wall time (``time.perf_counter``) and as CPU time of this process, every thread
+included (``time.process_time``); each is the median of its own samples.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+__all__ = ["Times", "cpu_wall", "median_times", "per_call_us", "ratio"]
+
+
+class Times(TypedDict):
+    """Wall and CPU figures of one measurement (seconds, or µs per call, or a ratio)."""
+
+    wall: float
+    cpu: float
+
+
+def median_times(
+    action: Callable[[], Any],
+    repeat: int,
+    check: Callable[[Any], None] | None = None,
+    collect: bool = True,
+) -> Times:
+    """Run ``action`` ``repeat`` times (a garbage collection before each, unless not
+    ``collect``): the medians.
+
+    ``check``, when given, is called with each run's result after the clock stops
+    (it raises if the run went wrong)."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        if collect:
+            gc.collect()
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = action()
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
+        if check is not None:
+            check(result)
+    return {"wall": statistics.median(walls), "cpu": statistics.median(cpus)}
+
+
+def cpu_wall(samples: list[tuple[float, float]]) -> Times:
+    """The medians of ``(wall, cpu)`` samples measured elsewhere."""
+    return {
+        "wall": statistics.median(s[0] for s in samples),
+        "cpu": statistics.median(s[1] for s in samples),
+    }
+
+
+def per_call_us(times: Times | None, n: int) -> Times | None:
+    """Microseconds per call (``None`` stays ``None``)."""
+    if times is None:
+        return None
+    return {"wall": times["wall"] / n * 1e6, "cpu": times["cpu"] / n * 1e6}
+
+
+def ratio(value: Times | None, reference: Times | None) -> Times | None:
+    """``value ÷ reference``, wall by wall and CPU by CPU (``None`` if either is missing)."""
+    if value is None or reference is None or not reference["wall"] or not reference["cpu"]:
+        return None
+    return {
+        "wall": value["wall"] / reference["wall"],
+        "cpu": value["cpu"] / reference["cpu"],
+    }
