@@ -126,7 +126,11 @@ class Journal(Store):
                 else ""
             )
             ids = ", ".join(p.id for _, p in waiting) or "none"
-            where = f"run {run_id!r}" if run_id is not None else f"{len(runs)} runs"
+            where = (
+                f"run {run_id!r}"
+                if run_id is not None
+                else f"{len(runs)} run{'s' * (len(runs) != 1)}"
+            )
             raise ApprovalError(
                 f"no call awaits approval {approval!r} in {where}{extra} (pending: {ids})"
             )
@@ -240,13 +244,13 @@ class Journal(Store):
             outcome = progress.outcomes.get(index)
             status = "waiting"
             reason = None
-            if index in final:
+            if outcome is None and intent is not None and run.status not in FINISHED:
+                status = "running" if live else "unknown"  # interrupted: resume decides
+            elif index in final:
                 status, data = final[index]
                 reason = data.get("reason") if isinstance(data, dict) else None
             elif outcome is not None:
                 status = "succeeded" if outcome.succeeded else "failed"
-            elif intent is not None:
-                status = "running" if live else "unknown"
             if index in progress.waiting and status == "waiting":
                 status = "awaiting_approval"
             started = outcome.times[0] if outcome is not None else None

@@ -55,7 +55,10 @@ class RunWriter:
         self._approvals: list[tuple[Any, ...]] = []
         self._unsynced: set[int] = set()
         self._effects = False  # an unsynced intent has side effects
-        self._started: set[int] = set()  # calls with an intent in this run
+        self._started: set[int] = set()
+        self._invoked: set[int] = (
+            set()
+        )  # calls whose tool was called  # calls with an intent in this run
         self._settled: set[int] = set()  # calls with an outcome in this run
         self._scheduled = False
         self._beat: Any = None
@@ -74,6 +77,7 @@ class RunWriter:
         self._event(at, "call_started", index, None)
 
     def invoking(self, index: int) -> None:
+        self._invoked.add(index)
         if index in self._unsynced:
             self.flush()
 
@@ -86,8 +90,12 @@ class RunWriter:
         run_id, index = self.run_id, record.index
         if index in self.before:  # journaled by an earlier session: replayed here
             return
-        if record.status == "failed" and index in self._started and index not in self._settled:
-            # it failed before its tool ran (its arguments did not fit): replay the failure
+        if (
+            record.status == "failed"
+            and index in self._started
+            and index not in self._settled
+            and index not in self._invoked  # its tool ran and was interrupted: in flight
+        ):  # it failed before its tool ran (its arguments did not fit): replay the failure
             outcome = CallOutcome(
                 False, (), None, record.error, record.attempts, (record.started, record.finished)
             )
