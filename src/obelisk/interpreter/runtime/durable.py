@@ -59,11 +59,15 @@ from obelisk.limits import Limits
 __all__ = [
     "DurableOrigin",
     "JournalArgument",
+    "changes",
     "new_run_id",
     "opened",
     "pins",
+    "replay_outcomes",
     "resume_journaled",
     "run_journaled",
+    "sha",
+    "tool_pins",
 ]
 
 JournalArgument = Journal | str | os.PathLike[str]
@@ -107,7 +111,8 @@ def opened(journal: Any) -> Iterator[Journal]:
         book.close()
 
 
-def _sha(value: Any) -> str:
+def sha(value: Any) -> str:
+    """The SHA-256 (hex) of ``value``'s canonical JSON."""
     return hashlib.sha256(canonical(value).encode("ascii")).hexdigest()
 
 
@@ -127,9 +132,9 @@ def tool_pins(tool: Tool) -> dict[str, str]:
         "requires_approval": rule if isinstance(rule, bool) else "a function",
     }
     return {
-        "parameters": _sha(tool.parameters),
-        "output schema": _sha(tool.output_schema),
-        "options": _sha(options),
+        "parameters": sha(tool.parameters),
+        "output schema": sha(tool.output_schema),
+        "options": sha(options),
     }
 
 
@@ -139,13 +144,14 @@ def pins(plan_data: Any, plan: Plan, registry: Registry) -> tuple[dict[str, Any]
     both."""
     names = sorted({call.tool for call in plan.calls})
     pinned = {
-        "plan": _sha(plan_data),
+        "plan": sha(plan_data),
         "tools": {name: tool_pins(registry[name]) for name in names if name in registry},
     }
-    return pinned, _sha(pinned)
+    return pinned, sha(pinned)
 
 
-def _changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
+def changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
+    """What changed of the pinned tools in ``registry``: one phrase per tool."""
     found = []
     tools = pinned.get("tools")
     if not isinstance(tools, dict):
@@ -272,7 +278,7 @@ async def _drive(
     return result
 
 
-def _replay_outcomes(plan: Plan, progress: Progress) -> dict[int, CallOutcome]:
+def replay_outcomes(plan: Plan, progress: Progress) -> dict[int, CallOutcome]:
     """The journaled outcomes, their write paths resolved against the plan's calls."""
     replay: dict[int, CallOutcome] = {}
     count = len(plan.calls)
@@ -402,17 +408,17 @@ async def resume_journaled(
             )
         registry = Registry.coerce(tools)
         settings, limits = row.settings, _limits(row.settings)
-        if _sha(row.pinned) != row.fingerprint or row.pinned.get("plan") != _sha(row.plan):
+        if sha(row.pinned) != row.fingerprint or row.pinned.get("plan") != sha(row.plan):
             raise JournalCorrupted(
                 f"run {run_id!r} in {book.path!r}: its plan does not match its fingerprint",
                 book.path,
             )
-        changes = _changes(row.pinned, registry)
-        if changes:
+        changed = changes(row.pinned, registry)
+        if changed:
             raise RunMismatch(
                 f"run {run_id!r} is pinned to the plan and tool schemas it started with, "
-                f"and these changed: {'; '.join(changes)}; nothing was run",
-                changes,
+                f"and these changed: {'; '.join(changed)}; nothing was run",
+                changed,
                 book.path,
             )
         checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
@@ -453,7 +459,7 @@ def _prepare(
     """Read what the run did, check the person's decisions and resolutions, record
     them, and build the engine that replays and goes on (the lock is held)."""
     progress = book.progress(run_id)
-    replay = _replay_outcomes(plan, progress)
+    replay = replay_outcomes(plan, progress)
     committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
     held: dict[int, UnknownCall] = {}
     rerun: list[int] = []
