@@ -267,7 +267,8 @@ def _finish(db: Path, effects: Path) -> obelisk.RunResult:
 
 def _cases() -> list[tuple[str, int]]:
     tools = [1, 3, 6, 8, 9, 12, 15, 17, 21, 24]  # 24 invocations have effects
-    sql = [1, 2, 3, 4, 5, 6, 8, 10, 13, 17, 22, 28, 35, 45, 55, 65, 75, 90, 105, 120]
+    sql = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 22, 25, 28, 32, 35, 40, 45, 50,
+           55, 60, 65, 75, 90, 105, 120]  # fmt: skip
     return (
         [("tool-before", n) for n in tools]
         + [("tool-after", n) for n in tools]
@@ -325,3 +326,41 @@ def test_a_fresh_interpreter_killed_mid_run(tmp_path: Path) -> None:
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()
     result = _finish(db, effects)
     assert result.status == "completed" and result.state == REFERENCE
+
+
+def test_there_are_at_least_50_kill_points_and_30_calls() -> None:
+    assert len(_cases()) >= 50 and len(PLAN) >= 30
+
+
+def _damage(data: bytes, how: str) -> bytes:
+    page = 4096
+    if how == "truncated-half":
+        return data[: len(data) // 2]
+    if how == "truncated-page":
+        return data[: len(data) - page]
+    if how == "truncated-odd":
+        return data[: len(data) - 1000]
+    if how == "header":
+        return b"not an obelisk journal!" + data[23:]
+    if how == "zeroed-page":
+        return data[:page] + bytes(page) + data[2 * page :]
+    middle = len(data) // 2 // page * page  # "scrambled": a page of noise in the middle
+    return data[:middle] + bytes(range(256)) * (page // 256) + data[middle + page :]
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["truncated-half", "truncated-page", "truncated-odd", "header", "zeroed-page", "scrambled"],
+)
+def test_a_damaged_journal_is_refused_never_resumed_from(how: str, tmp_path: Path) -> None:
+    db, effects = tmp_path / "runs.db", tmp_path / "effects.log"
+    assert _in_child(db, effects, ("tool-after", 12)) == -signal.SIGKILL
+    Journal(db).close()  # the last connection folds the write-ahead log into the file
+    assert not Path(f"{db}-wal").exists()
+    db.write_bytes(_damage(db.read_bytes(), how))
+    before = _effects(effects)
+    with pytest.raises(obelisk.JournalCorrupted) as caught:
+        obelisk.resume_sync("crash", tools=TOOLS, journal=db)
+    message = str(caught.value)
+    assert any(word in message for word in ("damaged", "not JSON", "not an obelisk")), message
+    assert _effects(effects) == before  # nothing ran

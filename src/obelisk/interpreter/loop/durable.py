@@ -108,6 +108,7 @@ class LoopJournal:
         """Take loop run ``run_id`` up again; returns it and its row (input, state,
         data).  Raises :class:`JournalError` (no such loop, a loop that is over),
         :class:`RunMismatch` (tools changed) and :class:`RunLocked`."""
+        book.check()
         row = book.run_row(run_id)
         if row.kind != "loop":
             raise JournalError(f"{run_id!r} is a {row.kind} run, not a loop", book.path)

@@ -391,10 +391,13 @@ async def resume_journaled(
     if not isinstance(run_id, str) or not run_id:
         raise UsageError(f"run_id must be a run's id, got {run_id!r}")
     with opened(journal) as book:
+        book.check()
         row = book.run_row(run_id)
         if row.kind != "run":
             raise JournalError(
-                f"{run_id!r} is a {row.kind} run; resume it with Loop.resume_journaled", book.path
+                f"{run_id!r} is a {row.kind} run; resume it with Loop(..., journal=...)"
+                f".resume({run_id!r})",
+                book.path,
             )
         if row.status in FINISHED:
             raise JournalError(

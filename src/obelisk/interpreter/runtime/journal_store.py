@@ -180,6 +180,17 @@ class Store:
                 self.path,
             )
 
+    def check(self) -> None:
+        """Check the whole file (SQLite's ``quick_check``: every page and index is
+        read); raises :class:`JournalCorrupted` naming the first problem.  Resume calls
+        it, so a damaged journal is never resumed from."""
+        with self.errors():
+            found = [row[0] for row in self.db.execute("PRAGMA quick_check(5)").fetchall()]
+        if found != ["ok"]:
+            raise JournalCorrupted(
+                f"journal {self.path!r} is damaged: {'; '.join(map(str, found))}", self.path
+            )
+
     # -- plumbing ----------------------------------------------------------------
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
