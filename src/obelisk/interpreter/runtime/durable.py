@@ -51,6 +51,7 @@ from obelisk.interpreter.runtime.records import (
     RunResult,
     UnknownCall,
 )
+from obelisk.interpreter.runtime.settled import settled_result
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -424,6 +425,11 @@ async def resume_journaled(
                 changed,
                 book.path,
             )
+        if not decisions and not unknown and not listeners:  # all settled: no engine
+            settled = settled_result(book, run_id, row)
+            if settled is not None:
+                origin = DurableOrigin(book.path, run_id, registry, context, listeners)
+                return dataclasses.replace(settled, origin=origin, journal=book.path)
         checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
         checked.raise_for_errors()
         assert checked.plan is not None and checked.graph is not None

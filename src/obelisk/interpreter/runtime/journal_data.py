@@ -77,6 +77,8 @@ def dump(value: Any, what: str = "a value") -> str:
 def load(text: Any, where: str) -> Any:
     """The JSON value of a journal column; :class:`JournalCorrupted` when it is not
     JSON (``where`` names the record)."""
+    if text == "null":  # the common case of an empty column, without the decoder
+        return None
     if not isinstance(text, (str, bytes)):
         raise JournalCorrupted(f"the journal's {where} is not JSON text")
     try:
@@ -220,10 +222,29 @@ class Intent:
     ``arguments`` and when (``time``, seconds since the epoch).  ``hash`` is their
     :func:`~obelisk.interpreter.runtime.approvals.argument_hash`."""
 
-    __slots__ = ("arguments", "time", "tool")
+    __slots__ = ("_arguments", "_text", "_where", "time", "tool")
 
-    def __init__(self, tool: str, arguments: dict[str, Any], at: float) -> None:
-        self.tool, self.arguments, self.time = tool, arguments, at
+    def __init__(
+        self, tool: str, arguments: str | dict[str, Any], at: float, where: str = ""
+    ) -> None:
+        self.tool, self.time, self._where = tool, at, where
+        self._arguments: dict[str, Any] | None = None
+        self._text: str | None = None
+        if isinstance(arguments, dict):
+            self._arguments = arguments
+        else:
+            self._text = arguments
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments, decoded when first asked for (a resume of a long run needs
+        only those of the calls in flight).  Raises :class:`JournalCorrupted`."""
+        if self._arguments is None:
+            decoded = load(self._text, self._where)
+            if not isinstance(decoded, dict):
+                raise JournalCorrupted(f"the journal's {self._where} is damaged")
+            self._arguments = decoded
+        return self._arguments
 
     @property
     def hash(self) -> str:
@@ -250,10 +271,9 @@ class Progress:
         where = f"run {run_id!r}"
         self.intents: dict[int, Intent] = {}
         for call, tool, arguments, at in intents:
-            decoded = load(arguments, f"{where} intent of call {call}")
-            if not isinstance(call, int) or not isinstance(decoded, dict):
+            if not isinstance(call, int) or not isinstance(arguments, str):
                 raise JournalCorrupted(f"the journal's {where} has a damaged intent")
-            self.intents[call] = Intent(tool, decoded, at)
+            self.intents[call] = Intent(tool, arguments, at, f"{where} intent of call {call}")
         self.outcomes: dict[int, CallOutcome] = {}
         self.paths: dict[int, list[str]] = {}
         for call, ok, writes, output, error, attempts, started, finished in outcomes:
