@@ -269,7 +269,8 @@ def runs_show_command(
     lines = [
         f"run {shown['run_id']} ({shown['kind']}): {shown['status']}",
         f"created {_when(shown['created'])}, updated {_when(shown['updated'])}",
-        f"calls: {counts or 'none'}; {plural(shown['writes'], 'write')}",
+        f"calls: {counts or 'none'}; {plural(shown['writes'], 'write')}"
+        + (f"; {plural(shown['turns'], 'turn')}" if shown["kind"] == "loop" else ""),
     ]
     if shown["locked_by"]:
         lines.append(f"running in {shown['locked_by']}")

@@ -395,9 +395,10 @@ async def resume_journaled(
         book.check()
         row = book.run_row(run_id)
         if row.kind != "run":
+            loop = row.parent if row.kind == "turn" and row.parent else run_id
             raise JournalError(
-                f"{run_id!r} is a {row.kind} run; resume it with Loop(..., journal=...)"
-                f".resume({run_id!r})",
+                f"{run_id!r} is a {row.kind} run; resume its loop with "
+                f"Loop(..., journal=...).resume({loop!r})",
                 book.path,
             )
         if row.status in FINISHED:
