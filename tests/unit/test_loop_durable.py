@@ -19,8 +19,11 @@ STOP = {"at": ""}
 
 @obelisk.tool
 def charge(n: int) -> int:
-    """Charge n (a side effect: must not run twice)."""
+    """Charge n (a side effect: must not run twice); stops the process when told to."""
     RAN.append(f"charge {n}")
+    if STOP["at"] == f"charge {n}":
+        STOP["at"] = ""
+        raise KeyboardInterrupt
     return n * 10
 
 
@@ -92,6 +95,23 @@ def test_a_turn_interrupted_mid_call_reruns_only_the_idempotent_call(tmp_path: P
     assert result.output == DONE
     assert len(again.requests) == 1
     assert RAN == ["charge 1", "book 10", "book 10"]  # book_room is idempotent: re-run
+
+
+def test_a_call_with_side_effects_in_flight_is_reported_to_the_model_as_unknown(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "runs.db"
+    STOP["at"] = "charge 1"
+    with pytest.raises(KeyboardInterrupt):
+        Loop(ScriptedModel([TURN1]), TOOLS, journal=db).run_sync({}, run_id="L6")
+    again = ScriptedModel([{"calls": [], "output": "gave up"}])
+    result = Loop(again, TOOLS, journal=db).resume_sync("L6")
+    assert result.output == "gave up" and RAN == ["charge 1"]  # not run again
+    [request] = again.requests
+    errors = [m for m in request.to_data()["context"] if m["type"] == "error"]
+    assert [(e["call"], e["error"]["type"]) for e in errors] == [("#0 charge", "unknown")]
+    assert "in flight when its process stopped" in errors[0]["error"]["message"]
+    assert result.turns[0].run is not None and result.turns[0].run.status == "unknown"
 
 
 def test_an_unusable_answer_is_journaled_and_replayed_as_one(tmp_path: Path) -> None:

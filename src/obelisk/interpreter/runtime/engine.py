@@ -359,7 +359,7 @@ class Engine:
             self._replay(index, self.replay[index])
             return
         if index in self._unknown:  # in flight at a crash: a person decides (docs/durable.md)
-            record.status = "unknown"
+            record.status, record.reason = "unknown", "in flight when its process stopped"
             self.unknown[index] = self._unknown[index]
             return
         decision: Decision | None = None
