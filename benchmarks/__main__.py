@@ -8,7 +8,8 @@ path (``conflicts.py``), sync tools (in threads, and inline where obelisk has
 (per-turn overhead, request size, streaming; ``loop_overhead.py``), tools from JSON
 descriptions with a big result's copies (``tools_from_schema.py``), dry runs of a
 1,000-call plan in all 64 scenarios (``simulate_plans.py``), what
-``isolation="process"`` costs (``isolation.py``) and how fast
+``isolation="process"`` costs (``isolation.py``), what a run journal costs and how
+fast a run resumes from one (``journal.py``), and how fast
 ``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of
@@ -38,6 +39,7 @@ from typing import Any
 from . import (
     conflicts,
     isolation,
+    journal,
     loop_overhead,
     payload,
     plan_generation,
@@ -99,6 +101,7 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["tools"] = tools_from_schema.collect(quick, repeat)
     results["simulate"] = simulate_plans.collect(quick, repeat)
     results["isolation"] = isolation.collect(quick, repeat)
+    results["journal"] = journal.collect(quick, repeat)
     results["plan_generation"] = (
         plan_generation.measure(50, 1) if quick else plan_generation.measure(repeat=max(repeat, 5))
     )
@@ -307,6 +310,8 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", simulate_plans.markdown(results["simulate"]).rstrip("\n")]
     if "isolation" in results:
         lines += ["", isolation.markdown(results["isolation"]).rstrip("\n")]
+    if "journal" in results:
+        lines += ["", journal.markdown(results["journal"]).rstrip("\n")]
     if "plan_generation" in results:
         lines += ["", plan_generation.markdown(results["plan_generation"]).rstrip("\n")]
     return "\n".join(lines) + "\n"

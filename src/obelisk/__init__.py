@@ -22,6 +22,8 @@ from obelisk.errors import CorrectionBudgetExceeded as CorrectionBudgetExceeded
 from obelisk.errors import DelegateDepthExceeded as DelegateDepthExceeded
 from obelisk.errors import Diagnostic as Diagnostic
 from obelisk.errors import ExecutionError as ExecutionError
+from obelisk.errors import JournalCorrupted as JournalCorrupted
+from obelisk.errors import JournalError as JournalError
 from obelisk.errors import LoopBudgetExceeded as LoopBudgetExceeded
 from obelisk.errors import LoopError as LoopError
 from obelisk.errors import LoopStopped as LoopStopped
@@ -29,9 +31,12 @@ from obelisk.errors import ModelError as ModelError
 from obelisk.errors import ObeliskError as ObeliskError
 from obelisk.errors import PlanError as PlanError
 from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
+from obelisk.errors import RunLocked as RunLocked
+from obelisk.errors import RunMismatch as RunMismatch
 from obelisk.errors import ScriptExhausted as ScriptExhausted
 from obelisk.errors import SolutionError as SolutionError
 from obelisk.errors import ToolDefinitionError as ToolDefinitionError
+from obelisk.errors import UnknownOutcome as UnknownOutcome
 from obelisk.errors import UsageError as UsageError
 from obelisk.grammar import parse_expression as parse_expression
 from obelisk.grammar import ref as ref
@@ -52,9 +57,12 @@ from obelisk.interpreter.plan.model import Plan as Plan
 from obelisk.interpreter.plan.parse import parse_plan as parse_plan
 from obelisk.interpreter.runtime.approvals import Decision as Decision
 from obelisk.interpreter.runtime.approvals import PendingApproval as PendingApproval
+from obelisk.interpreter.runtime.approvals import Resolution as Resolution
 from obelisk.interpreter.runtime.events import Event as Event
+from obelisk.interpreter.runtime.journal import Journal as Journal
 from obelisk.interpreter.runtime.records import CallRecord as CallRecord
 from obelisk.interpreter.runtime.records import RunResult as RunResult
+from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall
 from obelisk.interpreter.runtime.resume import resume as resume
 from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.run import run as run
@@ -91,6 +99,9 @@ __all__ = [
     "Diagnostic",
     "Event",
     "ExecutionError",
+    "Journal",
+    "JournalCorrupted",
+    "JournalError",
     "Limits",
     "Loop",
     "LoopBudgetExceeded",
@@ -109,7 +120,10 @@ __all__ = [
     "ReferenceSyntaxError",
     "Registry",
     "Request",
+    "Resolution",
     "RetryPolicy",
+    "RunLocked",
+    "RunMismatch",
     "RunResult",
     "ScenarioReport",
     "ScriptExhausted",
@@ -121,6 +135,8 @@ __all__ = [
     "Tool",
     "ToolDefinitionError",
     "Turn",
+    "UnknownCall",
+    "UnknownOutcome",
     "UsageError",
     "WriteEntry",
     "check",

@@ -18,6 +18,10 @@ The hierarchy (``code`` in brackets)::
     ├── PlanError [plan_error]                     (also ValueError)
     ├── ArgumentValidationError [invalid_argument] (also ValueError)
     ├── ApprovalError [approval]                   (also ValueError)
+    ├── JournalError [journal]
+    │   ├── JournalCorrupted [journal_corrupted]
+    │   ├── RunLocked [run_locked]
+    │   └── RunMismatch [run_mismatch]
     └── ExecutionError [execution_error]
         ├── OutputValidationError [invalid_output] (also ValueError)
         ├── OutcomeError [outcome]                 (also ValueError)
@@ -30,6 +34,7 @@ The hierarchy (``code`` in brackets)::
         ├── DelegateDepthExceeded [delegate_depth]
         ├── ApprovalRejected [approval_rejected]
         ├── ApprovalAborted [approval_aborted]
+        ├── UnknownOutcome [unknown_outcome]
         └── LoopError [loop_error]
             ├── LoopBudgetExceeded [loop_budget]
             ├── CorrectionBudgetExceeded [correction_budget]
@@ -55,6 +60,8 @@ __all__ = [
     "DelegateDepthExceeded",
     "Diagnostic",
     "ExecutionError",
+    "JournalCorrupted",
+    "JournalError",
     "LoopBudgetExceeded",
     "LoopError",
     "LoopStopped",
@@ -66,12 +73,15 @@ __all__ = [
     "PlanError",
     "ReferenceSyntaxError",
     "RequestBudgetExceeded",
+    "RunLocked",
+    "RunMismatch",
     "ScriptExhausted",
     "Severity",
     "SolutionError",
     "StateWriteError",
     "SubRequestError",
     "ToolDefinitionError",
+    "UnknownOutcome",
     "UsageError",
     "caret_lines",
     "limit_per_code",
@@ -410,10 +420,49 @@ class ArgumentValidationError(ObeliskError, ValueError):
 
 class ApprovalError(ObeliskError, ValueError):
     """A decision cannot be applied: its id names no pending approval (or one whose
-    arguments changed), or its edited arguments do not fit the tool's schema.
-    Nothing is recorded and nothing runs (docs/approvals.md)."""
+    arguments changed), or its edited arguments do not fit the tool's schema; or a
+    resolution names no call whose outcome is unknown, or gives an output that does
+    not fit.  Nothing is recorded and nothing runs (docs/approvals.md, docs/durable.md)."""
 
     code = "approval"
+
+
+class JournalError(ObeliskError):
+    """A run journal cannot be used as asked: no run of that id, a run that is over,
+    a journal that cannot be opened or written, values that are not JSON data
+    (docs/durable.md).  ``path`` is the journal file, when known."""
+
+    code = "journal"
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class JournalCorrupted(JournalError):
+    """The journal file is damaged (truncated, overwritten, not a journal, or its
+    records do not agree with each other); nothing was resumed (docs/durable.md)."""
+
+    code = "journal_corrupted"
+
+
+class RunLocked(JournalError):
+    """Another process is running or resuming this run (the journal holds its lock);
+    nothing was run (docs/durable.md)."""
+
+    code = "run_locked"
+
+
+class RunMismatch(JournalError):
+    """A run is pinned to its plan and its tools' schemas: the tools given to resume
+    it (or the plan) differ from those it started with.  ``changes`` lists what
+    changed, one phrase each; nothing was run (docs/durable.md)."""
+
+    code = "run_mismatch"
+
+    def __init__(self, message: str, changes: Sequence[str], path: str | None = None) -> None:
+        super().__init__(message, path)
+        self.changes = tuple(changes)
 
 
 # -- while a plan runs -------------------------------------------------------------
@@ -543,3 +592,11 @@ class ApprovalAborted(ExecutionError):
     on the command line; the loop stops with nothing more run."""
 
     code = "approval_aborted"
+
+
+class UnknownOutcome(ExecutionError):
+    """A person resolved a call whose outcome was unknown (a durable run's call in
+    flight at a crash) as failed: the call fails with this error and their message
+    (docs/durable.md)."""
+
+    code = "unknown_outcome"

@@ -394,3 +394,15 @@ def test_targets_figures_and_verdicts() -> None:
     # A quick run lacks the 10k and 100k plans: reported, not guessed.
     quick = targets.markdown({"overhead_layered": [], "memory": {}})
     assert quick.count("not measured") == 7
+
+
+def test_journal_benchmark_measures_both_runs_and_a_resume() -> None:
+    from benchmarks import journal
+
+    results = journal.collect(True, 1)
+    overhead = results["overhead"]
+    assert overhead["calls"] == 1_000 and results["resume"]["calls"] == 1_000
+    assert overhead["memory_us"]["wall"] > 0 and overhead["journal_us"]["cpu"] > 0
+    assert results["resume"]["seconds"]["wall"] > 0
+    text = journal.markdown(results)
+    assert text.startswith("**Run journal** (median of 1; wall / CPU): 1,000 zero-work calls")

@@ -1,10 +1,13 @@
-"""The ``obelisk`` application: ``check``, ``graph``, ``run``, ``simulate``, ``loop``, ``tools``.
+"""The ``obelisk`` application: ``check``, ``graph``, ``run``, ``simulate``, ``loop``,
+``tools``; for durable runs ``resume``, ``approve``, ``reject``, ``approvals list`` and
+``runs list|show`` (docs/durable.md).
 
 Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
 when ``run`` had a call fail (or a latent call left pending), 2 when the plan
 has errors or the command line itself is wrong (a missing file, bad JSON in
 ``--input``, a tools module that does not import); ``loop`` adds 3 (no output
-after ``--max-turns``).  A plan argument of ``-`` reads standard input.
+after ``--max-turns``).  ``resume`` exits like ``run``, and 2 when the run cannot
+be resumed.  A plan argument of ``-`` reads standard input.
 """
 
 from __future__ import annotations
@@ -16,6 +19,14 @@ from typer.core import TyperCommand
 
 from obelisk import __version__
 from obelisk.cli.check import check_command, graph_command
+from obelisk.cli.durable import (
+    approvals_list_command,
+    approve_command,
+    reject_command,
+    resume_command,
+    runs_list_command,
+    runs_show_command,
+)
 from obelisk.cli.io import out
 from obelisk.cli.loop import loop_command
 from obelisk.cli.run import run_command
@@ -60,8 +71,21 @@ for _name, _command in (
     ("simulate", simulate_command),
     ("loop", loop_command),
     ("tools", tools_command),
+    ("resume", resume_command),
+    ("approve", approve_command),
+    ("reject", reject_command),
 ):
     app.command(_name, cls=_Command)(_command)
+
+_runs = typer.Typer(help="Durable runs in a journal: list them, show one.", no_args_is_help=True)
+_runs.command("list", cls=_Command)(runs_list_command)
+_runs.command("show", cls=_Command)(runs_show_command)
+_approvals = typer.Typer(
+    help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
+)
+_approvals.command("list", cls=_Command)(approvals_list_command)
+app.add_typer(_runs, name="runs")
+app.add_typer(_approvals, name="approvals")
 
 
 def _version(value: bool) -> None:

@@ -29,6 +29,7 @@ from obelisk.stdlib_tools import default_registry
 __all__ = [
     "FilesRootOption",
     "InputOption",
+    "JournalOption",
     "NoStdlibOption",
     "OverrideOption",
     "PlanArgument",
@@ -79,6 +80,14 @@ OverrideOption = Annotated[
 InputOption = Annotated[
     Path | None,
     typer.Option("--input", "-i", metavar="FILE", help="JSON file with the input document."),
+]
+JournalOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--journal",
+        metavar="FILE",
+        help="Run journal (SQLite): the run is durable and can be resumed (docs/durable.md).",
+    ),
 ]
 StateOption = Annotated[
     Path | None,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
 import sys
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, NoReturn
 
 import typer
 
 from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.io import (
     FilesRootOption,
+    JournalOption,
     NoStdlibOption,
     OverrideOption,
     PlanArgument,
@@ -28,7 +31,7 @@ from obelisk.cli.io import (
     tools_print_to_stderr,
     warn_replaced,
 )
-from obelisk.errors import ApprovalAborted, ApprovalError, PlanError, printable
+from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError, printable
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
@@ -39,7 +42,7 @@ from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["dump_json", "run_command", "sorted_keys", "summary"]
+__all__ = ["dump_json", "print_unknown", "report", "run_command", "sorted_keys", "summary"]
 
 _PROGRESS_FROM = 5
 """``obelisk run`` shows a progress bar on a terminal for plans of more calls than this."""
@@ -172,13 +175,23 @@ def run_command(
             help="Show the plan and its dry run and ask first; ask about calls that need it.",
         ),
     ] = False,
+    journal: JournalOption = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
+        ),
+    ] = None,
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
     Exits 0 when every call completed, 1 when a call failed, was skipped because
     a read did not exist, or a latent call is left pending, 2 when the plan has
-    errors and nothing ran.
+    errors and nothing ran.  With --journal FILE the run is durable: it can be resumed
+    with `obelisk resume RUN_ID --journal FILE` after a crash or a pause for approvals.
     """
+    if run_id is not None and journal is None:
+        fail("--run-id names a durable run: it needs --journal FILE too")
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
     plan_bytes = read_plan(plan)
@@ -223,7 +236,11 @@ def run_command(
                 concurrency=concurrency,
                 on_event=handlers,
                 timeout=timeout,
+                journal=os.fspath(journal) if journal is not None else None,
+                run_id=run_id,
             )
+        if journal is not None:
+            err.print(f"run {result.run_id} (journal {printable(str(journal))})", markup=False)
         while result.status == "awaiting_approval" and approver is not None:
             decisions = {pending.id: approver.decide(pending) for pending in result.pending}
             try:
@@ -231,6 +248,8 @@ def run_command(
                     result = resume_sync(result, decisions)
             except ApprovalError as exc:
                 err.print(f"obelisk: {exc}", markup=False, style="red")
+    except JournalError as exc:
+        fail(str(exc))
     except ApprovalAborted as exc:
         err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
         raise typer.Exit(1) from None
@@ -255,6 +274,14 @@ def run_command(
     finally:
         if trace_file is not None:
             trace_file.close()
+    report(result, as_json)
+
+
+def report(result: RunResult, as_json: bool) -> NoReturn:
+    """Print a run's result and exit as ``obelisk run`` does: the final state (or
+    ``--json``: the whole result) on standard output; pending approvals, calls whose
+    outcome is unknown, failures and the summary on standard error.  Exits 0 when
+    every call completed, else 1."""
     if as_json:
         payload = result.to_dict()
         payload["state"] = sorted_keys(payload["state"])
@@ -265,6 +292,7 @@ def run_command(
     warn_replaced(replaced)
     if not as_json:
         print_pending(err, result.pending)
+        print_unknown(result)
         for record in result.calls:
             if record.status == "failed" and record.error:
                 err.print(
@@ -282,4 +310,34 @@ def run_command(
             markup=False,
             style="bold green" if result.status == "completed" else "bold red",
         )
+        if result.journal is not None and result.status in ("awaiting_approval", "unknown"):
+            where = f"--journal {shlex.quote(result.journal)}"
+            err.print(
+                printable(
+                    f"run {result.run_id} waits in {result.journal}: "
+                    + (
+                        f"obelisk approve ID {where} (or reject), then "
+                        if result.pending
+                        else "resolve each unknown call (--retry CALL, --succeeded CALL=JSON or "
+                        "--failed CALL=MESSAGE) with "
+                    )
+                    + f"obelisk resume {result.run_id} {where} (with the same --tools)"
+                ),
+                markup=False,
+                style="yellow",
+            )
     raise typer.Exit(0 if result.status == "completed" else 1)
+
+
+def print_unknown(result: RunResult) -> None:
+    """One line per call whose outcome is unknown: label, idempotency key, arguments."""
+    for call in result.unknown:
+        arguments = json_for_output(call.arguments)[0]
+        err.print(
+            printable(
+                f"{call.label} may or may not have run (in flight when its process stopped; "
+                f"idempotency key {call.idempotency_key}): {arguments}"
+            ),
+            markup=False,
+            style="yellow",
+        )

@@ -73,6 +73,8 @@ def _options(tool: Tool) -> list[tuple[str, str]]:
         found.append(("retry", f"{tool.retry.attempts} attempts, backoff {tool.retry.backoff:g} s"))
     if tool.pure:
         found.append(("pure", "yes"))
+    if tool.idempotent:
+        found.append(("idempotent", "yes"))
     return found
 
 

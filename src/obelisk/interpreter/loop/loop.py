@@ -26,15 +26,18 @@ from typing import Any, Literal
 
 from obelisk.errors import (
     LoopBudgetExceeded,
+    LoopError,
     UsageError,
 )
 from obelisk.interpreter.loop.approval import Approver
+from obelisk.interpreter.loop.durable import LoopJournal
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
+from obelisk.interpreter.runtime.durable import opened
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.state import State
@@ -72,6 +75,10 @@ class Loop:
     with :class:`LoopStopped` carrying the result so far.  ``model`` becomes
     ``loop.model``, a :class:`~obelisk.interpreter.loop.model.GuardedModel` around
     it (``loop.model.inner`` is yours; ``loop.model.requests`` counts).
+    ``journal`` (a file path or an :class:`obelisk.Journal`) makes the loop durable
+    (docs/durable.md): each turn's request and answer and each turn's calls are
+    journaled; ``loop.resume(run_id)`` (``result.run_id``) replays the journaled turns
+    without asking the model again and goes on.
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -110,6 +117,7 @@ class Loop:
         context: Any = None,
         model_timeout: float | None = None,
         max_requests: int | None = 1000,
+        journal: Any = None,
     ) -> None:
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
@@ -139,6 +147,8 @@ class Loop:
             raise UsageError(
                 "stream=True applies to eager mode only (a lazy plan is approved whole)"
             )
+        if stream and journal is not None:
+            raise UsageError("stream=True cannot go with journal= (a durable loop is not streamed)")
         if approve is not None and mode != "lazy":
             raise UsageError("approve= applies to lazy mode only")
         # one guard for a loop and its children: a shared request budget, a time bound
@@ -158,7 +168,7 @@ class Loop:
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
         self.concurrency, self.fail_fast, self.depth = concurrency, fail_fast, depth
-        self.context = context
+        self.context, self.journal = context, journal
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
 
@@ -202,6 +212,7 @@ class Loop:
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
         plan: Any = None,
+        run_id: str | None = None,
     ) -> LoopResult:
         """Run turns until the model gives an output; returns a :class:`LoopResult`.
 
@@ -213,10 +224,38 @@ class Loop:
         :class:`~obelisk.errors.PlanError` when ``plan`` does not parse, and
         :class:`LoopBudgetExceeded`, :class:`CorrectionBudgetExceeded` or
         :class:`LoopStopped` (each carrying the partial result) as described on
-        the module.
+        the module.  ``run_id`` names a durable loop's run (with ``journal=``;
+        default: 16 random hex digits); then :class:`~obelisk.errors.JournalError`
+        is raised when the journal cannot be used.
         """
         session = self.session(input, state, data=data, instances=instances, plan=plan)
-        return await self._turns(session, 1)
+        if self.journal is None:
+            if run_id is not None:
+                raise UsageError("run_id= names a durable loop: it needs Loop(journal=...)")
+            return await self._turns(session, 1)
+        settings = {"mode": self.mode, "instances": dict(instances or {}), "plan": session.carried}
+        with opened(self.journal) as book:
+            session.journal = LoopJournal.start(
+                book, run_id, self.registry, settings, input, state, data
+            )
+            return await self._durable(session)
+
+    async def _durable(self, session: Session) -> LoopResult:
+        """Run a durable loop's turns from the first (journaled ones are replayed),
+        then give its lock back with how it ended."""
+        journal = session.journal
+        assert journal is not None
+        status = "interrupted"
+        try:
+            result = await self._turns(session, 1)
+            status = result.status
+            return result
+        except LoopError as exc:
+            ended = getattr(getattr(exc, "result", None), "status", "stopped")
+            status = "failed" if ended in ("budget_exceeded", "corrections_exceeded") else ended
+            raise
+        finally:
+            journal.finish(status)
 
     async def _turns(self, session: Session, first: int) -> LoopResult:
         for number in range(first, self.max_turns + 1):
@@ -227,7 +266,7 @@ class Loop:
 
     async def resume(
         self,
-        result: LoopResult,
+        result: LoopResult | str,
         decisions: Mapping[str, Decision] | None = None,
         *,
         tools: Any = None,
@@ -240,12 +279,24 @@ class Loop:
         what already ran, then the loop takes its output or sends the next request.
         Calls without a decision keep waiting.
 
+        A durable loop (``journal=``) is resumed by its ``run_id`` too, in another
+        process or after a crash: its journaled turns are replayed (the model is not
+        asked again, no committed call runs again), ``decisions`` are recorded in
+        the journal first, then the loop goes on (docs/durable.md).
+
         Raises :class:`~obelisk.errors.ApprovalError` for a bad decision (nothing is
-        recorded), :class:`~obelisk.errors.UsageError` for a result that is not
+        recorded), :class:`~obelisk.errors.JournalError` (and its kinds) for a durable
+        loop that cannot be resumed, :class:`~obelisk.errors.UsageError` for a result that is not
         paused, was made by another loop or was already resumed, and the loop's
         own errors as :meth:`run` does.
         """
+        if isinstance(result, str):
+            return await self._resume_journaled(result, decisions or {})
         origin = result.origin
+        if isinstance(origin, LoopOrigin) and origin.session.journal is not None:
+            if result.status != "awaiting_approval":
+                raise UsageError(f"a loop result with status {result.status!r} cannot be resumed")
+            return await self._resume_journaled(origin.session.journal.run_id, decisions or {})
         if not isinstance(origin, LoopOrigin) or origin.session.loop is not self:
             raise UsageError("this result was not made by this loop: it cannot be resumed here")
         session, paused = origin.session, origin.session.paused
@@ -257,9 +308,33 @@ class Loop:
             return session.result("completed", session.output)
         return await self._turns(session, paused.turn.index + 1)
 
+    async def _resume_journaled(self, run_id: str, decisions: Mapping[str, Decision]) -> LoopResult:
+        """Take durable loop ``run_id`` up again from the journal: record the
+        decisions, replay the journaled turns, go on."""
+        if self.journal is None:
+            raise UsageError(f"resuming loop {run_id!r} by its id needs Loop(journal=...)")
+        with opened(self.journal) as book:
+            journal, row = LoopJournal.reopen(book, run_id, self.registry)
+            try:
+                for approval, decision in decisions.items():
+                    book.decide(approval, decision, tools=self.registry)
+                settings = row.settings
+                session = self.session(
+                    row.input,
+                    row.state,
+                    data=row.data,
+                    instances=settings.get("instances") or None,
+                    plan=settings.get("plan") or None,
+                )
+            except BaseException:
+                journal.finish("interrupted")
+                raise
+            session.journal = journal
+            return await self._durable(session)
+
     def resume_sync(
         self,
-        result: LoopResult,
+        result: LoopResult | str,
         decisions: Mapping[str, Decision] | None = None,
         *,
         tools: Any = None,
@@ -293,6 +368,9 @@ class Loop:
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
         plan: Any = None,
+        run_id: str | None = None,
     ) -> LoopResult:
         """:meth:`run` for code without an event loop (starts one with ``asyncio.run``)."""
-        return run_blocking(self.run(input, state, data=data, instances=instances, plan=plan))
+        return run_blocking(
+            self.run(input, state, data=data, instances=instances, plan=plan, run_id=run_id)
+        )

@@ -81,7 +81,8 @@ class LoopResult:
     every turn; ``turns``: one :class:`Turn` per request, in order.  With
     ``status == "awaiting_approval"``, ``pending`` lists the calls waiting for a
     person and ``Loop.resume(result, decisions)`` goes on (docs/approvals.md);
-    ``origin`` is the loop session that resume continues.
+    ``origin`` is the loop session that resume continues.  ``run_id`` names a
+    durable loop's run in its journal (``Loop(journal=...)``, docs/durable.md).
     """
 
     status: LoopStatus
@@ -92,6 +93,7 @@ class LoopResult:
     instances: dict[str, Any] = field(default_factory=dict)
     pending: tuple[PendingApproval, ...] = ()
     origin: Any = field(default=None, compare=False)
+    run_id: str | None = None
 
     @property
     def usage(self) -> dict[str, int]:
@@ -120,6 +122,8 @@ class LoopResult:
         }
         if self.pending:
             data["pending"] = [approval.to_dict() for approval in self.pending]
+        if self.run_id is not None:
+            data["run_id"] = self.run_id
         return data
 
     def answers(self) -> list[dict[str, Any]]:

@@ -33,17 +33,17 @@ from obelisk.interpreter.loop.context import (
     resolve_output,
     turn_context,
 )
+from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request
 from obelisk.interpreter.loop.model import StreamingModel
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
-from obelisk.interpreter.runtime.approvals import Decision
+from obelisk.interpreter.runtime.approvals import Decision, check_decisions
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
-from obelisk.interpreter.runtime.resume import check_decisions
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
@@ -125,6 +125,7 @@ class Session:
         self.corrections = 0
         self.output: Any = None
         self.paused: Paused | None = None
+        self.journal: LoopJournal | None = None  # a durable loop's (docs/durable.md)
         # a turn that may pause keeps the state it started from
         self.approvals = any(tool.requires_approval for tool in loop.registry)
 
@@ -140,6 +141,7 @@ class Session:
             instances={name: state.document("state", name) for name in state.instances},
             pending=paused.run.pending if paused is not None else (),
             origin=LoopOrigin(self, paused.run if paused is not None else None),
+            run_id=self.journal.run_id if self.journal is not None else None,
         )
 
     def request(self, number: int) -> Request:
@@ -204,12 +206,22 @@ class Session:
         started = time.perf_counter()
         before = len(self.state.log)
         start = self.state.fork() if self.approvals else None
+        journal = self.journal
+        replayed = journal.replayed(number) if journal is not None else None
         try:
-            if loop.stream:
+            if isinstance(replayed, BaseException):  # journaled: an unusable answer
+                raise replayed
+            if replayed is not None:  # journaled: not asked again (docs/durable.md)
+                solution, run = replayed, None
+            elif loop.stream:
                 solution, run = await self.stream(turn)
             else:
                 solution, run = await loop.model.complete(request), None
+                if journal is not None:
+                    journal.record(number, request, solution)
         except SolutionError as exc:
+            if journal is not None and replayed is None:
+                journal.record(number, request, exc)
             turn.raw = exc.text
             turn.timings = {"model": time.perf_counter() - started, "run": 0.0}
             turn.entries = self.state.log[before:]
@@ -292,10 +304,15 @@ class Session:
         registry: Registry | None = None,
         approvals: Mapping[str, Decision] | None = None,
         replay: Mapping[int, CallOutcome] | None = None,
+        durable: TurnRun | None = None,
     ) -> Engine:
         """An engine for one turn's plan on the session's state, with the loop's run
-        settings and sub-requests (``approvals`` and ``replay`` when resuming)."""
+        settings and sub-requests (``approvals`` and ``replay`` when resuming;
+        ``durable``: the turn's journaled run)."""
         loop = self.loop
+        if durable is not None:
+            approvals = {**durable.approvals, **(approvals or {})}
+            replay = {**durable.replay, **(replay or {})}
         return Engine(
             plan,
             graph,
@@ -309,7 +326,20 @@ class Session:
             context=loop.context,
             approvals=approvals,
             replay=replay,
+            recorder=durable.recorder if durable is not None else None,
+            unknown=durable.unknown if durable is not None else None,
+            run_id=durable.run_id if durable is not None else "",
         )
+
+    async def run_plan(self, plan: Plan, graph: PlanGraph, turn: Turn) -> RunResult:
+        """Run a turn's checked calls; in a durable loop as a journaled run of the
+        turn (docs/durable.md)."""
+        if self.journal is None:
+            return await self.engine(plan, graph, turn).run()
+        with self.journal.turn_run(turn.index, plan, self.loop.registry, self.input) as durable:
+            run = await self.engine(plan, graph, turn, durable=durable).run()
+            durable.status = run.status
+        return run
 
     def pause(self, turn: Turn, start: State, run: RunResult) -> None:
         """Keep a turn whose run waits for approvals, to resume it later.
@@ -384,10 +414,13 @@ class Session:
         the turn)."""
         loop = self.loop
         check_input, state_doc, data = self.check_documents()
+        ran = self.journal.ran(turn.index) if self.journal is not None else None
+        if ran is not None:  # a journaled turn: the calls it ran, as approved then
+            calls = ran
         checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
         previous = list(self.carried)  # the plan before this one, for the approver's diff
         edits = 0
-        while True:
+        while ran is None:
             if checked.errors and (edits == 0 or edits > loop.max_corrections):
                 self.carried = calls
                 return None, diagnostic_errors(checked.diagnostics)
@@ -426,7 +459,7 @@ class Session:
             message = f"the plan was rejected: {reason or 'no reason given'}"
             return None, [ErrorMessage(error={"type": "rejected", "message": message})]
         assert checked.plan is not None and checked.graph is not None
-        run = await self.engine(checked.plan, checked.graph, turn).run()
+        run = await self.run_plan(checked.plan, checked.graph, turn)
         errors = self.absorb(run, calls)  # the calls that ran, after any edit
         if run.status == "awaiting_approval" and start is not None:
             self.paused = Paused(turn, start, checked.plan, checked.graph, run)

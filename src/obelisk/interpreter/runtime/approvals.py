@@ -16,7 +16,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Decision", "PendingApproval", "argument_hash", "approval_id"]
+from obelisk.errors import ApprovalError, ArgumentValidationError
+from obelisk.interpreter.tools.registry import Registry
+
+__all__ = [
+    "Decision",
+    "PendingApproval",
+    "Resolution",
+    "approval_id",
+    "argument_hash",
+    "check_decisions",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +109,85 @@ class PendingApproval:
             "arguments": self.arguments,
             "hash": self.hash,
         }
+
+
+def check_decisions(
+    pending: tuple[PendingApproval, ...], decisions: Mapping[str, Any], registry: Registry
+) -> dict[str, Decision]:
+    """``decisions`` checked against the pending approvals, before anything runs.
+
+    Raises :class:`~obelisk.errors.ApprovalError` for a decision that is not a
+    ``Decision``, an id that names no pending approval (a call whose arguments
+    changed has a new id: the message says so), or edited arguments that do not
+    fit the tool's schema.  Nothing is recorded when one is refused.
+    """
+    by_id = {approval.id: approval for approval in pending}
+    checked: dict[str, Decision] = {}
+    for approval_id, decision in decisions.items():
+        if not isinstance(decision, Decision):
+            raise ApprovalError(
+                f"the decision for {approval_id!r} must be Decision.accept(), "
+                f"Decision.reject(reason) or Decision.edit(arguments), got {decision!r}"
+            )
+        approval = by_id.get(approval_id)
+        if approval is None:
+            call = str(approval_id).split("-", 1)[0]
+            same = [a for a in pending if str(a.call) == call]
+            hint = (
+                f"; {same[0].label} awaits {same[0].id}: its arguments are not the ones "
+                "that decision was made for"
+                if same
+                else ""
+            )
+            ids = ", ".join(a.id for a in pending) or "none"
+            raise ApprovalError(f"no call awaits approval {approval_id!r}{hint} (pending: {ids})")
+        if decision.action == "edit":
+            tool = registry.get(approval.tool)
+            if not isinstance(decision.arguments, Mapping):
+                raise ApprovalError(
+                    f"the edit of {approval.label} must be an arguments object, "
+                    f"got {decision.arguments!r}"
+                )
+            if tool is not None:
+                try:
+                    tool.validate_arguments(dict(decision.arguments))
+                except ArgumentValidationError as exc:
+                    raise ApprovalError(
+                        f"the edited arguments of {approval.label} do not fit its tool; "
+                        f"nothing was recorded: {exc}"
+                    ) from None
+        checked[approval_id] = decision
+    return checked
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What a person decided about a call whose outcome is unknown: a durable run's
+    call that was in flight when its process stopped (docs/durable.md).
+
+    - ``Resolution.retry()``: run the call again (its tool gets the same
+      ``idempotency_key``);
+    - ``Resolution.succeeded(output)``: it did its work and returned ``output`` (an
+      ``obelisk.Outcome`` picks the alternative), which is checked against the tool's
+      output schema and written as if the tool had returned it;
+    - ``Resolution.failed(message)``: it failed; the call fails with the error
+      ``UnknownOutcome`` and ``message`` (an error arm takes it).
+
+    Given to ``obelisk.resume(run_id, unknown={call index or _id: resolution})``.
+    """
+
+    action: Literal["retry", "succeeded", "failed"]
+    output: Any = None
+    message: str | None = None
+
+    @classmethod
+    def retry(cls) -> Resolution:
+        return cls("retry")
+
+    @classmethod
+    def succeeded(cls, output: Any) -> Resolution:
+        return cls("succeeded", output=output)
+
+    @classmethod
+    def failed(cls, message: str) -> Resolution:
+        return cls("failed", message=message)

@@ -24,8 +24,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from pydantic_core import to_json
-
 from obelisk.errors import (
     ApprovalRejected,
     OutcomeError,
@@ -40,6 +38,7 @@ from obelisk.interpreter.runtime.approvals import (
     approval_id,
     argument_hash,
 )
+from obelisk.interpreter.runtime.budget import StateBudget
 from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
@@ -57,7 +56,14 @@ from obelisk.interpreter.runtime.events import (
 )
 from obelisk.interpreter.runtime.invoke import Invoker
 from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, result_writes
-from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, run_status
+from obelisk.interpreter.runtime.recorder import Recorder
+from obelisk.interpreter.runtime.records import (
+    CallOutcome,
+    CallRecord,
+    RunResult,
+    UnknownCall,
+    run_status,
+)
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
@@ -89,6 +95,8 @@ class Engine:
     ``context`` is the run's context object, given to tools that take an
     ``obelisk.Context`` (docs/tools.md).  ``timeout`` (seconds) bounds the whole run:
     then what runs is cancelled and what has not started is ``cancelled``.
+    Durable runs (docs/durable.md): ``recorder`` journals each call (its intent before
+    its tool runs); a call in ``unknown`` is held, not run; ``run_id`` names the run.
     """
 
     def __init__(
@@ -108,13 +116,15 @@ class Engine:
         context: Any = None,
         timeout: float | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        recorder: Recorder | None = None,
+        unknown: Mapping[int, UnknownCall] | None = None,
+        run_id: str = "",
         owns_state: bool = False,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.owns_state = owns_state  # the result takes the state's documents uncopied
         self.timeout, self.limits = timeout, limits
-        self._sizes: dict[int, int] = {}  # bytes a call's writes add to the state, at most
-        self._state_bytes = 0  # the state's size as JSON, at most (measured when it matters)
+        self._budget = StateBudget(state, limits.max_state_bytes)
         self.latent = latent
         self.concurrency = concurrency
         self.fail_fast = fail_fast
@@ -132,7 +142,9 @@ class Engine:
         self._running: dict[int, asyncio.Task[None]] = {}
         self._per_tool: dict[str, int] = {}
         self._stopping: str | None = None
-        self._invoker = Invoker(threads=min(concurrency, 64), context=context)
+        self.recorder, self.run_id, self._unknown = recorder, run_id, dict(unknown or {})
+        self.unknown: dict[int, UnknownCall] = {}  # calls held because their outcome is unknown
+        self._invoker = Invoker(min(concurrency, 64), context, run_id, recorder is not None)
         self._done: asyncio.Future[None] | None = None
         self._started = [False] * len(plan.calls)
         self._held: set[int] = set()
@@ -143,6 +155,7 @@ class Engine:
         self.outcomes: dict[int, CallOutcome] = {}  # what each call that ran did
         self._emitter = Emitter(listeners)
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
+        self._dispatching = False
 
     # -- set-up ------------------------------------------------------------------
     def _emit(self, event: Event) -> None:
@@ -259,7 +272,7 @@ class Engine:
             for task in list(self._running.values()):
                 task.cancel()
             self._invoker.close()
-        status = run_status(self.records, bool(self.pending))
+        status = run_status(self.records, bool(self.pending), bool(self.unknown))
         if self.listeners:
             self._emit(RunFinished(time.time(), status))
         state = self.state
@@ -277,6 +290,8 @@ class Engine:
             instances=instances,
             pending=tuple(self.pending[i] for i in sorted(self.pending)),
             outcomes=dict(self.outcomes),
+            run_id=self.run_id or None,
+            unknown=tuple(self.unknown[i] for i in sorted(self.unknown)),
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]
@@ -292,20 +307,22 @@ class Engine:
         heapq.heappush(self._ready, index)
 
     def _dispatch(self) -> None:
-        deferred: list[int] = []
-        while self._ready and len(self._running) < self.concurrency and not self._stopping:
-            index = heapq.heappop(self._ready)
-            tool = self.registry.get(self.plan.calls[index].tool)
-            if (
-                tool is not None
-                and tool.capacity is not None
-                and self._per_tool.get(tool.name, 0) >= tool.capacity
-            ):
-                deferred.append(index)
-                continue
-            self._start(index, tool)
-        for index in deferred:
-            heapq.heappush(self._ready, index)
+        if self._dispatching:  # a call that settles in _start (skip, replay): the loop goes on
+            return  # instead of recursing once per call of a long chain
+        self._dispatching, deferred = True, list[int]()
+        try:
+            while self._ready and len(self._running) < self.concurrency and not self._stopping:
+                index = heapq.heappop(self._ready)
+                tool = self.registry.get(self.plan.calls[index].tool)
+                cap = tool.capacity if tool is not None else None
+                if tool is not None and cap is not None and self._per_tool.get(tool.name, 0) >= cap:
+                    deferred.append(index)
+                    continue
+                self._start(index, tool)
+        finally:
+            self._dispatching = False
+            for index in deferred:
+                heapq.heappush(self._ready, index)
 
     def _check_done(self) -> None:
         assert self._done is not None
@@ -313,7 +330,7 @@ class Engine:
             return
         if self._committed_count == len(self.records):
             self._done.set_result(None)
-        elif self.pending and not self._running and not self._ready:
+        elif (self.pending or self.unknown) and not self._running and not self._ready:
             self._done.set_result(None)  # what is left waits for a person
         elif self._stopping and not self._running:
             for record in self.records:
@@ -345,6 +362,10 @@ class Engine:
         if index in self.replay:  # it ran before this run was resumed: do not run it again
             self._replay(index, self.replay[index])
             return
+        if index in self._unknown:  # in flight at a crash: a person decides (docs/durable.md)
+            record.status, record.reason = "unknown", "in flight when its process stopped"
+            self.unknown[index] = self._unknown[index]
+            return
         decision: Decision | None = None
         if tool.needs_approval(arguments):
             digest = argument_hash(call.tool, arguments)
@@ -366,6 +387,8 @@ class Engine:
         ):
             self._run_latent(call, tool, record)
             return
+        if self.recorder is not None:
+            self.recorder.started(record, tool)
         self._per_tool[tool.name] = self._per_tool.get(tool.name, 0) + 1
         task = asyncio.ensure_future(self._execute(call, tool, record, arguments))
         self._running[index] = task
@@ -380,6 +403,8 @@ class Engine:
             approval_id(index, digest), index, record.label, tool, arguments, digest
         )
         self.pending[index] = pending
+        if self.recorder is not None:
+            self.recorder.awaiting(pending)
         if self.listeners:
             self._emit(CallAwaitingApproval(time.time(), index, tool, pending.id, arguments))
 
@@ -420,7 +445,7 @@ class Engine:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
-        self._sizes[call.index] = size * len(pending)
+        self._budget.expect(call.index, size * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
     async def _execute(
@@ -439,6 +464,8 @@ class Engine:
         for name, value in validated.items():
             if type(value) in (dict, list) and value is arguments.get(name):
                 validated[name] = copy_json(value)
+        if self.recorder is not None:  # its intent must be durable before the tool runs
+            self.recorder.invoking(call.index)
         try:
             if tool.latent:
                 assert self.latent is not None
@@ -471,27 +498,8 @@ class Engine:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
-        self._sizes[call.index] = size * len(pending)
+        self._budget.expect(call.index, size * len(pending))
         self._settle(call.index, pending, succeeded=True)
-
-    def _make_room(self, index: int) -> None:
-        """Raise ``StateWriteError`` when call ``index``'s writes could take the state
-        past ``limits.max_state_bytes``.  Counts what every write adds (an upper bound:
-        a write that replaces counts in full) and measures the state only when that
-        bound passes the limit, so the cost stays linear."""
-        added = self._sizes.pop(index, 0)
-        limit = self.limits.max_state_bytes
-        if self._state_bytes + added > limit:
-            self._state_bytes = sum(
-                len(to_json(self.state.peek(kind))) for kind in self.state.kinds
-            )
-            if self._state_bytes + added > limit:
-                raise StateWriteError(
-                    f"the state would grow past {limit:,} bytes of JSON "
-                    f"(Limits.max_state_bytes): it holds {self._state_bytes:,} bytes, "
-                    f"and this call writes up to {added:,}"
-                )
-        self._state_bytes += added
 
     def _abandoned(self, index: int) -> bool:
         """True when the run gave up on call ``index`` (it outlived the run's timeout)."""
@@ -562,7 +570,7 @@ class Engine:
         """A call ran (or a person rejected it): keep what it did, so that a resumed run
         replays it instead of running it again, then finish it."""
         record = self.records[index]
-        self.outcomes[index] = CallOutcome(
+        outcome = self.outcomes[index] = CallOutcome(
             succeeded,
             tuple(pending),
             record.output,
@@ -570,6 +578,8 @@ class Engine:
             record.attempts,
             (record.started, record.finished),
         )
+        if self.recorder is not None:
+            self.recorder.settled(index, outcome)
         self._finish(index, pending, succeeded=succeeded)
 
     def _finish(self, index: int, pending: Writes, *, succeeded: bool = False) -> None:
@@ -589,7 +599,7 @@ class Engine:
         if index in self._succeeded:
             succeeded_at = time.time()  # before the writes, so event times never go back
             try:
-                self._make_room(index)
+                self._budget.make_room(index)
                 entries = self.state.write_many(
                     pending, call.output_method, call=index, instance=call.instance, owned=True
                 )
@@ -607,6 +617,8 @@ class Engine:
         self._written[index] = written
         self._committed[index] = True
         self._committed_count += 1
+        if self.recorder is not None:
+            self.recorder.committed(record, self.state.log[-len(written) :] if written else ())
         for successor in self.graph.successors[index]:
             self._waiting[successor] -= 1
             if self._waiting[successor] == 0 and not self._stopping:

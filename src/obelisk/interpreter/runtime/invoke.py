@@ -10,8 +10,9 @@ from typing import Any
 import tenacity
 
 from obelisk.errors import UsageError
+from obelisk.interpreter.runtime.approvals import argument_hash
 from obelisk.interpreter.runtime.processes import ProcessWorkers
-from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.runtime.records import CallRecord, idempotency_key
 from obelisk.interpreter.runtime.threads import DaemonThreads
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
@@ -33,13 +34,18 @@ class Invoker:
     its timeout fails too, whatever it returned.  ``tool.retry`` is applied
     with tenacity.  A tool with a ``context_parameter`` gets a
     :class:`~obelisk.interpreter.tools.run_context.Context` of ``context`` there
-    (docs/tools.md); with ``context=None`` its calls fail with
-    :class:`~obelisk.errors.UsageError` before any attempt.
+    (docs/tools.md), whose ``idempotency_key`` is made of ``run_id``, the call's index
+    and its argument hash; with ``context=None`` its calls fail with
+    :class:`~obelisk.errors.UsageError` before any attempt, unless the run is
+    ``durable`` (journaled, docs/durable.md): then ``deps`` is ``None``.
     """
 
-    def __init__(self, threads: int, context: Any = None) -> None:
+    def __init__(
+        self, threads: int, context: Any = None, run_id: str = "", durable: bool = False
+    ) -> None:
         self.threads = threads
         self.context = context
+        self.run_id, self.durable = run_id, durable
         self._threads: DaemonThreads | None = None
         self._processes: ProcessWorkers | None = None
 
@@ -53,7 +59,7 @@ class Invoker:
 
     async def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         """Run the tool once, or as its retry policy says; counts ``record.attempts``."""
-        if tool.context_parameter is not None and self.context is None:
+        if tool.context_parameter is not None and self.context is None and not self.durable:
             raise UsageError(
                 f"tool {tool.name!r} needs a run context (its parameter "
                 f"{tool.context_parameter!r} is an obelisk.Context); pass context= to "
@@ -81,7 +87,9 @@ class Invoker:
         function = tool.function
         assert function is not None
         if tool.context_parameter is not None:
-            context = Context(self.context, tool.name, record.index, record.attempts)
+            digest = argument_hash(tool.name, record.arguments or {})
+            key = idempotency_key(self.run_id, record.index, digest)
+            context = Context(self.context, tool.name, record.index, record.attempts, key)
             arguments = {**arguments, tool.context_parameter: context}
         timeout = tool.timeout
         if tool.is_async:

@@ -4,11 +4,16 @@ Shapes (``to_dict()``):
 
 * :class:`CallRecord` ``{"index", "id", "tool", "status", "arguments", "output",
   "error", "reason", "started", "finished", "attempts"}``; ``status`` is one of
-  ``succeeded``, ``failed``, ``skipped``, ``pending_latent``, ``cancelled``;
+  ``succeeded``, ``failed``, ``skipped``, ``pending_latent``, ``cancelled``,
+  ``awaiting_approval``, ``unknown`` (a durable run's call that was in flight at a
+  crash, docs/durable.md);
   ``error`` is ``{"type", "message"}`` or ``null``; times are seconds since the epoch.
 * :class:`RunResult` ``{"status", "state", "calls", "diagnostics"}`` (the shape of
   ``obelisk run --json``, calls trimmed to ``index, id, tool, status, output,
-  error, reason``); ``status`` is ``completed``, ``failed`` or ``partial``.
+  error, reason``); ``status`` is ``completed``, ``failed``, ``partial``,
+  ``awaiting_approval`` or ``unknown``.
+* :class:`UnknownCall` ``{"call", "label", "tool", "arguments", "idempotency_key",
+  "started"}``.
 
 Events are in :mod:`~obelisk.interpreter.runtime.events`.
 """
@@ -24,7 +29,16 @@ from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.state import WriteEntry
 
-__all__ = ["CallOutcome", "CallRecord", "CallStatus", "RunResult", "RunStatus", "run_status"]
+__all__ = [
+    "CallOutcome",
+    "CallRecord",
+    "CallStatus",
+    "RunResult",
+    "RunStatus",
+    "UnknownCall",
+    "idempotency_key",
+    "run_status",
+]
 
 CallStatus = Literal[
     "waiting",
@@ -34,8 +48,44 @@ CallStatus = Literal[
     "pending_latent",
     "cancelled",
     "awaiting_approval",
+    "unknown",
 ]
-RunStatus = Literal["completed", "failed", "partial", "awaiting_approval"]
+RunStatus = Literal["completed", "failed", "partial", "awaiting_approval", "unknown"]
+
+
+def idempotency_key(run_id: str, call: int, digest: str) -> str:
+    """``"<run id>/<call index>/<first 16 hex digits of the argument hash>"``: the key
+    a tool receives as ``Context.idempotency_key`` (docs/durable.md)."""
+    return f"{run_id}/{call}/{digest[:16]}"
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownCall:
+    """A call of a durable run that was in flight when its process stopped: its
+    tool may or may not have done its work, so it is not run again unless a person
+    says so (``resume(..., unknown={call: Resolution...})``, docs/durable.md).
+
+    ``call`` is its index, ``label`` its ``#3 charge`` name, ``arguments`` the
+    resolved arguments it was started with, ``idempotency_key`` the key its tool
+    was given, ``started`` when it started (seconds since the epoch)."""
+
+    call: int
+    label: str
+    tool: str
+    arguments: dict[str, Any]
+    idempotency_key: str
+    started: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"call", "label", "tool", "arguments", "idempotency_key", "started"}``."""
+        return {
+            "call": self.call,
+            "label": self.label,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "idempotency_key": self.idempotency_key,
+            "started": self.started,
+        }
 
 
 @dataclass(slots=True)
@@ -104,8 +154,12 @@ class RunResult:
     instance sees; ``log`` the write log in commit order.  With ``status ==
     "awaiting_approval"`` the run is paused: ``pending`` lists the calls waiting
     for a person (:class:`~obelisk.interpreter.runtime.approvals.PendingApproval`),
-    and :func:`obelisk.resume` continues it.  ``outcomes`` keeps what each call that
-    ran did, and ``origin`` what the run was started with, for resuming.
+    and :func:`obelisk.resume` continues it.  With ``status == "unknown"`` (a durable
+    run resumed after a crash) ``unknown`` lists the calls whose outcome is unknown,
+    which wait for a person's :class:`~obelisk.Resolution` (docs/durable.md).
+    ``outcomes`` keeps what each call that ran did, and ``origin`` what the run was
+    started with, for resuming.  ``run_id`` names the run (in its journal, for a
+    durable run; ``journal`` is then the journal file's path).
     """
 
     status: RunStatus
@@ -118,6 +172,9 @@ class RunResult:
     pending: tuple[PendingApproval, ...] = ()
     outcomes: dict[int, CallOutcome] = field(default_factory=dict)
     origin: Any = None
+    run_id: str | None = None
+    unknown: tuple[UnknownCall, ...] = ()
+    journal: str | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run (Python 3.11) formats the main task's
@@ -133,7 +190,9 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """``{"status", "state", "calls": [...], "diagnostics": [...]}``, plus
         ``"pending": [{"id", "call", "label", "tool", "arguments", "hash"}]`` while
-        the run awaits approval."""
+        the run awaits approval, ``"unknown": [UnknownCall.to_dict(), ...]`` while
+        calls' outcomes are unknown, and ``"run_id"`` and ``"journal"`` for a durable
+        run."""
         keys = ("index", "id", "tool", "status", "output", "error", "reason")
         data: dict[str, Any] = {
             "status": self.status,
@@ -143,16 +202,23 @@ class RunResult:
         }
         if self.pending:
             data["pending"] = [approval.to_dict() for approval in self.pending]
+        if self.unknown:
+            data["unknown"] = [call.to_dict() for call in self.unknown]
+        if self.journal is not None:
+            data["run_id"], data["journal"] = self.run_id, self.journal
         return data
 
 
-def run_status(records: Sequence[CallRecord], awaiting: bool) -> RunStatus:
-    """A run's status from its call records (``awaiting``: calls wait for a person):
-    ``awaiting_approval``; ``failed`` when a call failed or was cancelled;
+def run_status(records: Sequence[CallRecord], awaiting: bool, unknown: bool = False) -> RunStatus:
+    """A run's status from its call records (``awaiting``: calls wait for a person;
+    ``unknown``: calls whose outcome is unknown wait for a resolution):
+    ``awaiting_approval``; ``unknown``; ``failed`` when a call failed or was cancelled;
     ``partial`` when a latent call is pending or a call was skipped because a read it
     needs did not exist (a skipped untaken alternative is normal); else ``completed``."""
     if awaiting:
         return "awaiting_approval"  # the run is not over
+    if unknown:
+        return "unknown"  # nor is this one
     statuses = {record.status for record in records}
     if "failed" in statuses or "cancelled" in statuses:
         return "failed"

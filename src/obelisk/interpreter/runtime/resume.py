@@ -1,4 +1,5 @@
-"""Resuming a run paused for approvals, without running again what already ran.
+"""Resuming a run paused for approvals, or a durable run by its id, without running
+again what already ran.
 
 A run whose calls wait for a person returns with ``status ==
 "awaiting_approval"``.  :func:`resume` takes that result and decisions by approval
@@ -6,7 +7,8 @@ id, checks every decision (known id, arguments unchanged, an edit that fits the
 tool's schema) before anything runs, then runs the plan again from the start: every
 call that ran is replayed from its recorded outcome instead of being called, so the
 state comes out the same, and only the calls still to run are called
-(docs/approvals.md).
+(docs/approvals.md).  A run id with ``journal=`` resumes a durable run from its
+journal (docs/durable.md, :mod:`~obelisk.interpreter.runtime.durable`).
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from obelisk.errors import ApprovalError, ArgumentValidationError, Diagnostic, UsageError
-from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
+from obelisk.errors import Diagnostic, UsageError
+from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
+from obelisk.interpreter.runtime.durable import DurableOrigin, resume_journaled
 from obelisk.interpreter.runtime.engine import Engine
+from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["EngineFactory", "RunOrigin", "check_decisions", "resume"]
+__all__ = ["EngineFactory", "RunOrigin", "resume"]
 
 EngineFactory = Callable[[Registry, Mapping[str, Decision], Mapping[int, CallOutcome]], Engine]
 """Builds the engine of a run again: ``(registry, decisions, outcomes to replay)``."""
@@ -41,79 +45,71 @@ class RunOrigin:
     decisions: Mapping[str, Decision] = field(default_factory=dict)
 
 
-def check_decisions(
-    pending: tuple[PendingApproval, ...], decisions: Mapping[str, Any], registry: Registry
-) -> dict[str, Decision]:
-    """``decisions`` checked against the pending approvals, before anything runs.
-
-    Raises :class:`~obelisk.errors.ApprovalError` for a decision that is not a
-    ``Decision``, an id that names no pending approval (a call whose arguments
-    changed has a new id: the message says so), or edited arguments that do not
-    fit the tool's schema.  Nothing is recorded when one is refused.
-    """
-    by_id = {approval.id: approval for approval in pending}
-    checked: dict[str, Decision] = {}
-    for approval_id, decision in decisions.items():
-        if not isinstance(decision, Decision):
-            raise ApprovalError(
-                f"the decision for {approval_id!r} must be Decision.accept(), "
-                f"Decision.reject(reason) or Decision.edit(arguments), got {decision!r}"
-            )
-        approval = by_id.get(approval_id)
-        if approval is None:
-            call = str(approval_id).split("-", 1)[0]
-            same = [a for a in pending if str(a.call) == call]
-            hint = (
-                f"; {same[0].label} awaits {same[0].id}: its arguments are not the ones "
-                "that decision was made for"
-                if same
-                else ""
-            )
-            ids = ", ".join(a.id for a in pending) or "none"
-            raise ApprovalError(f"no call awaits approval {approval_id!r}{hint} (pending: {ids})")
-        if decision.action == "edit":
-            tool = registry.get(approval.tool)
-            if not isinstance(decision.arguments, Mapping):
-                raise ApprovalError(
-                    f"the edit of {approval.label} must be an arguments object, "
-                    f"got {decision.arguments!r}"
-                )
-            if tool is not None:
-                try:
-                    tool.validate_arguments(dict(decision.arguments))
-                except ArgumentValidationError as exc:
-                    raise ApprovalError(
-                        f"the edited arguments of {approval.label} do not fit its tool; "
-                        f"nothing was recorded: {exc}"
-                    ) from None
-        checked[approval_id] = decision
-    return checked
-
-
 async def resume(
     run: RunResult | str,
     decisions: Mapping[str, Decision] | None = None,
     *,
     tools: Any = None,
     journal: Any = None,
+    unknown: Mapping[Any, Resolution] | None = None,
+    context: Any = None,
+    on_event: Any = None,
 ) -> RunResult:
-    """Continue a run paused for approvals; returns the new :class:`RunResult`.
+    """Continue a paused run, or a durable run by its id; returns the new :class:`RunResult`.
 
-    ``run`` is the paused result (a run id with ``journal=`` is for durable runs).
-    ``decisions`` maps approval ids (``result.pending[i].id``) to
+    ``run`` is the paused result, or the id of a durable run with ``journal=`` (a
+    file path or an :class:`obelisk.Journal`; docs/durable.md).  ``decisions`` maps
+    approval ids (``result.pending[i].id``) to
     :class:`~obelisk.interpreter.runtime.approvals.Decision`: accepted calls run,
     edited ones run with the edited arguments, rejected ones fail with the reason
     (``ApprovalRejected``, which an error arm may take).  Calls without a decision
-    keep waiting.  ``tools`` replaces the run's tools (default: the same).  Nothing
-    that already ran is run again.
+    keep waiting.  ``tools`` replaces the run's tools (default: the same; a run
+    resumed by id needs them).  Nothing that already ran is run again.
 
-    Raises :class:`~obelisk.errors.ApprovalError` for a bad decision (see
-    :func:`check_decisions`) and :class:`~obelisk.errors.UsageError` for a result
-    that cannot be resumed.
+    Durable runs only: ``unknown`` maps calls whose outcome is unknown (by index or
+    ``_id``; ``result.unknown``) to a
+    :class:`~obelisk.interpreter.runtime.approvals.Resolution`; ``context`` is the
+    context object for the tools (default: the one the result ran with) and
+    ``on_event`` a listener or listeners, as for :func:`obelisk.run`.
+
+    Raises :class:`~obelisk.errors.ApprovalError` for a bad decision or resolution
+    (see :func:`~obelisk.interpreter.runtime.approvals.check_decisions`),
+    :class:`~obelisk.errors.UsageError` for a result that cannot be resumed, and for
+    a durable run :class:`~obelisk.errors.JournalError` (no such run, a run that is
+    over), :class:`~obelisk.errors.JournalCorrupted`,
+    :class:`~obelisk.errors.RunMismatch` (its tools changed) and
+    :class:`~obelisk.errors.RunLocked` (another process runs it).
     """
-    if isinstance(run, str) or journal is not None:
-        raise UsageError("resuming by run id needs durable runs (a journal), not available here")
+    listeners: tuple[Listener, ...] = ()
+    if on_event is not None:
+        listeners = tuple(on_event) if not callable(on_event) else (on_event,)
+    if isinstance(run, str):
+        if journal is None:
+            raise UsageError(f"resuming run {run!r} by its id needs journal= (its journal file)")
+        return await resume_journaled(
+            run,
+            decisions,
+            journal=journal,
+            tools=tools,
+            unknown=unknown,
+            context=context,
+            listeners=listeners,
+        )
+    if not isinstance(run, RunResult):
+        raise UsageError(f"resume takes a RunResult or a run id, got {type(run).__name__}")
     origin = run.origin
+    if isinstance(origin, DurableOrigin):
+        return await resume_journaled(
+            origin.run_id,
+            decisions,
+            journal=origin.journal if journal is None else journal,
+            tools=origin.registry if tools is None else tools,
+            unknown=unknown,
+            context=origin.context if context is None else context,
+            listeners=listeners or origin.listeners,
+        )
+    if journal is not None or unknown is not None:
+        raise UsageError("journal= and unknown= apply to durable runs (run with journal=)")
     if not isinstance(origin, RunOrigin):
         raise UsageError("this result cannot be resumed: it was not made by obelisk.run")
     registry = origin.registry if tools is None else Registry.coerce(tools)

@@ -11,7 +11,8 @@ from obelisk.errors import UsageError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import gc_paused
-from obelisk.interpreter.runtime.approvals import Decision
+from obelisk.interpreter.runtime.approvals import Decision, Resolution
+from obelisk.interpreter.runtime.durable import new_run_id, run_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Event, Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
@@ -54,6 +55,8 @@ async def run(
     context: Any = None,
     timeout: float | None = None,
     limits: Limits | None = None,
+    journal: Any = None,
+    run_id: str | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -79,9 +82,19 @@ async def run(
     ``awaiting_approval``, ``pending`` lists them, and :func:`resume` continues
     (docs/approvals.md).
 
+    ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable
+    (docs/durable.md): the plan, the input, each call's intent (before its tool
+    runs) and outcome, the writes and the events are kept in that SQLite file, and
+    ``obelisk.resume(run_id, tools=..., journal=...)`` continues the run after a
+    crash or a pause, in this process or another, without running again what
+    committed.  ``run_id`` names the run (default: 16 random hex digits;
+    ``result.run_id``).  The input, state and data must then be JSON data.
+
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
-    anything runs when the plan has errors, and
-    :class:`~obelisk.errors.UsageError` for bad arguments.  Tool failures never
+    anything runs when the plan has errors,
+    :class:`~obelisk.errors.UsageError` for bad arguments, and
+    :class:`~obelisk.errors.JournalError` when the journal cannot be used (a run
+    ``run_id`` exists in it, a value is not JSON data).  Tool failures never
     raise: they are in the result's call records, beside everything else that
     was written.
 
@@ -108,10 +121,29 @@ async def run(
     limits = DEFAULT_LIMITS if limits is None else limits
     if not isinstance(limits, Limits):
         raise UsageError(f"limits must be an obelisk.Limits, got {type(limits).__name__}")
+    if run_id is not None and journal is None:
+        raise UsageError("run_id= names a durable run: it needs journal= too")
     checked = check(plan, registry, input, state, data=data, limits=limits)
     checked.raise_for_errors()
     assert checked.plan is not None and checked.graph is not None
     parsed, graph = checked.plan, checked.graph
+    if journal is not None:
+        return await run_journaled(
+            checked,
+            registry,
+            input=input,
+            state=state,
+            data=data,
+            journal=journal,
+            run_id=run_id,
+            concurrency=concurrency,
+            fail_fast=fail_fast,
+            listeners=listeners,
+            context=context,
+            timeout=timeout,
+            limits=limits,
+        )
+    name = new_run_id()  # in the idempotency keys tools get
 
     def make(
         tools: Registry,
@@ -132,6 +164,7 @@ async def run(
                 context=context,
                 timeout=timeout,
                 limits=limits,
+                run_id=name,
                 owns_state=True,
             )
 
@@ -167,6 +200,8 @@ def run_sync(
     context: Any = None,
     timeout: float | None = None,
     limits: Limits | None = None,
+    journal: Any = None,
+    run_id: str | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one with ``asyncio.run``).
 
@@ -186,6 +221,8 @@ def run_sync(
             context=context,
             timeout=timeout,
             limits=limits,
+            journal=journal,
+            run_id=run_id,
         )
     )
 
@@ -196,6 +233,19 @@ def resume_sync(
     *,
     tools: Any = None,
     journal: Any = None,
+    unknown: Mapping[Any, Resolution] | None = None,
+    context: Any = None,
+    on_event: EventHandlers = None,
 ) -> RunResult:
     """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop."""
-    return run_blocking(resume(run, decisions, tools=tools, journal=journal))
+    return run_blocking(
+        resume(
+            run,
+            decisions,
+            tools=tools,
+            journal=journal,
+            unknown=unknown,
+            context=context,
+            on_event=_listeners(on_event),
+        )
+    )

@@ -29,6 +29,7 @@ __all__ = ["Description", "Interface", "function_interface", "match_function", "
 OPTIONS = ("outcomes", "timeout", "capacity", "pure")
 _OWN_KEYS = (
     *OPTIONS, "_delegate", "_scopes", "delegate", "scopes", "effects", "requires_approval",
+    "idempotent",
 )  # fmt: skip
 _PLAIN_KEYS = (
     "name", "description", "parameters", "input_schema", "output", "output_schema", "strict",
@@ -71,7 +72,7 @@ class Description:
     ``input_schema`` or ``inputSchema``), ``options`` holds ``outcomes``, ``timeout``
     (seconds), ``capacity`` (calls) and ``pure`` as given (``pure`` also from MCP's
     ``readOnlyHint``); ``effects`` and ``requires_approval`` as given (checked by
-    :class:`Tool`)."""
+    :class:`Tool`); ``idempotent`` as given, or from MCP's ``idempotentHint``."""
 
     name: str
     description: str
@@ -83,6 +84,7 @@ class Description:
     scopes: Any
     effects: Any = None
     requires_approval: Any = False
+    idempotent: Any = False
 
 
 def read_description(spec: Any) -> Description:
@@ -128,7 +130,15 @@ def read_description(spec: Any) -> Description:
         read_only = annotations.get("readOnlyHint", False)
         if not isinstance(read_only, bool):
             raise bad(name, f"'annotations.readOnlyHint' must be true or false, got {read_only!r}")
-        options["pure"] = read_only  # the only hint obelisk maps (docs/tools.md)
+        options["pure"] = read_only  # docs/tools.md
+    idempotent = spec.get("idempotent", False)
+    if not isinstance(idempotent, bool):
+        raise bad(name, f"idempotent must be true or false, got {idempotent!r}")
+    if mcp and "idempotent" not in spec and isinstance(spec.get("annotations"), Mapping):
+        hint = spec["annotations"].get("idempotentHint", False)
+        if not isinstance(hint, bool):
+            raise bad(name, f"'annotations.idempotentHint' must be true or false, got {hint!r}")
+        idempotent = hint  # docs/tools.md, docs/durable.md
     description = spec.get("description")
     if description is None:
         description = spec.get("title", "") if mcp else ""
@@ -164,6 +174,7 @@ def read_description(spec: Any) -> Description:
         spec.get("_scopes", spec.get("scopes", ())),
         spec.get("effects"),
         spec.get("requires_approval", False),
+        idempotent,
     )
 
 

@@ -27,6 +27,9 @@ class Context(Generic[T]):
     - ``tool``: the name of the tool being called.
     - ``call``: the call's 0-based index in the plan (of the current turn, in a loop).
     - ``attempt``: 1 for the first try, 2 for the first retry, ... (``RetryPolicy``).
+    - ``idempotency_key``: ``"<run id>/<call index>/<16 hex digits of the argument
+      hash>"``, the same for every attempt of the call and when a durable run is
+      resumed (docs/durable.md); pass it to services that deduplicate requests.
 
     Built by obelisk for each attempt; tools only read it.  In the style of Pydantic
     AI's ``RunContext[Deps]``: the wrapper leaves room for per-call facts next to
@@ -36,13 +39,16 @@ class Context(Generic[T]):
             return ctx.deps.deliver(to, text)
 
     A run without a context (``context=None``) fails every call of such a tool with
-    :class:`~obelisk.errors.UsageError` (docs/tools.md).
+    :class:`~obelisk.errors.UsageError` (docs/tools.md), except a durable run (one
+    with a journal), whose tools get a ``Context`` with ``deps=None`` so that they can
+    read ``idempotency_key``.
     """
 
     deps: T
     tool: str
     call: int
     attempt: int
+    idempotency_key: str = ""
 
 
 def is_context_annotation(annotation: Any) -> bool:

@@ -73,6 +73,9 @@ class Tool:
     - ``outcomes``: names usable as :class:`Outcome` ``k`` (docs/language.md).
     - ``timeout``: seconds per attempt; ``capacity``: max concurrent calls;
       ``None`` = no limit (docs/semantics.md).  ``pure``: no side effects.
+    - ``idempotent``: running a call twice with the same arguments has the effect of
+      running it once; a durable run resumed after a crash runs such a call again
+      when it was in flight, instead of reporting it ``unknown`` (docs/durable.md).
     - ``effects``: the world resources the tool touches, ``{"slack.users": "read" |
       "write"}``; calls whose effects conflict run in plan order (docs/semantics.md).
     - ``requires_approval``: ``True``, or a function of the resolved arguments
@@ -111,6 +114,7 @@ class Tool:
     effects: dict[str, str] = field(default_factory=dict)
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     context_parameter: str | None = None
+    idempotent: bool = False
     isolation: Literal["thread", "process"] = "thread"
     blocking: bool = True
     parameter_names: tuple[str, ...] = field(init=False)
@@ -130,6 +134,8 @@ class Tool:
         if not _checked:  # from_schema checked the options with the description
             check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
+        if not isinstance(self.idempotent, bool):
+            raise bad(self.name, f"idempotent must be true or false, got {self.idempotent!r}")
         self.scopes = check_scopes(self.name, self.scopes)
         self.effects = check_effects(self.name, self.effects)
         if self.isolation not in ("thread", "process"):
@@ -217,6 +223,7 @@ class Tool:
         retry: RetryPolicy | None = None,
         effects: Mapping[str, str] | None = None,
         requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
+        idempotent: bool = False,
         isolation: Literal["thread", "process"] = "thread",
         blocking: bool = True,
     ) -> Tool:
@@ -316,6 +323,7 @@ class Tool:
             effects=effects if effects is not None else {},  # type: ignore[arg-type]  # checked
             requires_approval=requires_approval,
             context_parameter=context,
+            idempotent=idempotent,
             isolation=isolation,
             blocking=blocking,
         )
@@ -339,7 +347,8 @@ class Tool:
         (schema only) without ``function``, runnable with it.
 
         Shapes (``description`` fields are optional, obelisk's keys are
-        ``outcomes``, ``timeout``, ``capacity``, ``pure``, ``_delegate``, ``_scopes``):
+        ``outcomes``, ``timeout``, ``capacity``, ``pure``, ``idempotent``,
+        ``_delegate``, ``_scopes``, ``effects``, ``requires_approval``):
 
         - obelisk's own: ``{"name", "description", "parameters", "output", ...}``
           (``input_schema`` is an alias of ``parameters``, ``output_schema`` of
@@ -351,8 +360,9 @@ class Tool:
         - MCP tool: ``{"name", "title", "description", "inputSchema",
           "outputSchema", "annotations", "icons", "execution", "_meta"}``
           (``title`` stands in for a missing ``description``; ``annotations.readOnlyHint:
-          true`` makes the tool ``pure`` unless ``pure`` is given; other hints are
-          ignored).
+          true`` makes the tool ``pure`` unless ``pure`` is given,
+          ``annotations.idempotentHint: true`` makes it ``idempotent`` unless
+          ``idempotent`` is given; other hints are ignored).
 
         ``strict`` is accepted and changes nothing: arguments are always validated
         against ``parameters``.  Schemas are checked once per distinct schema with
@@ -398,6 +408,7 @@ class Tool:
             context_parameter=context_parameter,
             effects=found.effects if found.effects is not None else {},
             requires_approval=found.requires_approval,
+            idempotent=found.idempotent,
             _checked=True,
         )
         if interface is not None:
@@ -514,8 +525,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     Use bare (``@tool``) or with the keywords of :meth:`Tool.from_function`:
     ``name``, ``description``, ``outcomes`` (names for :class:`Outcome`,
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
-    ``output_schema``, ``blocking`` (``False``: a quick sync function runs on the event
-    loop, not in a thread) and the rest.  Raises :class:`ToolDefinitionError` as that method does.
+    ``idempotent`` (docs/durable.md), ``output_schema``, ``retry``, ``effects``,
+    ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
+    event loop, not in a thread).  Raises :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
     ... def refund(customer_id: str, amount: float = 0.0) -> dict[str, str]:

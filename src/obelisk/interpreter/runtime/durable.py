@@ -1,0 +1,542 @@
+"""Durable runs: run a plan with a journal, resume it by its id (docs/durable.md).
+
+:func:`run_journaled` records a new run in a :class:`~obelisk.interpreter.runtime.journal.Journal`
+and runs it, journaling each call's intent before its tool runs and its outcome
+after.  :func:`resume_journaled` continues a run from the journal after a crash, a
+pause for approvals or a stop: every call with an outcome is replayed from it,
+never run again; a call that was in flight (an intent, no outcome) runs again only
+when its tool is ``pure`` or ``idempotent``, and is otherwise ``unknown`` until a
+person resolves it.  A run is pinned to its plan and its tools' schemas: resuming it
+with tools that changed raises :class:`~obelisk.errors.RunMismatch`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from obelisk.errors import (
+    ApprovalError,
+    Diagnostic,
+    JournalCorrupted,
+    JournalError,
+    ObeliskError,
+    OutcomeError,
+    OutputValidationError,
+    RunMismatch,
+    UsageError,
+)
+from obelisk.grammar import Reference
+from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.interpreter.plan.model import Call, Plan
+from obelisk.interpreter.plan.parse import gc_paused
+from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
+from obelisk.interpreter.runtime.engine import Engine
+from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.journal_data import FINISHED, Progress, canonical
+from obelisk.interpreter.runtime.journal_writer import RunWriter
+from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
+from obelisk.interpreter.runtime.records import (
+    CallOutcome,
+    RunResult,
+    UnknownCall,
+)
+from obelisk.interpreter.runtime.settled import settled_result
+from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool
+from obelisk.limits import Limits
+
+__all__ = [
+    "DurableOrigin",
+    "JournalArgument",
+    "changes",
+    "new_run_id",
+    "opened",
+    "pins",
+    "replay_outcomes",
+    "resume_journaled",
+    "run_journaled",
+    "sha",
+    "tool_pins",
+]
+
+JournalArgument = Journal | str | os.PathLike[str]
+"""What ``journal=`` takes: a :class:`Journal`, or the path of its file."""
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+@dataclass(frozen=True)
+class DurableOrigin:
+    """What a durable run's result remembers, so that ``obelisk.resume(result, ...)``
+    goes on through the journal: its file, the run's id, the tools, the context
+    object and the listeners it ran with, and the check's warnings."""
+
+    journal: str
+    run_id: str
+    registry: Registry
+    context: Any = None
+    listeners: tuple[Listener, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def new_run_id() -> str:
+    """A fresh run id: 16 hex digits."""
+    return uuid.uuid4().hex[:16]
+
+
+@contextlib.contextmanager
+def opened(journal: Any) -> Iterator[Journal]:
+    """The :class:`Journal` ``journal`` names: itself, or the file at a path (opened,
+    and closed afterwards).  Raises :class:`~obelisk.errors.UsageError` for anything else."""
+    if isinstance(journal, Journal):
+        yield journal
+        return
+    if not isinstance(journal, (str, os.PathLike)) or not os.fspath(journal):
+        raise UsageError(f"journal must be a file path or an obelisk.Journal, got {journal!r}")
+    book = Journal(journal)
+    try:
+        yield book
+    finally:
+        book.close()
+
+
+def sha(value: Any) -> str:
+    """The SHA-256 (hex) of ``value``'s canonical JSON."""
+    return hashlib.sha256(canonical(value).encode("ascii")).hexdigest()
+
+
+def tool_pins(tool: Tool) -> dict[str, str]:
+    """What a run is pinned to of one tool: hashes of its parameters schema, its
+    output schema, and the options that change what a plan does (outcomes, effects,
+    latent, delegate and scopes, pure, idempotent, requires approval)."""
+    rule = tool.requires_approval
+    options = {
+        "outcomes": list(tool.outcomes),
+        "effects": tool.effects,
+        "latent": tool.latent,
+        "delegate": tool.delegate,
+        "scopes": list(tool.scopes),
+        "pure": tool.pure,
+        "idempotent": tool.idempotent,
+        "requires_approval": rule if isinstance(rule, bool) else "a function",
+    }
+    return {
+        "parameters": sha(tool.parameters),
+        "output schema": sha(tool.output_schema),
+        "options": sha(options),
+    }
+
+
+def pins(plan_data: Any, plan: Plan, registry: Registry) -> tuple[dict[str, Any], str]:
+    """``(pinned, fingerprint)``: the hash of the plan (its canonical JSON) and
+    :func:`tool_pins` of every tool it calls; the fingerprint is the SHA-256 (hex) of
+    both."""
+    names = sorted({call.tool for call in plan.calls})
+    pinned = {
+        "plan": sha(plan_data),
+        "tools": {name: tool_pins(registry[name]) for name in names if name in registry},
+    }
+    return pinned, sha(pinned)
+
+
+def changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
+    """What changed of the pinned tools in ``registry``: one phrase per tool."""
+    found = []
+    tools = pinned.get("tools")
+    if not isinstance(tools, dict):
+        raise JournalCorrupted("the journal's pins name no tools")
+    for name, parts in sorted(tools.items()):
+        tool = registry.get(name)
+        if tool is None:
+            found.append(f"tool {name!r} is missing")
+            continue
+        now = tool_pins(tool)
+        changed = [
+            part for part in now if not isinstance(parts, dict) or parts.get(part) != now[part]
+        ]
+        if changed:
+            found.append(f"tool {name!r} changed its {' and '.join(changed)}")
+    return found
+
+
+def _settings(
+    concurrency: int, fail_fast: bool, timeout: float | None, limits: Limits
+) -> dict[str, Any]:
+    return {
+        "concurrency": concurrency,
+        "fail_fast": fail_fast,
+        "timeout": timeout,
+        "limits": dataclasses.asdict(limits),
+    }
+
+
+async def run_journaled(
+    checked: CheckResult,
+    registry: Registry,
+    *,
+    input: Any,
+    state: Any,
+    data: Any,
+    journal: Any,
+    run_id: str | None,
+    concurrency: int,
+    fail_fast: bool,
+    listeners: tuple[Listener, ...],
+    context: Any,
+    timeout: float | None,
+    limits: Limits,
+) -> RunResult:
+    """Run a checked plan as a durable run in ``journal`` (see :func:`obelisk.run`).
+
+    Raises :class:`~obelisk.errors.JournalError` when a run ``run_id`` exists or the
+    input, state or data are not JSON data, and :class:`~obelisk.errors.UsageError`
+    for a bad ``run_id``."""
+    assert checked.plan is not None and checked.graph is not None
+    if run_id is None:
+        run_id = new_run_id()
+    elif not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        raise UsageError(
+            "run_id must be 1 to 128 letters, digits and . _ : - (starting with a letter "
+            f"or a digit), got {run_id!r}"
+        )
+    plan, graph = checked.plan, checked.graph
+    plan_data = plan.to_data()
+    pinned, fingerprint = pins(plan_data, plan, registry)
+    with opened(journal) as book:
+        token = book.create_run(
+            run_id,
+            kind="run",
+            calls=len(plan.calls),
+            fingerprint=fingerprint,
+            pinned=pinned,
+            plan=plan_data,
+            input=input,
+            state=state,
+            data=data,
+            settings=_settings(concurrency, fail_fast, timeout, limits),
+        )
+        try:
+            writer = RunWriter(book, run_id)
+            with gc_paused():
+                engine = Engine(
+                    plan,
+                    graph,
+                    registry,
+                    State(state, input, data),
+                    concurrency=concurrency,
+                    fail_fast=fail_fast,
+                    listeners=listeners,
+                    context=context,
+                    timeout=timeout,
+                    limits=limits,
+                    recorder=writer,
+                    run_id=run_id,
+                    owns_state=True,
+                )
+        except BaseException:
+            book.unlock(run_id, token, "interrupted")
+            raise
+        result = await _drive(book, run_id, token, engine, writer)
+        origin = DurableOrigin(book.path, run_id, registry, context, listeners, checked.diagnostics)
+        return dataclasses.replace(
+            result, diagnostics=checked.diagnostics, origin=origin, journal=book.path
+        )
+
+
+async def _drive(
+    book: Journal, run_id: str, token: str, engine: Engine, writer: RunWriter
+) -> RunResult:
+    """Run ``engine``, then journal how it ended and give the lock back.  A run that
+    raises (KeyboardInterrupt, a journal that cannot be written) is left
+    ``interrupted``: resumable."""
+    try:
+        result = await engine.run()
+    except BaseException as exc:
+        with contextlib.suppress(ObeliskError):  # best effort: the journal may be what failed
+            writer.note("run_interrupted", None, {"error": error_record(exc)})
+            writer.close()
+        with contextlib.suppress(ObeliskError):
+            book.unlock(run_id, token, "interrupted")
+        raise
+    try:
+        over = result.status in FINISHED
+        writer.note("run_finished" if over else "run_paused", None, {"status": result.status})
+        writer.close()
+    finally:
+        with contextlib.suppress(ObeliskError):
+            book.unlock(run_id, token, result.status)
+    return result
+
+
+def replay_outcomes(plan: Plan, progress: Progress) -> dict[int, CallOutcome]:
+    """The journaled outcomes, their write paths resolved against the plan's calls."""
+    replay: dict[int, CallOutcome] = {}
+    count = len(plan.calls)
+    for index, intent in progress.intents.items():
+        if not 0 <= index < count or plan.calls[index].tool != intent.tool:
+            raise JournalCorrupted(f"the journal has an intent of call {index} the plan lacks")
+    for index, outcome in progress.outcomes.items():
+        if not 0 <= index < count:
+            raise JournalCorrupted(f"the journal has an outcome of call {index} the plan lacks")
+        targets = {
+            str(ref): ref for alternative in plan.calls[index].alternatives for ref in alternative
+        }
+        writes: list[tuple[Reference, Any]] = []
+        for path, value in outcome.writes:
+            target = targets.get(path) if isinstance(path, str) else None
+            if target is None:
+                raise JournalCorrupted(
+                    f"the journal's outcome of call {index} writes {path!r}, which that call "
+                    "cannot write"
+                )
+            writes.append((target, value))
+        replay[index] = dataclasses.replace(outcome, writes=tuple(writes))
+    return replay
+
+
+def _chosen(
+    resolutions: Mapping[Any, Any], plan: Plan, held: Mapping[int, UnknownCall]
+) -> dict[int, Resolution]:
+    """``unknown=`` by call index, checked: each key names a call whose outcome is
+    unknown (by index or ``_id``), each value is a :class:`Resolution`."""
+    by_id = {call.id: call.index for call in plan.calls if call.id is not None}
+    names = ", ".join(call.label for call in held.values()) or "none"
+    chosen: dict[int, Resolution] = {}
+    for key, resolution in resolutions.items():
+        if not isinstance(resolution, Resolution):
+            raise ApprovalError(
+                f"the resolution for {key!r} must be Resolution.retry(), "
+                f"Resolution.succeeded(output) or Resolution.failed(message), got {resolution!r}"
+            )
+        index = key if type(key) is int else by_id.get(key)
+        if index is None or index not in held:
+            what = (
+                f"call {key!r}"
+                if index is None
+                else plan.calls[index].label
+                if 0 <= index < len(plan.calls)
+                else f"call {key!r}"
+            )
+            raise ApprovalError(
+                f"{what} is not a call whose outcome is unknown (unknown: {names}); "
+                "nothing was recorded"
+            )
+        if index in chosen:
+            raise ApprovalError(f"{held[index].label} is resolved twice")
+        chosen[index] = resolution
+    return chosen
+
+
+def _resolved(
+    call: Call, tool: Tool, resolution: Resolution, limits: Limits, started: float | None
+) -> CallOutcome | None:
+    """The outcome a person gave an unknown call (``None``: run it again).  Raises
+    :class:`ApprovalError` for an output that does not fit the tool."""
+    now = time.time()
+    if resolution.action == "retry":
+        return None
+    if resolution.action == "succeeded":
+        try:
+            value, writes, _ = result_writes(call, tool, resolution.output, limits)
+        except (OutcomeError, OutputValidationError) as exc:
+            raise ApprovalError(
+                f"the output given for {call.label} does not fit: {exc}; nothing was recorded"
+            ) from None
+        return CallOutcome(True, tuple(writes), value, None, 1, (started, now))
+    if not isinstance(resolution.message, str):
+        raise ApprovalError(
+            f"the failure of {call.label} needs a message, got {resolution.message!r}"
+        )
+    error = {"type": "UnknownOutcome", "message": resolution.message}
+    arm = error_arm(call, tool, error)
+    if arm is not None:
+        return CallOutcome(True, tuple(arm), None, error, 1, (started, now))
+    return CallOutcome(False, (), None, error, 1, (started, now))
+
+
+def _limits(settings: Mapping[str, Any]) -> Limits:
+    try:
+        return Limits(**settings.get("limits", {}))
+    except (TypeError, ObeliskError) as exc:
+        raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None
+
+
+async def resume_journaled(
+    run_id: str,
+    decisions: Mapping[str, Decision] | None,
+    *,
+    journal: Any,
+    tools: Any,
+    unknown: Mapping[Any, Resolution] | None = None,
+    context: Any = None,
+    listeners: tuple[Listener, ...] = (),
+) -> RunResult:
+    """Continue durable run ``run_id`` from ``journal`` (see :func:`obelisk.resume`).
+
+    Raises :class:`~obelisk.errors.JournalError` (no such run, a run that is over),
+    :class:`~obelisk.errors.JournalCorrupted`, :class:`~obelisk.errors.RunMismatch`
+    (tools changed), :class:`~obelisk.errors.RunLocked` (another process runs it),
+    :class:`~obelisk.errors.ApprovalError` (a bad decision or resolution: nothing is
+    recorded) and :class:`~obelisk.errors.UsageError` (no tools)."""
+    if not isinstance(run_id, str) or not run_id:
+        raise UsageError(f"run_id must be a run's id, got {run_id!r}")
+    with opened(journal) as book:
+        book.check()
+        row = book.run_row(run_id)
+        if row.kind != "run":
+            loop = row.parent if row.kind == "turn" and row.parent else run_id
+            raise JournalError(
+                f"{run_id!r} is a {row.kind} run; resume its loop with "
+                f"Loop(..., journal=...).resume({loop!r})",
+                book.path,
+            )
+        if row.status in FINISHED:
+            raise JournalError(
+                f"run {run_id!r} is over ({row.status}); nothing to resume "
+                f"(obelisk runs show {run_id} --journal {book.path})",
+                book.path,
+            )
+        if tools is None:
+            raise UsageError(
+                f"resuming run {run_id!r} needs its tools: pass tools= (the tools it started with)"
+            )
+        registry = Registry.coerce(tools)
+        settings, limits = row.settings, _limits(row.settings)
+        if sha(row.pinned) != row.fingerprint or row.pinned.get("plan") != sha(row.plan):
+            raise JournalCorrupted(
+                f"run {run_id!r} in {book.path!r}: its plan does not match its fingerprint",
+                book.path,
+            )
+        changed = changes(row.pinned, registry)
+        if changed:
+            raise RunMismatch(
+                f"run {run_id!r} is pinned to the plan and tool schemas it started with, "
+                f"and these changed: {'; '.join(changed)}; nothing was run",
+                changed,
+                book.path,
+            )
+        if not decisions and not unknown and not listeners:  # all settled: no engine
+            settled = settled_result(book, run_id, row)
+            if settled is not None:
+                origin = DurableOrigin(book.path, run_id, registry, context, listeners)
+                return dataclasses.replace(settled, origin=origin, journal=book.path)
+        checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
+        checked.raise_for_errors()
+        assert checked.plan is not None and checked.graph is not None
+        plan, graph = checked.plan, checked.graph
+        token, session = book.lock(run_id)
+        try:
+            engine, writer = _prepare(
+                book, run_id, session, plan, graph, registry, row, settings, limits, decisions,
+                unknown, context, listeners,
+            )  # fmt: skip
+        except BaseException:
+            book.unlock(run_id, token)
+            raise
+        result = await _drive(book, run_id, token, engine, writer)
+        origin = DurableOrigin(book.path, run_id, registry, context, listeners, checked.diagnostics)
+        return dataclasses.replace(
+            result, diagnostics=checked.diagnostics, origin=origin, journal=book.path
+        )
+
+
+def _prepare(
+    book: Journal,
+    run_id: str,
+    session: int,
+    plan: Plan,
+    graph: Any,
+    registry: Registry,
+    row: Any,
+    settings: Mapping[str, Any],
+    limits: Limits,
+    decisions: Mapping[str, Decision] | None,
+    unknown: Mapping[Any, Resolution] | None,
+    context: Any,
+    listeners: tuple[Listener, ...],
+) -> tuple[Engine, RunWriter]:
+    """Read what the run did, check the person's decisions and resolutions, record
+    them, and build the engine that replays and goes on (the lock is held)."""
+    progress = book.progress(run_id)
+    replay = replay_outcomes(plan, progress)
+    committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
+    held: dict[int, UnknownCall] = {}
+    rerun: list[int] = []
+    for index in sorted(progress.intents):
+        if index in replay:
+            continue
+        call, intent = plan.calls[index], progress.intents[index]
+        tool = registry[call.tool]
+        if tool.pure or tool.idempotent:
+            rerun.append(index)  # in flight, and safe to run again
+            continue
+        held[index] = UnknownCall(
+            index,
+            call.label,
+            call.tool,
+            intent.arguments,
+            intent.key(run_id, index),
+            intent.time,
+        )
+    chosen = _chosen(unknown or {}, plan, held)
+    resolved: dict[int, CallOutcome | None] = {}
+    for index, resolution in chosen.items():
+        call = plan.calls[index]
+        resolved[index] = _resolved(
+            call, registry[call.tool], resolution, limits, held[index].started
+        )
+    undecided = tuple(
+        approval
+        for approval in progress.approvals.values()
+        if approval.id not in progress.decisions
+    )
+    given = check_decisions(undecided, decisions or {}, registry)
+    stored = check_decisions(
+        tuple(progress.approvals.values()), progress.decisions, registry
+    )  # edits recorded without tools are checked now
+    # everything is checked: record the person's word before anything runs
+    for approval_id, decision in given.items():
+        book.decide(approval_id, decision, run_id=run_id, tools=registry)
+    for index, outcome in resolved.items():
+        if outcome is None:
+            book.record(run_id, "unknown_retried", index, None)
+        else:
+            book.record_outcome(run_id, index, outcome, "unknown_resolved")
+            replay[index] = outcome
+        del held[index]
+    writer = RunWriter(book, run_id, session, committed)
+    writer.note("run_resumed", None, {"replayed": len(replay), "rerun": rerun})
+    for index in held:
+        writer.note("call_unknown", index, None)
+    with gc_paused():
+        engine = Engine(
+            plan,
+            graph,
+            registry,
+            State(row.state, row.input, row.data),
+            concurrency=int(settings.get("concurrency", 64)),
+            fail_fast=bool(settings.get("fail_fast", False)),
+            listeners=listeners,
+            approvals={**stored, **given},
+            replay=replay,
+            context=context,
+            timeout=settings.get("timeout"),
+            limits=limits,
+            recorder=writer,
+            unknown=held,
+            run_id=run_id,
+            owns_state=True,
+        )
+    return engine, writer

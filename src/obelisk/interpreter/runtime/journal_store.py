@@ -1,0 +1,465 @@
+"""The run journal's storage: one SQLite file in WAL mode (docs/durable.md).
+
+:class:`Store` opens (or creates) the file and checks that it is a journal; it
+writes runs, events, outcomes and turns, reads back what a run did
+(:class:`~obelisk.interpreter.runtime.journal_data.Progress`) and holds each run's
+lock.  :class:`~obelisk.interpreter.runtime.journal.Journal` adds what people use
+(listing, describing, deciding); :class:`~obelisk.interpreter.runtime.journal_writer.RunWriter`
+journals a run as it goes.  The tables are listed in :mod:`~obelisk.interpreter.runtime.journal`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from obelisk.errors import JournalCorrupted, JournalError, RunLocked
+from obelisk.interpreter.runtime.journal_data import (
+    FINAL_EVENTS,
+    Progress,
+    RunRow,
+    dump,
+    holder,
+    holder_alive,
+    load,
+    me,
+    outcome_row,
+)
+from obelisk.interpreter.runtime.records import CallOutcome
+
+__all__ = ["FORMAT", "HEARTBEAT", "VERSION", "Store", "Synchronous"]
+
+FORMAT = "obelisk run journal"
+VERSION = "1"
+HEARTBEAT = 15.0
+"""Seconds between two heartbeats of a running process."""
+
+Synchronous = Literal["normal", "full"]
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
+    created REAL NOT NULL, updated REAL NOT NULL, calls INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL, pinned TEXT NOT NULL, plan TEXT NOT NULL,
+    input TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, settings TEXT NOT NULL,
+    owner TEXT, heartbeat REAL, parent TEXT, sessions INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE intents (
+    run_id TEXT NOT NULL, call INTEGER NOT NULL, tool TEXT NOT NULL,
+    arguments TEXT NOT NULL, time REAL NOT NULL,
+    PRIMARY KEY (run_id, call)
+) WITHOUT ROWID;
+CREATE TABLE outcomes (
+    run_id TEXT NOT NULL, call INTEGER NOT NULL, succeeded INTEGER NOT NULL,
+    writes TEXT NOT NULL, output TEXT NOT NULL, error TEXT NOT NULL,
+    attempts INTEGER NOT NULL, started REAL, finished REAL,
+    PRIMARY KEY (run_id, call)
+) WITHOUT ROWID;
+CREATE TABLE writes (
+    run_id TEXT NOT NULL, session INTEGER NOT NULL, seq INTEGER NOT NULL, call INTEGER,
+    instance TEXT, path TEXT NOT NULL, method TEXT NOT NULL, value TEXT NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (run_id, session, seq)
+) WITHOUT ROWID;
+CREATE TABLE events (
+    run_id TEXT NOT NULL, n INTEGER NOT NULL, time REAL NOT NULL, event TEXT NOT NULL,
+    call INTEGER, data TEXT,
+    PRIMARY KEY (run_id, n)
+) WITHOUT ROWID;
+CREATE TABLE approvals (
+    run_id TEXT NOT NULL, id TEXT NOT NULL, call INTEGER NOT NULL, label TEXT NOT NULL,
+    tool TEXT NOT NULL, arguments TEXT NOT NULL, hash TEXT NOT NULL, requested REAL NOT NULL,
+    decision TEXT, decided REAL,
+    PRIMARY KEY (run_id, id)
+) WITHOUT ROWID;
+CREATE TABLE turns (
+    run_id TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL,
+    answer TEXT NOT NULL, time REAL NOT NULL,
+    PRIMARY KEY (run_id, turn)
+) WITHOUT ROWID;
+"""
+_TABLES = ("meta", "runs", "intents", "outcomes", "writes", "events", "approvals", "turns")
+
+
+# -- the journal ----------------------------------------------------------------------
+
+
+_RUN_COLUMNS = (
+    "run_id, kind, status, created, updated, calls, fingerprint, pinned, plan, input, "
+    "state, data, settings, parent"
+)
+
+
+class Store:
+    """A run journal: one SQLite file in WAL mode (see the module docstring).
+
+    ``path`` is created when it does not exist, unless ``create=False`` (then a
+    missing file raises :class:`~obelisk.errors.JournalError`).  ``synchronous`` is
+    ``"normal"`` (default: a process crash loses nothing committed; a power cut may
+    lose the last commits) or ``"full"`` (intents of calls with side effects are
+    synced to disk before their tools run, about 3 ms per batch on a common disk).
+
+    Raises :class:`~obelisk.errors.JournalCorrupted` for a file that is not a journal
+    or is damaged, :class:`~obelisk.errors.JournalError` when it cannot be opened.
+    Use it as a context manager, or :meth:`close` it.  Reading: :meth:`runs`,
+    :meth:`describe`, :meth:`pending`; deciding: :meth:`decide` (docs/durable.md).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "normal",
+        create: bool = True,
+    ) -> None:
+        if synchronous not in ("normal", "full"):
+            raise JournalError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
+        self.path = os.fspath(path)
+        self.synchronous = synchronous
+        self._level = "NORMAL"
+        if not create and not os.path.exists(self.path):
+            raise JournalError(f"no journal at {self.path!r}", self.path)
+        new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        try:
+            self.db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot open journal {self.path!r}: {exc}", self.path) from None
+        try:
+            with self.errors():
+                self._prepare(new)
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _prepare(self, new: bool) -> None:
+        db = self.db
+        if not new:  # a damaged or foreign file fails here, before anything is written
+            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in names:
+                raise JournalCorrupted(
+                    f"{self.path!r} is an SQLite database but not an obelisk run journal",
+                    self.path,
+                )
+        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise JournalError(f"journal {self.path!r} cannot use WAL mode ({mode})", self.path)
+        db.execute("PRAGMA synchronous=NORMAL")
+        if new:
+            db.execute("BEGIN IMMEDIATE")
+            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in names:  # another process may have made it meanwhile
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", VERSION)]
+                )
+            db.execute("COMMIT")
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("format") != FORMAT:
+            raise JournalCorrupted(f"{self.path!r} is not an obelisk run journal", self.path)
+        if meta.get("version") != VERSION:
+            raise JournalError(
+                f"journal {self.path!r} has version {meta.get('version')!r}; this obelisk "
+                f"reads version {VERSION}",
+                self.path,
+            )
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        missing = [table for table in _TABLES if table not in names]
+        if missing:
+            raise JournalCorrupted(
+                f"journal {self.path!r} lacks the table{'s' if len(missing) > 1 else ''} "
+                + ", ".join(missing),
+                self.path,
+            )
+
+    def check(self) -> None:
+        """Check the whole file (SQLite's ``quick_check``: every page and index is
+        read); raises :class:`JournalCorrupted` naming the first problem.  Resume calls
+        it, so a damaged journal is never resumed from."""
+        with self.errors():
+            found = [row[0] for row in self.db.execute("PRAGMA quick_check(5)").fetchall()]
+        if found != ["ok"]:
+            raise JournalCorrupted(
+                f"journal {self.path!r} is damaged: {'; '.join(map(str, found))}", self.path
+            )
+
+    # -- plumbing ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn sqlite3's errors into :class:`JournalError` (damage: :class:`JournalCorrupted`)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            text = str(exc)
+            if self.db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+            damaged = ("malformed", "not a database", "no such table", "no such column")
+            if isinstance(exc, sqlite3.DatabaseError) and any(d in text for d in damaged):
+                raise JournalCorrupted(
+                    f"journal {self.path!r} is damaged: {text}", self.path
+                ) from None
+            raise JournalError(f"journal {self.path!r}: {text}", self.path) from None
+
+    def close(self) -> None:
+        """Close the file (checkpointing the WAL into it when no one else has it open)."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Journal({self.path!r})"
+
+    def set_level(self, level: str) -> None:
+        """``PRAGMA synchronous`` for the next commits (outside a transaction)."""
+        if level != self._level:
+            self.db.execute(f"PRAGMA synchronous={level}")
+            self._level = level
+
+    # -- runs -----------------------------------------------------------------------
+    def create_run(
+        self,
+        run_id: str,
+        *,
+        kind: str,
+        calls: int,
+        fingerprint: str,
+        pinned: Mapping[str, Any],
+        plan: Any,
+        input: Any,
+        state: Any,
+        data: Any,
+        settings: Mapping[str, Any],
+        parent: str | None = None,
+    ) -> str:
+        """Record a new run, locked by this process; returns its lock token.  Raises
+        :class:`JournalError` when a run of that id exists or a value is not JSON."""
+        now = time.time()
+        owner = me()
+        row = (
+            run_id,
+            kind,
+            "running",
+            now,
+            now,
+            calls,
+            fingerprint,
+            dump(pinned, "the plan's fingerprint"),
+            dump(plan, "the plan"),
+            dump(input, "the input"),
+            dump(state, "the starting state"),
+            dump(data, "the data documents"),
+            dump(settings, "the run's settings"),
+            dump(owner),
+            now,
+            parent,
+        )
+        with self.errors():
+            self.set_level("FULL" if self.synchronous == "full" else "NORMAL")
+            self.db.execute("BEGIN IMMEDIATE")
+            found = self.db.execute(
+                "SELECT status FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if found is not None:
+                self.db.execute("ROLLBACK")
+                raise JournalError(
+                    f"run {run_id!r} already exists in {self.path!r} (status {found[0]}); "
+                    f"resume it (obelisk resume {run_id} --journal {self.path}) or choose "
+                    "another run id",
+                    self.path,
+                )
+            self.db.execute(
+                "INSERT INTO runs (run_id, kind, status, created, updated, calls, fingerprint, "
+                "pinned, plan, input, state, data, settings, owner, heartbeat, parent, sessions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                row,
+            )
+            self.event(run_id, now, "run_started", None, {"calls": calls})
+            self.db.execute("COMMIT")
+        return str(owner["token"])
+
+    def run_row(self, run_id: str) -> RunRow:
+        """The run ``run_id``; :class:`JournalError` naming the runs there are when
+        there is no such run."""
+        with self.errors():
+            row = self.db.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                known = [r[0] for r in self.db.execute("SELECT run_id FROM runs ORDER BY created")]
+                shown = ", ".join(known[-5:]) if known else "none"
+                raise JournalError(
+                    f"no run {run_id!r} in journal {self.path!r} (runs: {shown})", self.path
+                )
+        return RunRow(row)
+
+    def lock(self, run_id: str) -> tuple[str, int]:
+        """Take the run's lock for this process; returns the lock token and the number
+        of this session (0 for the first run, 1 for the first resume, ...).  Raises
+        :class:`RunLocked` naming the process that holds it."""
+        mine = me()
+        with self.errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            row = self.db.execute(
+                "SELECT owner, heartbeat, sessions FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                self.db.execute("ROLLBACK")
+                raise JournalError(f"no run {run_id!r} in journal {self.path!r}", self.path)
+            if row[0] is not None:
+                owner = load(row[0], f"run {run_id!r} owner")
+                if isinstance(owner, dict) and holder_alive(owner, row[1]):
+                    self.db.execute("ROLLBACK")
+                    raise RunLocked(
+                        f"run {run_id!r} is being run by {holder(owner)}; nothing was run. "
+                        "Resume it once that process has stopped",
+                        self.path,
+                    )
+            now = time.time()
+            self.db.execute(
+                "UPDATE runs SET owner = ?, heartbeat = ?, status = 'running', updated = ?, "
+                "sessions = sessions + 1 WHERE run_id = ?",
+                (dump(mine), now, now, run_id),
+            )
+            self.db.execute("COMMIT")
+        return str(mine["token"]), int(row[2]) + 1
+
+    def unlock(self, run_id: str, token: str, status: str | None = None) -> None:
+        """Give the lock back (when ``token`` still holds it), setting ``status``."""
+        with self.errors():
+            row = self.db.execute("SELECT owner FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            owner = load(row[0], "owner") if row is not None and row[0] is not None else None
+            if not isinstance(owner, dict) or owner.get("token") != token:
+                return
+            now = time.time()
+            if status is None:
+                self.db.execute(
+                    "UPDATE runs SET owner = NULL, updated = ? WHERE run_id = ?", (now, run_id)
+                )
+            else:
+                self.db.execute(
+                    "UPDATE runs SET owner = NULL, status = ?, updated = ? WHERE run_id = ?",
+                    (status, now, run_id),
+                )
+
+    def event(self, run_id: str, at: float, event: str, call: int | None, data: Any) -> None:
+        """Append one event (inside the caller's transaction, or on its own)."""
+        self.db.execute(
+            "INSERT INTO events (run_id, n, time, event, call, data) VALUES (?, "
+            "(SELECT COALESCE(MAX(n), -1) + 1 FROM events WHERE run_id = ?), ?, ?, ?, ?)",
+            (run_id, run_id, at, event, call, None if data is None else dump(data)),
+        )
+
+    def next_event(self, run_id: str) -> int:
+        with self.errors():
+            row = self.db.execute(
+                "SELECT COALESCE(MAX(n), -1) + 1 FROM events WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        return int(row[0])
+
+    # -- what a run did, read back -----------------------------------------------------
+    def progress(self, run_id: str) -> Progress:
+        """Everything run ``run_id`` did so far (see :class:`Progress`)."""
+        with self.errors():
+            intents = self.db.execute(
+                "SELECT call, tool, arguments, time FROM intents WHERE run_id = ?",
+                (run_id,),
+            ).fetchall()
+            outcomes = self.db.execute(
+                "SELECT call, succeeded, writes, output, error, attempts, started, finished "
+                "FROM outcomes WHERE run_id = ?",
+                (run_id,),
+            ).fetchall()
+            approvals = self.db.execute(
+                "SELECT id, call, label, tool, arguments, hash, decision FROM approvals "
+                "WHERE run_id = ? ORDER BY call",
+                (run_id,),
+            ).fetchall()
+        return Progress(run_id, intents, outcomes, approvals)
+
+    def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
+        """The calls that are over (committed, skipped, cancelled...): call index ->
+        ``(status, event data)``, from their last final event."""
+        statuses = tuple(FINAL_EVENTS)
+        marks = ", ".join("?" * len(statuses))
+        with self.errors():
+            rows = self.db.execute(
+                f"SELECT call, event, data FROM events WHERE run_id = ? AND event IN ({marks}) "
+                "ORDER BY n",
+                (run_id, *statuses),
+            ).fetchall()
+        found: dict[int, tuple[str, Any]] = {}
+        for call, event, data in rows:
+            found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
+        return found
+
+    def log(self, run_id: str) -> list[tuple[Any, ...]]:
+        """The run's write log: ``(call, instance, path, method, value text, time)`` rows
+        in commit order (by session, then seq; see :class:`RunWriter`)."""
+        with self.errors():
+            return self.db.execute(
+                "SELECT call, instance, path, method, value, time FROM writes WHERE run_id = ? "
+                "ORDER BY session, seq",
+                (run_id,),
+            ).fetchall()
+
+    def record_outcome(self, run_id: str, index: int, outcome: CallOutcome, event: str) -> None:
+        """Write one call's outcome now (a person's resolution), with an event."""
+        with self.errors():
+            self.set_level("FULL" if self.synchronous == "full" else "NORMAL")
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                outcome_row(run_id, index, outcome),
+            )
+            self.event(run_id, time.time(), event, index, {"error": outcome.error})
+            self.db.execute("COMMIT")
+
+    def record(self, run_id: str, event: str, call: int | None, data: Any) -> None:
+        """Append one event in a transaction of its own."""
+        with self.errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            self.event(run_id, time.time(), event, call, data)
+            self.db.execute("COMMIT")
+
+    # -- approvals ------------------------------------------------------------------------
+    # -- loop turns ------------------------------------------------------------------------
+    def turns(self, run_id: str) -> list[tuple[int, Any, Any]]:
+        """``(turn, request, answer)`` of every journaled turn of loop run ``run_id``."""
+        with self.errors():
+            rows = self.db.execute(
+                "SELECT turn, request, answer FROM turns WHERE run_id = ? ORDER BY turn",
+                (run_id,),
+            ).fetchall()
+        return [(row[0], load(row[1], "turn request"), load(row[2], "turn answer")) for row in rows]
+
+    def record_turn(self, run_id: str, turn: int, request: Any, answer: Any) -> None:
+        """Journal one turn's request and the model's answer (committed at once)."""
+        with self.errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?)",
+                (run_id, turn, dump(request, "a request"), dump(answer, "an answer"), time.time()),
+            )
+            self.db.execute("COMMIT")
+
+    def set_status(self, run_id: str, status: str) -> None:
+        """Set a run's status (a loop's, whose turns are runs of their own)."""
+        with self.errors():
+            self.db.execute(
+                "UPDATE runs SET status = ?, updated = ? WHERE run_id = ?",
+                (status, time.time(), run_id),
+            )
