@@ -15,7 +15,7 @@ obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of
 ``--repeat`` runs (default 5), as wall time beside CPU time (``time.process_time``;
 the machine may be shared); ratios compare numbers measured in the same run.  The
-report opens with issue 12's figures read off the sections below
+report opens with the speed targets read off the sections below
 (``targets.py``).
 
 Writes ``benchmarks/results/results.json`` and ``results.md``; ``--readme``

@@ -32,12 +32,12 @@ Every figure is µs per call, wall time (``time.perf_counter``) beside CPU time
 checked after its clock stops.  The floor's and obelisk's runs take the kinds in
 turn (int, 0.5 KB, 20 KB, int, ...), so a change in the machine's load hits every
 kind alike.  Ratios, wall by wall and CPU by CPU: each system ÷ the
-floor, and each kind ÷ ``int`` for the same system (issue 12's target for obelisk:
+floor, and each kind ÷ ``int`` for the same system (the target for obelisk:
 ``0.5 KB ÷ int`` at most 1.5x).
 
 Sizes: ``int`` and ``0.5 KB`` at 1k and 5k calls, ``20 KB`` at 1k (``--sizes`` and
 ``--large-sizes`` choose others; 5k calls of 20 KB took 37 s of CPU and a peak RSS
-of 3.2 GB a run before issue 12);
+of 3.2 GB a run before the lean-core work);
 ``--quick``: 1k calls, floor and obelisk only, one run.
 
 Run ``python -m benchmarks.payload [--quick] [--repeat N] [--sizes 1000,5000]
@@ -84,7 +84,7 @@ __all__ = [
 SIZES = (1_000, 5_000)
 LARGE_SIZES = (1_000,)
 TARGET = 1.5
-"""Issue 12: obelisk's µs per call with 0.5 KB objects ÷ with zero-work ints."""
+"""The payload target: obelisk's µs per call with 0.5 KB objects ÷ with zero-work ints."""
 POOL = 16
 
 Read = Callable[[Any], Any]

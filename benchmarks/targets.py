@@ -1,4 +1,4 @@
-"""Issue 12's figures ("Lean core"), read off one ``python -m benchmarks`` run.
+"""The speed targets, read off one ``python -m benchmarks`` run.
 
 Each figure comes from a section of the same run (:func:`figures`), so the summary
 needs no measurement of its own:
@@ -28,13 +28,13 @@ from typing import Any
 __all__ = ["TARGETS", "Figure", "figures", "markdown"]
 
 TARGETS: dict[str, tuple[str, float] | None] = {
-    "overhead_10k": None,
-    "growth_100k": None,
-    "check_10k": None,
+    "overhead_10k": ("<=", 4.0),
+    "growth_100k": ("<=", 11.0),
+    "check_10k": (">=", 50_000.0),
     "payload_ratio": ("<=", 1.5),
-    "makespan": None,
-    "langgraph_1k": None,
-    "memory_1k": None,
+    "makespan": ("<=", 1.01),
+    "langgraph_1k": (">=", 10.0),
+    "memory_1k": ("<=", 50.0),
 }
 
 Figure = dict[str, Any]
@@ -146,7 +146,7 @@ def _format(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
     if unit == "x":
-        return f"{value:.3f}x" if 0.9 < value < 1.1 else f"{value:.2f}x"
+        return f"{value:.4f}x" if 0.9 < value < 1.1 else f"{value:.2f}x"
     if unit == "calls/s":
         return f"{value:,.0f}"
     return f"{value:.1f}"
@@ -178,7 +178,7 @@ def markdown(results: dict[str, Any], targets: dict[str, Any] | None = None) -> 
     """The summary table: each figure, measured (wall / CPU), and its target."""
     targets = TARGETS if targets is None else targets
     lines = [
-        "**Issue 12 figures**, each read off the sections below (wall / CPU where both "
+        "**Speed targets**, each read off the sections below (wall / CPU where both "
         "are measured; a target is judged on CPU time):",
         "",
         "| figure | measured | target |",

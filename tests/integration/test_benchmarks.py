@@ -370,18 +370,21 @@ def test_markdown_report_with_cpu_beside_wall_and_the_targets() -> None:
     assert "it takes 0.80 s CPU" in text
     assert "162/162 in 0.50 s total (0.40 s CPU)." in text
     assert "| 1,000 | 0.5 KB (504 B) | 8.0 / 8.0 µs | 180.0 / 170.0 µs |" in text
-    # The issue 12 summary, at the top, read off the sections.
+    # The speed targets, at the top, read off the sections.
     summary = text.split("**Overhead**")[0]
     assert (
         "| zero-work async, layered 10k calls, obelisk run incl. check ÷ floor "
-        "| 15.00x / 12.00x | — |" in summary
+        "| 15.00x / 12.00x | ≤ 4.00x: missed |" in summary
     )
-    assert "| obelisk 100k calls ÷ 10k calls, time (linear: 10x) | 12.00x / 10.00x | — |" in summary
-    assert "| 20,000 / 25,000 calls/s | — |" in summary
+    assert (
+        "| obelisk 100k calls ÷ 10k calls, time (linear: 10x) | 12.00x / 10.00x "
+        "| ≤ 11.00x: met |" in summary
+    )
+    assert "| 20,000 / 25,000 calls/s | ≥ 50,000: missed |" in summary
     assert "| 1.80x / 1.70x | ≤ 1.50x: missed |" in summary
-    assert "obelisk ÷ floor (wall by nature) | 1.010x | — |" in summary
-    assert "| 3.00x / 3.00x | — |" in summary
-    assert "| 40.0 MiB | — |" in summary
+    assert "obelisk ÷ floor (wall by nature) | 1.0095x | ≤ 1.0100x: met |" in summary
+    assert "| 3.00x / 3.00x | ≥ 10.00x: missed |" in summary
+    assert "| 40.0 MiB | ≤ 50.0: met |" in summary
 
 
 def test_targets_figures_and_verdicts() -> None:
