@@ -10,7 +10,7 @@ into one :class:`~obelisk.errors.PlanError`.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from obelisk.errors import limit_per_code, sort_diagnostics
@@ -54,6 +54,20 @@ _NAMED = 5
 """How many other calls a ``write_conflict`` warning names before it says how many more."""
 
 
+def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable[[Reference], bool]:
+    """Does a path exist before the plan runs (in the input, the starting state, the
+    data)?  ``input=None`` means the input is not known: every input path may exist."""
+
+    def exists(reference: Reference) -> bool:
+        if reference.kind == "input":
+            return input is None or path_exists(input, reference)
+        if reference.kind == "state":
+            return path_exists(state, reference)
+        return reference.kind in data and path_exists(data[reference.kind], reference)
+
+    return exists
+
+
 class _Checker:
     def __init__(
         self,
@@ -74,6 +88,9 @@ class _Checker:
         self.data = data
         self.out = Collector(plan.diagnostics)
         self.fail = self.out.fail
+        # a function of the documents, not a method: the graph keeps it, and must not
+        # keep the checker alive in a cycle that only the garbage collector frees
+        self.exists_outside = _exists_outside(input, self.state, data)
         self.graph = PlanGraph(plan, self.exists_outside, self.effects_of)
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
@@ -85,14 +102,6 @@ class _Checker:
         return tool.effects if tool is not None else {}
 
     # -- where a path comes from ---------------------------------------------
-    def exists_outside(self, reference: Reference) -> bool:
-        """Does the path exist before the plan runs (input, starting state, data)?"""
-        if reference.kind == "input":
-            return self.input is None or path_exists(self.input, reference)
-        if reference.kind == "state":
-            return path_exists(self.state, reference)
-        return reference.kind in self.data and path_exists(self.data[reference.kind], reference)
-
     def resolvable(self, read: Read, sources: tuple[Write, ...]) -> bool:
         if sources or self.exists_outside(read.reference):
             return True

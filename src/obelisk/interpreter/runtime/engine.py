@@ -55,7 +55,13 @@ from obelisk.interpreter.runtime.events import (
     StateWritten,
 )
 from obelisk.interpreter.runtime.invoke import Invoker
-from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, result_writes
+from obelisk.interpreter.runtime.outcome import (
+    Writes,
+    error_arm,
+    error_record,
+    forget_traceback,
+    result_writes,
+)
 from obelisk.interpreter.runtime.recorder import Recorder
 from obelisk.interpreter.runtime.records import (
     CallOutcome,
@@ -488,6 +494,7 @@ class Engine:
             if not self._abandoned(call.index):
                 record.finished = time.time()
                 self._failed(call, tool, record, exc)
+            forget_traceback(exc)
             return
         if self._abandoned(call.index):
             return

@@ -37,6 +37,7 @@ __all__ = [
     "Writes",
     "error_arm",
     "error_record",
+    "forget_traceback",
     "json_result",
     "result_writes",
     "sized_json_result",
@@ -50,6 +51,21 @@ Writes = list[tuple[Reference, Any]]
 def error_record(exc: BaseException) -> dict[str, Any]:
     """``{"type": <exception class name>, "message": str(exc)}``: a call's ``error``."""
     return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def forget_traceback(exc: BaseException) -> None:
+    """Drop the tracebacks of ``exc`` and of the exceptions it chains (at most 16).
+
+    A call's error keeps only its type and message (:func:`error_record`), and a
+    traceback holds the frames the exception passed through: a frame that awaited
+    the future now holding the exception closes a reference cycle, which would keep
+    the whole run alive until Python's next full garbage collection."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        current.__traceback__ = None
+        current = current.__cause__ or current.__context__
 
 
 class _NotJSON(Exception):

@@ -111,3 +111,6 @@ class DaemonThreads:
             # the loop may have closed meanwhile: then nobody is waiting
             with contextlib.suppress(RuntimeError):
                 job.loop.call_soon_threadsafe(_deliver, job.future, ok, value)
+            # an idle worker keeps nothing: an exception here would hold this frame in
+            # its traceback, a cycle that keeps the whole run alive until a full collection
+            del job, value
