@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import SchemaError
-from jsonschema.validators import validator_for
-from referencing.exceptions import Unresolvable
 from typing_extensions import TypedDict
 
 from obelisk.interpreter.tools.tool import Tool, tool
@@ -77,6 +74,10 @@ def json_validate(value: Any, schema: dict[str, Any]) -> ValidationReport:
     """Check `value` against JSON schema `schema` (draft from its "$schema", default 2020-12;
     formats checked): {"valid": bool, "errors": [{"path": "items[0].id", "message"}]} (path
     "" = the value itself). An invalid schema or an unresolvable $ref: ValueError."""
+    from jsonschema import SchemaError  # imported when first used: 4 MB
+    from jsonschema.validators import validator_for
+    from referencing.exceptions import Unresolvable
+
     cls = validator_for(schema)
     try:
         cls.check_schema(schema)

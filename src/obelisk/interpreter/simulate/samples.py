@@ -18,8 +18,6 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from obelisk.errors import UsageError
 
 __all__ = ["ANNOTATIONS", "SchemaSampler", "canonical", "guess_type", "inline_refs", "merge"]
@@ -130,6 +128,8 @@ class SchemaSampler:
     """
 
     def __init__(self, schema: Any) -> None:
+        from jsonschema import Draft202012Validator  # imported when a dry run samples: 4 MB
+
         self.schema = inline_refs(schema) if schema is not None else True
         self._validator = (
             Draft202012Validator(self.schema) if isinstance(self.schema, Mapping) else None
