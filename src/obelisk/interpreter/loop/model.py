@@ -66,7 +66,7 @@ class GuardedModel:
     def _failed(self, exc: BaseException) -> ObeliskError:
         if isinstance(exc, ObeliskError):
             return exc
-        if isinstance(exc, TimeoutError):
+        if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):  # one class from 3.11 on
             return ModelError(f"the model did not answer within {self.timeout:g} s")
         return ModelError(f"the model raised {type(exc).__name__}: {exc}")
 

@@ -94,7 +94,7 @@ class ProcessWorkers:
         future = self._pool.submit(_call, timeout, reference, arguments)
         try:
             return await asyncio.wrap_future(future)
-        except concurrent.futures.TimeoutError:
+        except (concurrent.futures.TimeoutError, asyncio.TimeoutError, TimeoutError):  # 3.10: three
             raise TimeoutError(f"timed out after {timeout:g} s (its process was stopped)") from None
         except pebble.ProcessExpired as exc:
             raise RuntimeError(f"its worker process died (exit code {exc.exitcode})") from None
