@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from obelisk.interpreter.analysis.schema_types import JSON_TYPES, json_type
 from obelisk.interpreter.simulate.samples import ANNOTATIONS, inline_refs
 
 __all__ = [
@@ -24,25 +25,10 @@ __all__ = [
     "sub_schemas",
 ]
 
-JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 #: What an unconstrained schema (``{}``, ``true``) admits.
 ANY_TYPE = JSON_TYPES
 
 # -- what a schema admits ------------------------------------------------------------
-
-
-def _value_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def known_types(schema: Any) -> frozenset[str] | None:
@@ -56,9 +42,9 @@ def known_types(schema: Any) -> frozenset[str] | None:
     if not isinstance(schema, Mapping):
         return None
     if "const" in schema:
-        return frozenset({_value_type(schema["const"])})
+        return frozenset({json_type(schema["const"])})
     if isinstance(schema.get("enum"), list):
-        return frozenset(_value_type(value) for value in schema["enum"])
+        return frozenset(json_type(value) for value in schema["enum"])
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
             union: set[str] = set()

@@ -12,7 +12,14 @@ from typing import Any
 
 from obelisk.grammar import Field, Index, Segment
 
-__all__ = ["JSON_TYPES", "admitted_types", "describe_types", "schema_at", "types_compatible"]
+__all__ = [
+    "JSON_TYPES",
+    "admitted_types",
+    "describe_types",
+    "json_type",
+    "schema_at",
+    "types_compatible",
+]
 
 JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 _MAX_DEPTH = 32
@@ -33,7 +40,9 @@ def _resolve(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
     return schema
 
 
-def _value_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type of a JSON value: ``"null"``, ``"boolean"``, ``"integer"``,
+    ``"number"``, ``"string"``, ``"array"`` or ``"object"``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -60,9 +69,9 @@ def admitted_types(
     if schema is True or schema is None or not isinstance(schema, Mapping):
         return None if schema is not False else frozenset()
     if "const" in schema:
-        return frozenset({_value_type(schema["const"])})
+        return frozenset({json_type(schema["const"])})
     if isinstance(schema.get("enum"), list):
-        return frozenset(_value_type(value) for value in schema["enum"])
+        return frozenset(json_type(value) for value in schema["enum"])
     for key in ("anyOf", "oneOf"):
         branches = schema.get(key)
         if isinstance(branches, list):

@@ -105,9 +105,7 @@ class Invoker:
             result = function(**arguments)
             elapsed = loop.time() - started
             if elapsed > timeout:
-                raise TimeoutError(
-                    f"timed out after {timeout:g} s (it blocked the event loop for {elapsed:.2f} s)"
-                )
+                raise _blocked(timeout, elapsed)
             return result
         if tool.isolation == "process":
             if self._processes is None:
@@ -144,7 +142,13 @@ async def _async_within(coroutine: Awaitable[Any], timeout: float) -> Any:
     if elapsed > timeout:
         if not task.cancelled():
             task.exception()  # retrieved, so asyncio never logs it as forgotten
-        raise TimeoutError(
-            f"timed out after {timeout:g} s (it blocked the event loop for {elapsed:.2f} s)"
-        )
+        raise _blocked(timeout, elapsed)
     return task.result()
+
+
+def _blocked(timeout: float, elapsed: float) -> TimeoutError:
+    """A call that returned only after its ``timeout``, having held the event loop for
+    ``elapsed`` seconds (nothing could stop it sooner)."""
+    return TimeoutError(
+        f"timed out after {timeout:g} s (it blocked the event loop for {elapsed:.2f} s)"
+    )
