@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from obelisk.grammar import Field, Index, parse_reference
+from obelisk.grammar import ANY_INDEX, WILDCARD, Field, Index, parse_reference
 from obelisk.interpreter.analysis.graph import PlanGraph
-from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, PathIndex, path_key
+from obelisk.interpreter.analysis.path_index import PathIndex, path_key
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.commit_order import commit_ranks
 

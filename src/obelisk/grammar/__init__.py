@@ -3,6 +3,8 @@
 This layer imports neither pydantic nor asyncio (docs/architecture.md).
 """
 
+from obelisk.grammar.nodes import ANY_INDEX as ANY_INDEX
+from obelisk.grammar.nodes import WILDCARD as WILDCARD
 from obelisk.grammar.nodes import Alternatives as Alternatives
 from obelisk.grammar.nodes import Conjunction as Conjunction
 from obelisk.grammar.nodes import Escaped as Escaped
@@ -23,6 +25,7 @@ from obelisk.grammar.paths import path_exists as path_exists
 from obelisk.grammar.paths import to_jsonpath as to_jsonpath
 
 __all__ = [
+    "ANY_INDEX",
     "Alternatives",
     "Conjunction",
     "DAGGER",
@@ -33,6 +36,7 @@ __all__ = [
     "Reference",
     "Segment",
     "Span",
+    "WILDCARD",
     "Wildcard",
     "find",
     "is_expression",

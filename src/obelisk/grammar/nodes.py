@@ -26,6 +26,7 @@ from types import EllipsisType
 from typing import Union
 
 __all__ = [
+    "ANY_INDEX",
     "Alternatives",
     "Conjunction",
     "Escaped",
@@ -35,12 +36,29 @@ __all__ = [
     "Reference",
     "Segment",
     "Span",
+    "WILDCARD",
     "Wildcard",
     "ref",
 ]
 
 Span = tuple[int, int]
 _NO_SPAN: Span = (0, 0)
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+ANY_INDEX = _Marker("ANY_INDEX")
+"""In :attr:`Reference.key`, a negative index: some list position, unknown until run time."""
+WILDCARD = _Marker("WILDCARD")
+"""In :attr:`Reference.key`, ``[*]``: every item of a list, or every value of an object."""
 _NAME = re.compile(r"[^\W\d][\w\-]*")
 
 
@@ -93,6 +111,31 @@ class Reference:
     segments: tuple[Segment, ...] = ()
     span: Span = field(default=_NO_SPAN, compare=False, repr=False)
     _text: str | None = field(default=None, compare=False, repr=False)
+    _key: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The path as one hashable tuple, for indexes of paths: the kind, then each
+        segment's name, non-negative index, :data:`ANY_INDEX` (a negative index) or
+        :data:`WILDCARD` (``[*]``).  Computed once per object.
+
+        >>> from obelisk.grammar.parser import parse_reference
+        >>> parse_reference('†state.a[0][-1]["b c"][*]').key
+        ('state', 'a', 0, ANY_INDEX, 'b c', WILDCARD)
+        """
+        key = self._key
+        if key is None:
+            parts: list[object] = [self.kind]
+            for segment in self.segments:
+                if isinstance(segment, Field):
+                    parts.append(segment.name)
+                elif isinstance(segment, Index):
+                    parts.append(segment.index if segment.index >= 0 else ANY_INDEX)
+                else:
+                    parts.append(WILDCARD)
+            key = tuple(parts)
+            object.__setattr__(self, "_key", key)
+        return key
 
     def __str__(self) -> str:
         text = self._text

@@ -14,10 +14,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from obelisk.errors import limit_per_code, sort_diagnostics
-from obelisk.grammar import Alternatives, Escaped, Reference, Segment, path_exists
+from obelisk.grammar import (
+    ANY_INDEX,
+    WILDCARD,
+    Alternatives,
+    Escaped,
+    Reference,
+    Segment,
+    path_exists,
+)
 from obelisk.interpreter.analysis.conflicts import find_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
-from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, path_key
+from obelisk.interpreter.analysis.path_index import path_key
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.analysis.schema_types import (
     admitted_types,

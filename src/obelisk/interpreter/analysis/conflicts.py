@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from obelisk.grammar import ANY_INDEX
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
-from obelisk.interpreter.analysis.path_index import ANY_INDEX
 
 __all__ = ["Conflict", "find_conflicts"]
 

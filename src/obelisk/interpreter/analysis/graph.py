@@ -7,21 +7,21 @@ a write with no instance by every call).  List order never creates an edge.
 
 Overlap queries go through a :class:`~obelisk.interpreter.analysis.path_index.PathIndex`
 trie, so building the graph grows about linearly with the plan.  Cycles are
-found with :mod:`graphlib` and reported whole (one per strongly connected
-component).  Exclusivity (docs/diagnostics.md): two calls are exclusive when they depend
-on different alternatives of the same output expression; a call that depends on
-two alternatives of one output can never run.
+found by Kahn's algorithm (a call it never reaches is in or behind a cycle) and
+reported whole (one per strongly connected component).  Exclusivity
+(docs/diagnostics.md): two calls are exclusive when they depend on different
+alternatives of the same output expression; a call that depends on two
+alternatives of one output can never run.
 """
 
 from __future__ import annotations
 
-import graphlib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
-from obelisk.interpreter.analysis.path_index import PathIndex, path_key
+from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.plan.model import ArgumentExpression, Call, Plan
 
 __all__ = ["PlanGraph", "Read", "Write"]
@@ -36,7 +36,7 @@ class Read(NamedTuple):
     does not skip the call); a read through ``[*]`` is required (its list or object
     must exist; it may be empty); ``option`` is the position of the fallback
     option it belongs to (0 when there is no ``||``); ``key`` is the path as a
-    plain tuple (:func:`~obelisk.interpreter.analysis.path_index.path_key`).
+    plain tuple (:attr:`~obelisk.grammar.Reference.key`).
     """
 
     call: int
@@ -58,26 +58,33 @@ class Write(NamedTuple):
     key: tuple[object, ...]
 
 
+_new_read = tuple.__new__  # a NamedTuple without its Python-level __new__: graphs make many
+
+
 def _reads_of(call: Call) -> list[Read]:
     reads: list[Read] = []
+    index = call.index
     for argument in call.expressions:
         node = argument.expression
+        if type(node) is Reference:  # the common case: one plain reference
+            reads.append(_new_read(Read, (index, node, argument, True, 0, node.key)))
+            continue
         if isinstance(node, Escaped):
             continue
         options = node.options if isinstance(node, Alternatives) else (node,)
-        fallback = len(options) > 1
+        required = len(options) == 1  # the options of a fallback are not required
         for position, option in enumerate(options):
             for ref in option.references:
-                required = not fallback
-                reads.append(Read(call.index, ref, argument, required, position, path_key(ref)))
+                reads.append(_new_read(Read, (index, ref, argument, required, position, ref.key)))
     return reads
 
 
 def _writes_of(call: Call) -> list[Write]:
     alternatives = call.alternatives
     count = len(alternatives)
+    index, instance = call.index, call.instance
     return [
-        Write(call.index, ref, position, count, call.instance, path_key(ref))
+        _new_read(Write, (index, ref, position, count, instance, ref.key))
         for position, targets in enumerate(alternatives)
         for ref in targets
     ]
@@ -99,7 +106,7 @@ class PlanGraph:
 
     The runtime schedules from ``predecessors`` and ``successors`` (a call is
     ready when every call that may write what it reads has settled,
-    docs/semantics.md); ``cycles`` comes from :mod:`graphlib`.
+    docs/semantics.md).
     """
 
     def __init__(
@@ -120,14 +127,15 @@ class PlanGraph:
                 self.index.add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
         predecessors: list[set[int]] = [set() for _ in calls]
+        overlapping = self.index.overlapping
         for call, reads in zip(calls, self.reads, strict=True):
-            sources_of_call = []
+            sources_of_call: list[tuple[Write, ...]] = []
             me, instance = call.index, call.instance
             mine = predecessors[me]
             for read in reads:
                 found = tuple(
                     write
-                    for write in self.index.overlapping(read.key)
+                    for write in overlapping(read.key)
                     if write.call != me and (write.instance is None or write.instance == instance)
                 )
                 sources_of_call.append(found)
@@ -143,6 +151,7 @@ class PlanGraph:
             for pred in preds:
                 successors[pred].append(node)
         self.successors: list[tuple[int, ...]] = [tuple(s) for s in successors]
+        self._order = self._orderable()
         self.cycles: list[list[int]] = self._find_cycles()
         self._tags: list[frozenset[Tag]] | None = None
         self._unreachable: dict[int, str] | None = None
@@ -214,18 +223,10 @@ class PlanGraph:
         """Every dependency edge ``(producer, consumer)``, sorted."""
         return sorted((p, node) for node, preds in enumerate(self.predecessors) for p in preds)
 
-    def _sorter(self) -> graphlib.TopologicalSorter[int]:
-        sorter: graphlib.TopologicalSorter[int] = graphlib.TopologicalSorter()
-        for node, preds in enumerate(self.predecessors):
-            sorter.add(node, *preds)
-        return sorter
-
     def _find_cycles(self) -> list[list[int]]:
-        try:
-            self._sorter().prepare()
-        except graphlib.CycleError:
-            return [self._walk_cycle(component) for component in self._components()]
-        return []
+        if len(self._order) == self.size:  # Kahn's order reached every call: no cycle
+            return []
+        return [self._walk_cycle(component) for component in self._components()]
 
     def _components(self) -> list[list[int]]:
         """Strongly connected components with a cycle (iterative Tarjan), by first call."""
@@ -352,7 +353,7 @@ class PlanGraph:
             self._tags, self._unreachable = tags, unreachable
             return tags, unreachable
         labels = [call.label for call in self.plan.calls]
-        for node in self._orderable():
+        for node in self._order:
             acc: set[Tag] = set()
             for read, sources in zip(self.reads[node], self.sources[node], strict=True):
                 if not read.required or not sources:
@@ -400,7 +401,7 @@ class PlanGraph:
 
     def orderable(self) -> list[int]:
         """The calls not in or behind a dependency cycle, in a topological order."""
-        return self._orderable()
+        return list(self._order)
 
     def exclusive(self, first: int, second: int) -> bool:
         """True when the two calls depend on different alternatives of one output."""

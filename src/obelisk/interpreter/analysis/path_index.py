@@ -14,40 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from obelisk.grammar import Field, Index, Reference
+from obelisk.grammar import ANY_INDEX, WILDCARD, Reference
 
-__all__ = ["ANY_INDEX", "WILDCARD", "Key", "PathIndex", "path_key"]
-
-
-class _Marker:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
+__all__ = ["Key", "PathIndex", "path_key"]
 
 
-ANY_INDEX = _Marker("ANY_INDEX")
-"""Key of a negative index: some list position, unknown until run time."""
-WILDCARD = _Marker("WILDCARD")
-"""Key of ``[*]`` (reads only): every item of a list, or every value of an object."""
 Key = tuple[object, ...]
 T = TypeVar("T")
 
 
 def path_key(reference: Reference) -> Key:
-    """The trie key of a reference: ``(kind, name | int | ANY_INDEX | WILDCARD, ...)``."""
-    parts: list[object] = [reference.kind]
-    for segment in reference.segments:
-        if isinstance(segment, Field):
-            parts.append(segment.name)
-        elif isinstance(segment, Index):
-            parts.append(segment.index if segment.index >= 0 else ANY_INDEX)
-        else:
-            parts.append(WILDCARD)
-    return tuple(parts)
+    """The trie key of a reference: ``(kind, name | int | ANY_INDEX | WILDCARD, ...)``
+    (:attr:`~obelisk.grammar.Reference.key`, computed once per reference)."""
+    return reference.key
 
 
 @dataclass(slots=True, eq=False)

@@ -22,8 +22,9 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Sequence
 
+from obelisk.grammar import ANY_INDEX, WILDCARD
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
-from obelisk.interpreter.analysis.path_index import ANY_INDEX, WILDCARD, Key, PathIndex
+from obelisk.interpreter.analysis.path_index import Key, PathIndex
 
 __all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks"]
 
