@@ -54,7 +54,7 @@ from obelisk.interpreter.runtime.events import (
     RunStarted,
     StateWritten,
 )
-from obelisk.interpreter.runtime.invoke import Invoker
+from obelisk.interpreter.runtime.invoke import EAGER_SECONDS, Invoker, start_task
 from obelisk.interpreter.runtime.outcome import (
     Writes,
     error_arm,
@@ -161,7 +161,7 @@ class Engine:
         self.outcomes: dict[int, CallOutcome] = {}  # what each call that ran did
         self._emitter = Emitter(listeners)
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
-        self._dispatching = False
+        self._dispatching, self._eager_until = False, 0.0
 
     # -- set-up ------------------------------------------------------------------
     def _emit(self, event: Event) -> None:
@@ -262,14 +262,14 @@ class Engine:
         self._done = asyncio.get_running_loop().create_future()
         if self.listeners:
             self._emit(RunStarted(time.time(), len(self.records)))
+        deadline = None  # set before the first call starts: some may finish at once
+        if self.timeout is not None:
+            deadline = asyncio.get_running_loop().call_later(self.timeout, self._time_up)
         for index, waiting in enumerate(self._waiting):
             if waiting == 0:
                 self._make_ready(index)
         self._dispatch()
         self._check_done()
-        deadline = None
-        if self.timeout is not None:
-            deadline = asyncio.get_running_loop().call_later(self.timeout, self._time_up)
         try:
             await self._done
         finally:
@@ -316,6 +316,7 @@ class Engine:
         if self._dispatching:  # a call that settles in _start (skip, replay): the loop goes on
             return  # instead of recursing once per call of a long chain
         self._dispatching, deferred = True, list[int]()
+        self._eager_until = time.perf_counter() + EAGER_SECONDS  # then the loop gets a turn
         try:
             while self._ready and len(self._running) < self.concurrency and not self._stopping:
                 index = heapq.heappop(self._ready)
@@ -396,7 +397,8 @@ class Engine:
         if self.recorder is not None:
             self.recorder.started(record, tool)
         self._per_tool[tool.name] = self._per_tool.get(tool.name, 0) + 1
-        task = asyncio.ensure_future(self._execute(call, tool, record, arguments))
+        eager = time.perf_counter() < self._eager_until
+        task = start_task(self._execute(call, tool, record, arguments), eager)
         self._running[index] = task
         task.add_done_callback(functools.partial(self._on_task_done, index, tool.name))
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable
+import sys
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 import tenacity
@@ -17,7 +18,26 @@ from obelisk.interpreter.runtime.threads import DaemonThreads
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["Invoker"]
+__all__ = ["EAGER_SECONDS", "Invoker", "start_task"]
+
+EAGER_SECONDS = 0.001
+"""How long (seconds) one dispatch pass starts calls eagerly; after that it starts
+the rest as ordinary tasks, so that a long chain of calls that never suspend still
+lets the event loop run timers, cancellation and streaming in between."""
+
+
+def start_task(coroutine: Coroutine[Any, Any, None], eager: bool) -> asyncio.Task[None]:
+    """A task running ``coroutine`` on the running event loop.
+
+    With ``eager`` on Python 3.12 and later, the coroutine's first step runs now,
+    inside this call (an asyncio *eager* task, the tool seeing it as its
+    ``asyncio.current_task()``): a call that never suspends finishes without a trip
+    through the event loop, and one that suspends goes on as an ordinary task.
+    Otherwise, and on Python 3.10 and 3.11, the task starts on the loop's next turn.
+    """
+    if eager and sys.version_info >= (3, 12):
+        return asyncio.Task(coroutine, loop=asyncio.get_running_loop(), eager_start=True)
+    return asyncio.ensure_future(coroutine)
 
 
 class Invoker:
