@@ -311,16 +311,20 @@ class _Checker:
         if registry is None:
             return
         tool = registry.get(call.tool)
-        if tool is None or WILDCARD in read.key:  # a list of values: not typed here
+        key = read.key
+        if tool is None or WILDCARD in key:  # a list of values: not typed here
             return
         accepted: frozenset[str] | None = None
+        calls = self.plan.calls
         for write in sources:
-            producer_call = self.plan.calls[write.call]
+            producer_call = calls[write.call]
+            if producer_call.output_method != "set":
+                continue
             producer = registry.get(producer_call.tool)
-            if producer is None or producer_call.output_method != "set" or producer.outcomes:
+            if producer is None or producer.outcomes:
                 continue
             depth = len(write.key)
-            if depth > len(read.key) or read.key[:depth] != write.key:
+            if depth > len(key) or (key[:depth] if depth < len(key) else key) != write.key:
                 continue
             if (
                 ANY_INDEX in write.key
@@ -329,19 +333,21 @@ class _Checker:
                 )
             ):
                 continue
-            writer = producer_call.label
             if write.alternative == 0:
                 schema = producer.output_schema
             elif write.alternative == write.alternatives - 1:
-                schema, writer = ERROR_ARM_SCHEMA, f"the error arm of {writer}"
+                schema = ERROR_ARM_SCHEMA
             else:
                 continue
             if schema is None:
                 continue
             param = str(read.argument.path[0])
-            verdict_key = (tool.name, param, id(schema), read.key[depth:])
+            verdict_key = (tool.name, param, id(schema), key[depth:])
             if verdict_key in self._fitting:
                 continue  # this parameter already met this schema at this path
+            writer = producer_call.label
+            if schema is ERROR_ARM_SCHEMA:
+                writer = f"the error arm of {writer}"
             reason, produced = self.produced_types(
                 schema, read.reference.segments[depth - 1 :], read.key[depth:]
             )

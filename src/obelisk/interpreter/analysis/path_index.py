@@ -29,6 +29,18 @@ def path_key(reference: Reference) -> Key:
     return reference.key
 
 
+def _unique(found: list[T]) -> list[T]:
+    """``found`` without repeats (the same item object), in order."""
+    seen: set[int] = set()
+    unique: list[T] = []
+    for item in found:
+        marker = id(item)
+        if marker not in seen:
+            seen.add(marker)
+            unique.append(item)
+    return unique
+
+
 @dataclass(slots=True, eq=False)
 class _Node(Generic[T]):
     children: dict[object, _Node[T]] = field(default_factory=dict)
@@ -53,10 +65,11 @@ class PathIndex(Generic[T]):
     visited.  Adding after a query is allowed (caches are reset).
     """
 
-    __slots__ = ("_root",)
+    __slots__ = ("_root", "_some_position")
 
     def __init__(self) -> None:
         self._root: _Node[T] = _Node()
+        self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
 
     def add(self, key: Key, item: T) -> None:
         node = self._root
@@ -65,6 +78,8 @@ class PathIndex(Generic[T]):
             child = node.children.get(part)
             if child is None:
                 child = node.children[part] = _Node()
+                if part is ANY_INDEX or part is WILDCARD:
+                    self._some_position = True
             node = child
             node.below = None
         node.items.append(item)
@@ -74,6 +89,22 @@ class PathIndex(Generic[T]):
 
         Each item comes once; items of shallower nodes come first.
         """
+        if not self._some_position and ANY_INDEX not in key and WILDCARD not in key:
+            # the common case: one branch to follow, and each node is met once
+            found = []
+            node = self._root
+            for part in key:
+                found.extend(node.items)
+                child = node.children.get(part)
+                if child is None:
+                    return found
+                node = child
+            found.extend(node.items)
+            found.extend(node.subtree())
+            return found if len(found) < 2 else _unique(found)
+        return self._overlapping(key)
+
+    def _overlapping(self, key: Key) -> list[T]:
         found: list[T] = []
         frontier = [self._root]
         depth = 0
@@ -106,16 +137,7 @@ class PathIndex(Generic[T]):
                         following.append(wildcard)
             frontier = following
             depth += 1
-        if len(found) < 2:
-            return found
-        seen: set[int] = set()
-        unique: list[T] = []
-        for item in found:
-            marker = id(item)
-            if marker not in seen:
-                seen.add(marker)
-                unique.append(item)
-        return unique
+        return found if len(found) < 2 else _unique(found)
 
     def has_overlaps(self) -> bool:
         """True when some two items may overlap: two at one key, one at a prefix of
