@@ -127,6 +127,17 @@ def test_run_human_output_lists_failures(tmp: Path) -> None:
     ]
 
 
+def test_run_prints_messages_as_written_without_emoji_codes(tmp: Path) -> None:
+    (tmp / "emoji.py").write_text(
+        "from obelisk import tool\n\n@tool\ndef shout() -> int:\n"
+        "    'Raises.'\n    raise ValueError('bad :x: and :smile:')\n"
+    )
+    plan = write(tmp, "p.json", [{"_tool": "shout"}])
+    result = runner.invoke(app, ["run", plan, "--tools", str(tmp / "emoji.py")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == "#0 shout failed: ValueError: bad :x: and :smile:"
+
+
 def test_run_plan_errors_exit_two_and_run_nothing(tmp: Path) -> None:
     plan = write(tmp, "p.json", [{"_tool": "nope"}])
     result = runner.invoke(app, ["run", plan, "--json"])
