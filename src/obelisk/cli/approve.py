@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -23,8 +23,10 @@ from rich.text import Text
 from obelisk.cli.io import json_for_output
 from obelisk.errors import ApprovalAborted, printable
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
-from obelisk.interpreter.simulate.approval import Approval
 from obelisk.json_values import loads_strict
+
+if TYPE_CHECKING:  # dry runs are loaded only with --approve
+    from obelisk.interpreter.simulate.approval import Approval
 
 __all__ = ["TerminalApprover", "print_pending"]
 
