@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from obelisk.cli.io import json_for_output
 from obelisk.errors import ApprovalAborted, printable
@@ -61,6 +59,9 @@ class TerminalApprover:
         diagnostics (an edited plan may have errors; accepting those sends the
         plan back to the model)."""
         if checked.plan is not None:
+            from rich.table import Table  # only --approve draws tables
+            from rich.text import Text
+
             table = Table(title="Plan to approve", title_justify="left", show_lines=True)
             for column in ("call", "arguments", "writes"):
                 table.add_column(column, overflow="fold")

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from obelisk.cli.io import (
     FilesRootOption,
@@ -114,6 +113,8 @@ def _details(report: SimulationReport) -> None:
 
 
 def _print(report: SimulationReport, verbose: bool) -> None:
+    from rich.table import Table  # the other commands draw no tables
+
     if verbose:
         _details(report)
     summary = report.summary()
