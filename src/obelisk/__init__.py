@@ -15,6 +15,9 @@ Public API only; the implementation lives in private layers (docs/architecture.m
     result.raise_for_errors()
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from obelisk.errors import ApprovalError as ApprovalError
 from obelisk.errors import ApprovalRejected as ApprovalRejected
 from obelisk.errors import ArgumentValidationError as ArgumentValidationError
@@ -43,15 +46,6 @@ from obelisk.grammar import ref as ref
 from obelisk.interpreter.analysis.check import check as check
 from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult as CheckResult
-from obelisk.interpreter.loop.loop import Loop as Loop
-from obelisk.interpreter.loop.messages import Request as Request
-from obelisk.interpreter.loop.messages import Solution as Solution
-from obelisk.interpreter.loop.messages import parse_solution as parse_solution
-from obelisk.interpreter.loop.messages import solution_schema as solution_schema
-from obelisk.interpreter.loop.model import Model as Model
-from obelisk.interpreter.loop.model import StreamingModel as StreamingModel
-from obelisk.interpreter.loop.records import LoopResult as LoopResult
-from obelisk.interpreter.loop.records import Turn as Turn
 from obelisk.interpreter.plan.model import Call as Call
 from obelisk.interpreter.plan.model import Plan as Plan
 from obelisk.interpreter.plan.parse import parse_plan as parse_plan
@@ -68,11 +62,6 @@ from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.run import run as run
 from obelisk.interpreter.runtime.run import run_sync as run_sync
 from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
-from obelisk.interpreter.simulate.approval import Approval as Approval
-from obelisk.interpreter.simulate.approval import PlanDiff as PlanDiff
-from obelisk.interpreter.simulate.report import ScenarioReport as ScenarioReport
-from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
-from obelisk.interpreter.simulate.simulate import simulate as simulate
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools.registry import Registry as Registry
@@ -80,7 +69,58 @@ from obelisk.interpreter.tools.run_context import Context as Context
 from obelisk.interpreter.tools.tool import Tool as Tool
 from obelisk.interpreter.tools.tool import tool as tool
 from obelisk.limits import Limits as Limits
-from obelisk.models.scripted import ScriptedModel as ScriptedModel
+
+if TYPE_CHECKING:
+    from obelisk.interpreter.loop.loop import Loop as Loop
+    from obelisk.interpreter.loop.messages import Request as Request
+    from obelisk.interpreter.loop.messages import Solution as Solution
+    from obelisk.interpreter.loop.messages import parse_solution as parse_solution
+    from obelisk.interpreter.loop.messages import solution_schema as solution_schema
+    from obelisk.interpreter.loop.model import Model as Model
+    from obelisk.interpreter.loop.model import StreamingModel as StreamingModel
+    from obelisk.interpreter.loop.records import LoopResult as LoopResult
+    from obelisk.interpreter.loop.records import Turn as Turn
+    from obelisk.interpreter.simulate.approval import Approval as Approval
+    from obelisk.interpreter.simulate.approval import PlanDiff as PlanDiff
+    from obelisk.interpreter.simulate.report import ScenarioReport as ScenarioReport
+    from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
+    from obelisk.interpreter.simulate.simulate import simulate as simulate
+    from obelisk.models.scripted import ScriptedModel as ScriptedModel
+
+_LAZY = {
+    "Approval": "obelisk.interpreter.simulate.approval",
+    "Loop": "obelisk.interpreter.loop.loop",
+    "LoopResult": "obelisk.interpreter.loop.records",
+    "Model": "obelisk.interpreter.loop.model",
+    "PlanDiff": "obelisk.interpreter.simulate.approval",
+    "Request": "obelisk.interpreter.loop.messages",
+    "ScenarioReport": "obelisk.interpreter.simulate.report",
+    "ScriptedModel": "obelisk.models.scripted",
+    "SimulationReport": "obelisk.interpreter.simulate.report",
+    "Solution": "obelisk.interpreter.loop.messages",
+    "StreamingModel": "obelisk.interpreter.loop.model",
+    "Turn": "obelisk.interpreter.loop.records",
+    "parse_solution": "obelisk.interpreter.loop.messages",
+    "simulate": "obelisk.interpreter.simulate.simulate",
+    "solution_schema": "obelisk.interpreter.loop.messages",
+}
+"""Public names imported on first use: the execution loop, dry runs and the scripted
+model are not needed to check or run a plan (``obelisk run`` never loads them)."""
+
+if not TYPE_CHECKING:  # mypy keeps checking every attribute of the module
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'obelisk' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,6 +127,17 @@ def test_run_human_output_lists_failures(tmp: Path) -> None:
         "#0 explode failed: RuntimeError: boom 2",
         "failed: 1 call (1 failed: #0 explode)",
     ]
+
+
+def test_run_prints_messages_as_written_without_emoji_codes(tmp: Path) -> None:
+    (tmp / "emoji.py").write_text(
+        "from obelisk import tool\n\n@tool\ndef shout() -> int:\n"
+        "    'Raises.'\n    raise ValueError('bad :x: and :smile:')\n"
+    )
+    plan = write(tmp, "p.json", [{"_tool": "shout"}])
+    result = runner.invoke(app, ["run", plan, "--tools", str(tmp / "emoji.py")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == "#0 shout failed: ValueError: bad :x: and :smile:"
 
 
 def test_run_plan_errors_exit_two_and_run_nothing(tmp: Path) -> None:
@@ -294,3 +307,28 @@ def test_summary_names_the_calls_that_did_not_succeed(tmp: Path) -> None:
     assert result.stderr.splitlines()[-1] == (
         "partial: 3 calls (1 succeeded, 1 pending_latent: #1 summarize_it, 1 skipped: #2 upper)"
     )
+
+
+_WHAT_RUN_LOADS = """
+import contextlib, io, runpy, sys
+sys.argv = ["obelisk", "run", sys.argv[1], "--tools", sys.argv[2]]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    runpy.run_module("obelisk", run_name="__main__")
+from obelisk.stdlib_tools import default_registry
+later = ("obelisk.interpreter.loop", "obelisk.interpreter.simulate", "obelisk.models")
+later += ("re2", "rich.table")
+print(sorted(m for m in sys.modules if m.startswith(later)))
+print([t.name for t in default_registry() if t._pending is None])
+"""
+
+
+def test_run_loads_neither_the_loop_nor_dry_runs_and_builds_no_standard_tool(tmp: Path) -> None:
+    plan = write(tmp, "p.json", [{"_tool": "double", "n": 2, "_outputPath": "†state.x"}])
+    done = subprocess.run(
+        [sys.executable, "-c", _WHAT_RUN_LOADS, plan, str(tmp / "tools.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["[]", "[]"]
+    assert done.stderr.strip() == "completed: 1 call (1 succeeded)"

@@ -136,6 +136,28 @@ def test_modules_stay_small() -> None:
     assert too_big == {}
 
 
+_LATER = ("obelisk.interpreter.loop", "obelisk.interpreter.simulate", "obelisk.models", "re2")
+
+
+def test_the_loop_dry_runs_and_models_are_imported_when_first_used() -> None:
+    code = (
+        "import sys, obelisk\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({_LATER!r})))\n"
+        "print(obelisk.Loop.__module__, 'simulate' in dir(obelisk), obelisk.simulate.__name__)\n"
+        "from obelisk import ScriptedModel\n"
+        "print(ScriptedModel is obelisk.ScriptedModel)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "[]",
+        "obelisk.interpreter.loop.loop True simulate",
+        "True",
+    ]
+    missing = "import obelisk; obelisk.nope"
+    done = subprocess.run([sys.executable, "-c", missing], capture_output=True, text=True)
+    assert "AttributeError: module 'obelisk' has no attribute 'nope'" in done.stderr
+
+
 def test_importing_obelisk_does_not_import_the_cli() -> None:
     code = "import sys, obelisk; print('obelisk.cli.app' in sys.modules, 'typer' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -883,3 +883,56 @@ def test_coerce_rejects_other_values(value: Any, message: str) -> None:
     with pytest.raises(ToolDefinitionError) as info:
         Registry.coerce(value)
     assert str(info.value) == message
+
+
+# -- deferred tools (the standard tools' declaration) -----------------------------------------
+
+
+def _deferrable_functions() -> list[Any]:
+    from obelisk import Context
+
+    def fielded(size: int = Field(10, ge=1), *, key: Annotated[str, Field(min_length=1)]) -> int:
+        return size
+
+    def labelled(item: str, **labels: int) -> Outcome:
+        return Outcome(0)
+
+    def loose(ctx: Context[int], value, **extra: Any) -> list[Customer]:  # type: ignore[no-untyped-def]
+        return []
+
+    def bound(a: int, b: int, c: Customer | None = None) -> dict[str, int]:
+        return {}
+
+    return [fielded, labelled, loose, functools.partial(bound, b=2), issue_refund]
+
+
+@pytest.mark.parametrize("fn", _deferrable_functions())
+def test_a_deferred_tool_builds_on_first_use_what_an_eager_one_builds(fn: Any) -> None:
+    eager = Tool.from_function(fn, name="t")
+    deferred = Tool.from_function(fn, name="t", _deferred=True)
+    assert deferred._pending is not None
+    for attribute in ("parameter_names", "required", "accepts_extra", "context_parameter"):
+        assert getattr(deferred, attribute) == getattr(eager, attribute), attribute
+    assert deferred._pending is not None  # nothing above needed the schemas
+    assert deferred.parameters == eager.parameters
+    assert deferred._pending is None
+    assert deferred.output_schema == eager.output_schema
+    assert deferred.typed_output is eager.typed_output
+
+
+def test_a_deferred_tool_builds_on_validation_copy_and_explicit_output_schema() -> None:
+    first = Tool.from_function(issue_refund, _deferred=True)
+    assert first.validate_arguments({"customer_id": "c", "amount": "2"}) == {
+        "customer_id": "c",
+        "amount": 2.0,
+    }
+    assert first._pending is None
+    second = Tool.from_function(issue_refund, _deferred=True)
+    renamed = Registry.coerce({"refund": second})["refund"]  # a copy, renamed
+    assert renamed.name == "refund" and renamed.parameters == first.parameters
+    third = Tool.from_function(issue_refund, output_schema={"type": "object"}, _deferred=True)
+    assert third.output_schema == {"type": "object"}
+    assert third._pending is not None  # given, not built
+    assert third.validate_output([]) == [ArgumentProblem((), "expected an object, got []")]
+    with pytest.raises(AttributeError, match="'Tool' object has no attribute 'nope'"):
+        third.nope  # type: ignore[attr-defined]  # noqa: B018

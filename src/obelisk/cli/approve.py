@@ -14,17 +14,17 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from obelisk.cli.io import json_for_output
 from obelisk.errors import ApprovalAborted, printable
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
-from obelisk.interpreter.simulate.approval import Approval
 from obelisk.json_values import loads_strict
+
+if TYPE_CHECKING:  # dry runs are loaded only with --approve
+    from obelisk.interpreter.simulate.approval import Approval
 
 __all__ = ["TerminalApprover", "print_pending"]
 
@@ -59,6 +59,9 @@ class TerminalApprover:
         diagnostics (an edited plan may have errors; accepting those sends the
         plan back to the model)."""
         if checked.plan is not None:
+            from rich.table import Table  # only --approve draws tables
+            from rich.text import Text
+
             table = Table(title="Plan to approve", title_justify="left", show_lines=True)
             for column in ("call", "arguments", "writes"):
                 table.add_column(column, overflow="fold")

@@ -50,8 +50,10 @@ __all__ = [
     "tools_print_to_stderr",
 ]
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# emoji=False: text such as ":x:" in a tool's error message is printed as written (and
+# rich's table of emoji codes, half a MiB, is never loaded)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 PlanArgument = Annotated[

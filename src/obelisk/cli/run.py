@@ -38,8 +38,6 @@ from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync
-from obelisk.interpreter.simulate.approval import Approval, plan_diff
-from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["dump_json", "print_unknown", "report", "run_command", "sorted_keys", "summary"]
@@ -114,6 +112,9 @@ def _approved(
     """The plan a person approved after seeing it, its dry run and any edit's changes.
 
     Exits 1 when it is rejected, 2 when it has errors."""
+    from obelisk.interpreter.simulate.approval import Approval, plan_diff  # only --approve
+    from obelisk.interpreter.simulate.simulate import simulate_checked
+
     current, before = plan, None
     while True:
         checked = check(current, registry, input, state)

@@ -6,10 +6,9 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from obelisk.cli.io import (
     FilesRootOption,
@@ -30,9 +29,10 @@ from obelisk.cli.io import (
 )
 from obelisk.errors import ObeliskError, PlanError
 from obelisk.interpreter.analysis.drawing import GraphFormat, draw
-from obelisk.interpreter.simulate.report import SimulationReport
-from obelisk.interpreter.simulate.simulate import simulate
 from obelisk.interpreter.tools.options import Outcome
+
+if TYPE_CHECKING:  # the other commands never load dry runs
+    from obelisk.interpreter.simulate.report import SimulationReport
 
 __all__ = ["read_stubs", "simulate_command"]
 
@@ -113,6 +113,8 @@ def _details(report: SimulationReport) -> None:
 
 
 def _print(report: SimulationReport, verbose: bool) -> None:
+    from rich.table import Table  # the other commands draw no tables
+
     if verbose:
         _details(report)
     summary = report.summary()
@@ -204,12 +206,14 @@ def simulate_command(
     schemas (the same --seed prints the same report).  Exits 0, 1 when the dry run
     has errors (a stub that does not fit its tool), 2 when the plan has errors.
     """
+    from obelisk.interpreter.simulate.simulate import simulate as _simulate
+
     if graph is not None and graph not in ("mermaid", "dot"):
         fail(f"unknown --graph {graph!r}; expected 'mermaid' or 'dot'")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     text = read_plan(plan)
     try:
-        report = simulate(
+        report = _simulate(
             text,
             registry,
             read_json(input, "input"),

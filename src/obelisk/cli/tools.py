@@ -17,7 +17,6 @@ from obelisk.cli.io import (
     load_registry,
     out,
 )
-from obelisk.interpreter.loop.messages import tool_description
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["signature", "tools_command"]
@@ -97,6 +96,8 @@ def tools_command(
     description.  With NAME: that tool in full.  --json prints the descriptions
     the execution loop sends a model.  Exits 2 for an unknown NAME.
     """
+    from obelisk.interpreter.loop.messages import tool_description  # as a model sees them
+
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     if name is not None:
         chosen = registry.get(name)

@@ -10,7 +10,7 @@ import math
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import json_equal, json_type, one_line
 
 __all__ = [
@@ -43,25 +43,25 @@ def _finite(result: Number, expression: str) -> Number:
     return result
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def add(a: Number, b: Number) -> Number:
     """a + b."""
     return _finite(a + b, f"{a} + {b}")
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def subtract(a: Number, b: Number) -> Number:
     """a - b."""
     return _finite(a - b, f"{a} - {b}")
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def multiply(a: Number, b: Number) -> Number:
     """a * b."""
     return _finite(a * b, f"{a} * {b}")
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def divide(a: Number, b: Number) -> float:
     """a / b, always a float (7 / 2 = 3.5). b = 0: ZeroDivisionError."""
     if b == 0:
@@ -69,7 +69,7 @@ def divide(a: Number, b: Number) -> float:
     return _finite(a / b, f"{a} / {b}")
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def modulo(a: Number, b: Number) -> Number:
     """The remainder of a / b; it takes the sign of b (-7 mod 3 = 2).
     b = 0: ZeroDivisionError."""
@@ -78,7 +78,7 @@ def modulo(a: Number, b: Number) -> Number:
     return a % b
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def power(base: Number, exponent: Number) -> Number:
     """base ** exponent (an int when both are ints and exponent >= 0). A result that is
     not a real number (ValueError) or too large (OverflowError) is refused."""
@@ -101,7 +101,7 @@ def power(base: Number, exponent: Number) -> Number:
     return _finite(result, expression)
 
 
-@tool(name="round", pure=True)
+@standard_tool(name="round", pure=True)
 def round_number(value: Number, digits: int = 0) -> Number:
     """`value` rounded to `digits` decimals, halves away from zero (2.5 -> 3, 2.675 -> 2.68,
     -0.5 -> -1); negative digits round to tens, hundreds... An int when digits <= 0."""
@@ -118,13 +118,13 @@ def round_number(value: Number, digits: int = 0) -> Number:
     return int(rounded) if digits <= 0 else float(rounded)
 
 
-@tool(name="abs", pure=True)
+@standard_tool(name="abs", pure=True)
 def abs_value(value: Number) -> Number:
     """The absolute value of a number."""
     return abs(value)
 
 
-@tool(name="min", pure=True)
+@standard_tool(name="min", pure=True)
 def min_value(values: list[Number]) -> Number:
     """The smallest number of `values`. An empty list: ValueError."""
     if not values:
@@ -132,7 +132,7 @@ def min_value(values: list[Number]) -> Number:
     return min(values)
 
 
-@tool(name="max", pure=True)
+@standard_tool(name="max", pure=True)
 def max_value(values: list[Number]) -> Number:
     """The largest number of `values`. An empty list: ValueError."""
     if not values:
@@ -140,7 +140,7 @@ def max_value(values: list[Number]) -> Number:
     return max(values)
 
 
-@tool(name="sum", pure=True)
+@standard_tool(name="sum", pure=True)
 def sum_values(values: list[Number]) -> Number:
     """The total of `values` (0 for an empty list); an int when every value is an int."""
     if all(isinstance(value, int) for value in values):
@@ -148,7 +148,7 @@ def sum_values(values: list[Number]) -> Number:
     return _finite(math.fsum(values), "the sum")
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def mean(values: list[Number]) -> float:
     """The arithmetic mean of `values`, a float. An empty list: ValueError."""
     if not values:
@@ -165,26 +165,26 @@ def _order(left: Any, right: Any) -> int:
     return int(left > right) - int(left < right)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def compare(left: Number | str, right: Number | str) -> int:
     """-1 if left < right, 0 if equal, 1 if left > right. Both numbers, or both strings
     (compared by code point, so ISO dates order correctly); else TypeError."""
     return _order(left, right)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def less_than(left: Number | str, right: Number | str) -> bool:
     """left < right; both numbers or both strings (else TypeError)."""
     return _order(left, right) < 0
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def greater_than(left: Number | str, right: Number | str) -> bool:
     """left > right; both numbers or both strings (else TypeError)."""
     return _order(left, right) > 0
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def equals(left: Any, right: Any) -> bool:
     """Whether two JSON values are equal (1 equals 1.0; true does not equal 1; object key
     order does not matter)."""

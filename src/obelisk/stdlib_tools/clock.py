@@ -10,7 +10,7 @@ import asyncio
 import re
 from datetime import datetime, timedelta, timezone
 
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import one_line
 
 __all__ = [
@@ -49,26 +49,26 @@ def parse_time(text: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
-@tool
+@standard_tool()
 def now() -> str:
     """The current time in UTC, ISO 8601 with milliseconds ("2024-05-01T12:30:00.000Z")."""
     return utc_text(datetime.now(timezone.utc))
 
 
-@tool
+@standard_tool()
 def today() -> str:
     """Today's date in UTC ("2024-05-01")."""
     return datetime.now(timezone.utc).date().isoformat()
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def seconds_between(start: str, end: str) -> float:
     """Seconds from ISO 8601 time `start` to `end` (negative when end is earlier; no offset
     means UTC). Bad text: ValueError."""
     return (parse_time(end) - parse_time(start)).total_seconds()
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def add_seconds(time: str, seconds: float) -> str:
     """ISO 8601 `time` moved by `seconds` (may be negative), in UTC with "Z". Bad text:
     ValueError."""
@@ -78,7 +78,7 @@ def add_seconds(time: str, seconds: float) -> str:
         raise OverflowError(f"{time} + {seconds} s is out of the supported range") from None
 
 
-@tool
+@standard_tool()
 async def sleep(seconds: float) -> float:
     """Wait `seconds` (0 to 3600, fractions allowed), then return the seconds waited.
     Out of range: ValueError."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.json_values import deep_merge
 from obelisk.stdlib_tools._common import lookup, one_line
 
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def get(value: Any, path: str, default: Any = None) -> Any:
     """The part of `value` at relative `path` ("a.b[0]", "[2].name", "items[*].id"; "" = all
     of it); `default` when nothing is there. `[*]` yields a list. Bad path syntax: ValueError."""
@@ -35,19 +35,19 @@ def get(value: Any, path: str, default: Any = None) -> Any:
     return result if found else default
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def has(value: Any, path: str) -> bool:
     """True when something (even null) is at relative `path` in `value` ("a.b[0]")."""
     return lookup(value, path)[0]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def const(value: Any) -> Any:
     """Return `value` unchanged (writes a literal to the output path)."""
     return value
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def merge(objects: list[dict[str, Any]]) -> dict[str, Any]:
     """Deep-merge objects left to right: nested objects merge key by key, anything else
     (lists too) is replaced by the later value. [] gives {}."""
@@ -57,33 +57,33 @@ def merge(objects: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def pick(value: dict[str, Any], keys: list[str]) -> dict[str, Any]:
     """An object with only the given `keys` of `value`, in the order of `keys`; absent keys
     are left out."""
     return {key: value[key] for key in dict.fromkeys(keys) if key in value}
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def omit(value: dict[str, Any], keys: list[str]) -> dict[str, Any]:
     """`value` without the given `keys` (absent keys are ignored)."""
     drop = set(keys)
     return {key: item for key, item in value.items() if key not in drop}
 
 
-@tool(name="default", pure=True)
+@standard_tool(name="default", pure=True)
 def default_value(value: Any, fallback: Any) -> Any:
     """`value`, or `fallback` when `value` is null."""
     return fallback if value is None else value
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def keys(value: dict[str, Any]) -> list[str]:
     """The keys of an object, in order."""
     return list(value)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def values(value: dict[str, Any]) -> list[Any]:
     """The values of an object, in key order."""
     return list(value.values())

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from obelisk.errors import ToolDefinitionError
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import one_line
 from obelisk.stdlib_tools.json_tools import parse_json_text
 
@@ -226,19 +226,19 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
     """
     files = FilesRoot(root)
 
-    @tool(name="read_text")
+    @standard_tool(name="read_text")
     def read_text(path: str) -> str:
         """The UTF-8 text of the file at `path` (relative to the files root). Missing file:
         FileNotFoundError; outside the root: PermissionError."""
         return _read_bytes(files, path).decode("utf-8")
 
-    @tool(name="write_text")
+    @standard_tool(name="write_text")
     def write_text(path: str, text: str) -> int:
         """Write `text` as UTF-8 to the file at `path` (relative to the files root), replacing
         it and creating parent folders; returns the bytes written."""
         return _write_bytes(files, path, text.encode("utf-8"))
 
-    @tool(name="read_json")
+    @standard_tool(name="read_json")
     def read_json(path: str) -> Any:
         """The JSON value in the file at `path` (relative to the files root). Invalid JSON:
         ValueError naming line and column."""
@@ -248,13 +248,13 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
 
-    @tool(name="write_json")
+    @standard_tool(name="write_json")
     def write_json(path: str, value: Any, indent: int | None = 2) -> int:
         """Write `value` as JSON (UTF-8, `indent` spaces, null: one line; final newline) to
         the file at `path` (relative to the files root); returns the bytes written."""
         return _write_bytes(files, path, _encode_json(value, indent))
 
-    @tool(name="list_dir")
+    @standard_tool(name="list_dir")
     def list_dir(path: str = ".") -> list[str]:
         """The sorted names in the folder at `path` (relative to the files root; default the
         root itself); folder names end with "/"."""
@@ -270,7 +270,7 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
         finally:
             os.close(fd)
 
-    @tool(name="path_exists")
+    @standard_tool(name="path_exists")
     def path_exists(path: str) -> bool:
         """Whether a file or folder exists at `path` (relative to the files root)."""
         try:

@@ -7,7 +7,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import one_line, path_text
 
 __all__ = [
@@ -36,13 +36,13 @@ def parse_json_text(text: str) -> Any:
         ) from None
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def json_parse(text: str) -> Any:
     """The JSON value in `text`. Invalid JSON: ValueError naming line and column (1-based)."""
     return parse_json_text(text)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def json_dump(value: Any, indent: int | None = None, sort_keys: bool = False) -> str:
     """`value` as JSON text: compact on one line, or pretty with `indent` spaces; non-ASCII
     characters are kept. Negative indent: ValueError."""
@@ -69,7 +69,7 @@ class ValidationReport(TypedDict):
     errors: list[SchemaProblem]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def json_validate(value: Any, schema: dict[str, Any]) -> ValidationReport:
     """Check `value` against JSON schema `schema` (draft from its "$schema", default 2020-12;
     formats checked): {"valid": bool, "errors": [{"path": "items[0].id", "message"}]} (path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import (
     compile_path,
     json_equal,
@@ -38,13 +38,13 @@ __all__ = [
 MAX_RANGE = 1_000_000
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def count(items: list[Any]) -> int:
     """The number of items in a list."""
     return len(items)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def sort(items: list[Any], key: str | None = None, reverse: bool = False) -> list[Any]:
     """`items` sorted (stable) by themselves or by the value at relative path `key` in each
     ("price", "user.name"); items without a value there (or null) go last. The values must
@@ -70,7 +70,7 @@ def sort(items: list[Any], key: str | None = None, reverse: bool = False) -> lis
     return [item for _value, item in keyed] + absent
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def unique(items: list[Any]) -> list[Any]:
     """`items` without repeats (JSON equality, so objects and lists work too), keeping the
     first occurrence of each, in order."""
@@ -94,7 +94,7 @@ def _flatten(items: list[Any], depth: int) -> list[Any]:
     return result
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def flatten(items: list[Any], depth: int = 1) -> list[Any]:
     """`items` with nested lists spliced in, `depth` levels deep ([[1, [2]], 3] -> [1, [2], 3]
     with depth 1). Negative depth: ValueError."""
@@ -103,7 +103,7 @@ def flatten(items: list[Any], depth: int = 1) -> list[Any]:
     return _flatten(items, depth)
 
 
-@tool(name="zip", pure=True)
+@standard_tool(name="zip", pure=True)
 def zip_lists(lists: list[list[Any]], strict: bool = False) -> list[list[Any]]:
     """Rows made of the i-th item of every list ([[1, 2], ["a", "b"]] -> [[1, "a"], [2, "b"]]),
     stopping at the shortest list; with `strict`, lists of different lengths: ValueError."""
@@ -113,7 +113,7 @@ def zip_lists(lists: list[list[Any]], strict: bool = False) -> list[list[Any]]:
     return [list(row) for row in zip(*lists, strict=False)]
 
 
-@tool(name="range", pure=True)
+@standard_tool(name="range", pure=True)
 def range_list(start: int, stop: int | None = None, step: int = 1) -> list[int]:
     """The integers from `start` up to but not including `stop`, every `step`; with no
     `stop`, 0 .. start - 1 (as Python's range). step 0 or over 1000000 items: ValueError."""
@@ -131,7 +131,7 @@ def range_list(start: int, stop: int | None = None, step: int = 1) -> list[int]:
     return list(numbers)
 
 
-@tool(name="filter", pure=True)
+@standard_tool(name="filter", pure=True)
 def filter_items(
     items: list[Any], path: str, equals: Any = None, exists_only: bool = False
 ) -> list[Any]:
@@ -146,14 +146,14 @@ def filter_items(
     return kept
 
 
-@tool(name="map", pure=True)
+@standard_tool(name="map", pure=True)
 def map_items(items: list[Any], path: str) -> list[Any]:
     """The value at relative path `path` in each item ("user.name"), null where missing."""
     compile_path(path)
     return [lookup(item, path)[1] for item in items]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def first(items: list[Any]) -> Any:
     """The first item of a list. An empty list: ValueError."""
     if not items:
@@ -161,7 +161,7 @@ def first(items: list[Any]) -> Any:
     return items[0]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def last(items: list[Any]) -> Any:
     """The last item of a list. An empty list: ValueError."""
     if not items:
@@ -169,13 +169,13 @@ def last(items: list[Any]) -> Any:
     return items[-1]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def reverse(items: list[Any]) -> list[Any]:
     """The items in reverse order."""
     return items[::-1]
 
 
-@tool(name="slice", pure=True)
+@standard_tool(name="slice", pure=True)
 def slice_items(items: list[Any], start: int = 0, stop: int | None = None) -> list[Any]:
     """items[start:stop] (Python slicing: negative indexes count from the end; stop null: to
     the end)."""

@@ -9,7 +9,8 @@ lookahead or lookbehind (``(?=``, ``(?!``, ``(?<=``, ``(?<!``), no atomic groups
 possessive quantifiers, and ``\z`` instead of ``\Z``; ``\w``, ``\d``, ``\s`` and
 ``\b`` match ASCII only (``\pL`` is any letter, ``\p{Greek}`` a script)
 (https://github.com/google/re2/wiki/Syntax).  A pattern RE2 refuses is a
-``ValueError`` naming the construct.
+``ValueError`` naming the construct.  ``re2`` (a few MiB of native code) is
+imported when the first pattern is compiled.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import re
 import string
 from typing import Any
 
-import re2
 from typing_extensions import TypedDict
 
-from obelisk.interpreter.tools.tool import Tool, tool
+from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import json_equal, json_type, one_line
 
 __all__ = [
@@ -72,7 +72,7 @@ def _template_fields(template: str) -> list[str]:
     return names
 
 
-@tool(name="format", pure=True)
+@standard_tool(name="format", pure=True)
 def format_text(template: str, fields: dict[str, Any]) -> str:
     """Fill `template` ("Hello {name}, {total:.2f} EUR") from `fields` (str.format syntax,
     named fields only). A field missing from `fields`: KeyError; other field forms: ValueError."""
@@ -83,26 +83,26 @@ def format_text(template: str, fields: dict[str, Any]) -> str:
     return template.format_map(fields)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def concat(parts: list[str], separator: str = "") -> str:
     """The strings of `parts` joined with `separator` (default: nothing between them)."""
     return separator.join(parts)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def join(parts: list[str], separator: str) -> str:
     """The strings of `parts` joined with `separator` (e.g. ", ")."""
     return separator.join(parts)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def split(text: str, separator: str | None = None, max_splits: int = -1) -> list[str]:
     """`text` split at `separator` (null: runs of whitespace, dropping empty parts), at most
     `max_splits` times (-1: no limit). An empty separator: ValueError."""
     return text.split(separator, max_splits)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def replace(text: str, old: str, new: str, count: int = -1) -> str:
     """`text` with occurrences of `old` replaced by `new`; the first `count` only
     (-1: all)."""
@@ -127,7 +127,7 @@ def _shown(pattern: str) -> str:
     )
 
 
-def _options() -> Any:
+def _options(re2: Any) -> Any:
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern on stderr
     return options
@@ -136,8 +136,10 @@ def _options() -> Any:
 @functools.lru_cache(maxsize=256)
 def _compile(pattern: str) -> Any:
     """The RE2 program for ``pattern``; ``ValueError`` naming what RE2 refused."""
+    import re2
+
     try:
-        return re2.compile(pattern, _options())
+        return re2.compile(pattern, _options(re2))
     except re2.error as exc:
         raw = exc.args[0] if exc.args else ""
         reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
@@ -158,7 +160,7 @@ class RegexMatch(TypedDict):
     named: dict[str, str | None]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def regex_match(text: str, pattern: str) -> RegexMatch | None:
     r"""The first match of RE2 regex `pattern` in `text`: {"match": whole match, "groups":
     [numbered groups], "named": {name: group}} (unmatched group: null), or null. RE2 runs in
@@ -170,7 +172,7 @@ def regex_match(text: str, pattern: str) -> RegexMatch | None:
     return {"match": found.group(0), "groups": list(found.groups()), "named": found.groupdict()}
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def regex_find_all(text: str, pattern: str) -> list[str]:
     r"""The whole text of every non-overlapping match of RE2 regex `pattern` in `text`, in
     order. RE2 runs in linear time: no backreferences or lookaround; \w \d \s \b are
@@ -178,7 +180,7 @@ def regex_find_all(text: str, pattern: str) -> list[str]:
     return [found.group(0) for found in _compile(pattern).finditer(text)]
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> str:
     r"""`text` with matches of RE2 regex `pattern` replaced by `replacement` (may use \1,
     \g<name>); the first `count` only (0: all). RE2 runs in linear time: no backreferences or
@@ -186,37 +188,39 @@ def regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> 
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
     compiled = _compile(pattern)
+    import re2  # imported by _compile already
+
     try:
         return str(compiled.sub(replacement, text, count=count))
     except (re.error, re2.error, IndexError) as exc:
         raise ValueError(f"invalid replacement {replacement!r}: {exc}") from None
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def lower(text: str) -> str:
     """`text` in lower case."""
     return text.lower()
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def upper(text: str) -> str:
     """`text` in upper case."""
     return text.upper()
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def strip(text: str, chars: str | None = None) -> str:
     """`text` without leading and trailing `chars` (null: whitespace)."""
     return text.strip(chars)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def length(value: str | list[Any] | dict[str, Any]) -> int:
     """Characters in a string, items in a list, or keys in an object."""
     return len(value)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def contains(value: str | list[Any] | dict[str, Any], item: Any) -> bool:
     """Whether a string contains the substring `item`, a list contains an item equal to
     `item` (JSON equality), or an object has the key `item`."""
@@ -228,19 +232,19 @@ def contains(value: str | list[Any] | dict[str, Any], item: Any) -> bool:
     return item in value
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def starts_with(text: str, prefix: str) -> bool:
     """Whether `text` begins with `prefix`."""
     return text.startswith(prefix)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def ends_with(text: str, suffix: str) -> bool:
     """Whether `text` ends with `suffix`."""
     return text.endswith(suffix)
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def to_string(value: Any) -> str:
     """A string as is; any other value as compact JSON (3 -> "3", null -> "null")."""
     if isinstance(value, str):
@@ -251,7 +255,7 @@ def to_string(value: Any) -> str:
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-@tool(pure=True)
+@standard_tool(pure=True)
 def to_number(value: str | int | float) -> int | float:
     """A number from a decimal string ("42" -> 42, " -1.5e3 " -> -1500.0); numbers pass
     through. Anything else: ValueError."""

@@ -19,9 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import Any, Literal, cast
 
-from pydantic import Field, TypeAdapter, ValidationError, create_model
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import JsonSchemaMode
+from pydantic import TypeAdapter, ValidationError
 
 from obelisk.errors import ArgumentProblem, ArgumentValidationError, ToolDefinitionError
 from obelisk.interpreter.tools.descriptions import (
@@ -31,13 +29,12 @@ from obelisk.interpreter.tools.descriptions import (
     read_description,
 )
 from obelisk.interpreter.tools.options import (
-    Outcome,
     RetryPolicy,
     check_effects,
     check_options,
     check_scopes,
 )
-from obelisk.interpreter.tools.run_context import is_context_annotation
+from obelisk.interpreter.tools.signatures import Built, Signature, build, read_signature
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -47,16 +44,22 @@ from obelisk.interpreter.tools.validation import (
 
 __all__ = ["Tool", "tool"]
 
+_DEFERRED = ("parameters", "output_schema", "_adapters", "_extra_adapter", "_output_adapter")
+"""What a deferred tool (:func:`standard_tool`) builds on first use."""
 
-def _adapter(
-    tool_name: str, what: str, annotation: Any, mode: JsonSchemaMode = "validation"
-) -> tuple[TypeAdapter[Any], dict[str, Any]]:
-    try:
-        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-        return adapter, adapter.json_schema(mode=mode)
-    except Exception as exc:
-        reason = str(exc).strip().split("\n")[0].split(". ")[0].rstrip(".")
-        raise bad(tool_name, f"{what} has no JSON schema: {reason}") from None
+
+def _finish(signature: Signature, output_schema: Mapping[str, Any] | None, tool: Tool) -> None:
+    """Build a deferred tool's adapters and schemas (see :func:`standard_tool`)."""
+    built = build(tool.name, signature, output_schema)
+    found = built.parameters
+    if (
+        tuple(found["properties"]) != tool.parameter_names
+        or frozenset(found["required"]) != tool.required
+        or (found.get("additionalProperties", True) is not False) != tool.accepts_extra
+    ):
+        raise bad(tool.name, "its arguments schema does not match its signature")
+    tool._install(built, output_schema)
+    tool._pending = None
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -128,6 +131,7 @@ class Tool:
     _output_validator: Any = field(init=False, default=None)
     _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
     _hidden: frozenset[str] = field(init=False, default=frozenset())
+    _pending: Callable[[Tool], None] | None = field(init=False, default=None)  # builds _DEFERRED
     _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
     def __post_init__(self, _checked: bool) -> None:
@@ -226,6 +230,7 @@ class Tool:
         idempotent: bool = False,
         isolation: Literal["thread", "process"] = "thread",
         blocking: bool = True,
+        _deferred: bool = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
@@ -250,70 +255,19 @@ class Tool:
         if isinstance(outcomes, Iterable) and not isinstance(outcomes, str):
             outcomes = tuple(outcomes)
         check_options(tool_name, outcomes, timeout, capacity, pure)
-        try:
-            signature = inspect.signature(fn)
-            source = target if inspect.isroutine(target) else type(target).__call__
-            hints = typing.get_type_hints(source, include_extras=True)
-        except Exception as exc:
-            raise bad(tool_name, f"cannot read the signature: {exc}") from None
-        adapters: dict[str, TypeAdapter[Any]] = {}
-        fields: dict[str, Any] = {}
-        extra: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
-        var_keyword = False
-        context: str | None = None
-        for index, param in enumerate(signature.parameters.values()):
-            annotation = hints.get(param.name, Any)
-            if param.name in bound and param.kind is not param.VAR_KEYWORD:
-                continue  # bound by functools.partial: not the model's to pass
-            if param.kind in (param.VAR_POSITIONAL, param.POSITIONAL_ONLY):
-                raise bad(
-                    tool_name, f"parameter {param.name!r} is positional; tools take named arguments"
-                )
-            if is_context_annotation(annotation):
-                if context is not None:
-                    raise bad(
-                        tool_name,
-                        f"parameters {context!r} and {param.name!r} both take the run context;"
-                        " a tool has at most one",
-                    )
-                context = param.name
-                continue
-            if isinstance(param.default, FieldInfo):
-                annotation = typing.Annotated[annotation, param.default]
-            what = f"parameter {param.name!r}"
-            if param.kind is param.VAR_KEYWORD:
-                var_keyword = True
-                extra = None if annotation is Any else _adapter(tool_name, what, annotation)
-                continue
-            adapters[param.name] = _adapter(tool_name, what, annotation)[0]
-            default = ... if param.default is param.empty else param.default
-            fields[f"f{index}"] = (typing.Annotated[annotation, Field(alias=param.name)], default)
-        try:
-            model = create_model(f"{tool_name}_arguments", **fields)
-            generated = model.model_json_schema(by_alias=True)
-        except Exception as exc:
-            raise bad(tool_name, f"cannot build the arguments schema: {exc}") from None
-        properties = generated.get("properties", {})
-        for info in model.model_fields.values():
-            if info.title is None and isinstance(properties.get(info.alias), dict):
-                properties[info.alias].pop("title", None)
-        required = [str(f.alias) for f in model.model_fields.values() if f.is_required()]
-        parameters = {"type": "object", "properties": properties, "required": required}
-        if not var_keyword or extra is not None:
-            parameters["additionalProperties"] = extra[1] if extra else False
-        if "$defs" in generated:
-            parameters["$defs"] = generated["$defs"]
-        returns = hints.get("return", Any)
-        out: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
-        outcome = returns is Outcome or Outcome in typing.get_args(returns)
-        if output_schema is None and returns is not Any and not outcome:
-            out = _adapter(tool_name, "the return type", returns, "serialization")
+        signature = read_signature(fn, target, tool_name, bound)
+        if _deferred:  # standard_tool: the adapters and schemas are built on first use
+            built = None
+            parameters = signature.outline()
+        else:
+            built = build(tool_name, signature, output_schema)
+            parameters = built.parameters
         doc = description if description is not None else inspect.getdoc(target)
         self = cls(
             tool_name,
             inspect.cleandoc(doc or ""),
             parameters,
-            dict(output_schema) if output_schema is not None else out[1] if out else None,
+            dict(output_schema) if output_schema is not None else None,
             fn,
             cast(tuple[str, ...], outcomes),
             timeout,
@@ -322,17 +276,44 @@ class Tool:
             retry,
             effects=effects if effects is not None else {},  # type: ignore[arg-type]  # checked
             requires_approval=requires_approval,
-            context_parameter=context,
+            context_parameter=signature.context,
             idempotent=idempotent,
             isolation=isolation,
             blocking=blocking,
         )
         self._hidden |= bound
-        self._adapters, self._output_adapter = adapters, out[0] if out else None
-        self._extra_adapter = extra[0] if extra else None
-        if output_schema is not None:
-            self._output_validator = validator_for(self.output_schema, tool_name, "output_schema")
+        if built is None:  # __getattr__ builds them on first use
+            self._pending = functools.partial(_finish, signature, output_schema)
+            for slot in _DEFERRED:
+                if slot != "output_schema" or output_schema is None:
+                    object.__delattr__(self, slot)
+        else:
+            self._install(built, output_schema)
         return self
+
+    def _install(self, built: Built, output_schema: Mapping[str, Any] | None) -> None:
+        self.parameters = built.parameters
+        self._adapters, self._extra_adapter = built.adapters, built.extra
+        self._output_adapter = built.output[0] if built.output else None
+        if output_schema is not None:
+            self._output_validator = validator_for(self.output_schema, self.name, "output_schema")
+        else:
+            self.output_schema = built.output[1] if built.output else None
+
+    if not typing.TYPE_CHECKING:  # mypy keeps seeing only the declared attributes
+
+        def __getattr__(self, name: str) -> Any:
+            """A deferred tool's schemas and adapters, built on first use (called
+            only for an attribute that is not set)."""
+            if name in _DEFERRED:
+                try:
+                    pending = object.__getattribute__(self, "_pending")
+                except AttributeError:  # a copy under construction
+                    pending = None
+                if pending is not None:
+                    pending(self)
+                    return object.__getattribute__(self, name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @classmethod
     def from_schema(
@@ -543,3 +524,18 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     if fn is not None:
         return Tool.from_function(fn, **options)
     return lambda f: Tool.from_function(f, **options)
+
+
+def standard_tool(**options: Any) -> Callable[[Callable[..., Any]], Tool]:
+    """Decorator for obelisk's own (trusted) tools: :func:`tool` with the same
+    keywords, except that the pydantic adapters and JSON schemas are built on first
+    use (``parameters``, ``output_schema``, validation) instead of at declaration,
+    so importing the standard tools and building a registry of them stays cheap.
+
+    The signature is read at once (names, required parameters, ``**kwargs``, the
+    run context); a type without a JSON schema raises
+    :class:`ToolDefinitionError` when first used, so a test builds every standard
+    tool.  Not for user tools, whose mistakes belong at declaration.
+    """
+
+    return lambda fn: Tool.from_function(fn, **options, _deferred=True)

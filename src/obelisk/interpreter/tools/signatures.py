@@ -1,0 +1,149 @@
+"""Function tools' signatures, read into JSON schemas by pydantic (docs/tools.md).
+
+:func:`read_signature` reads what :meth:`Tool.from_function
+<obelisk.interpreter.tools.tool.Tool.from_function>` needs from a function without
+any pydantic work (parameter names, which are required, ``**kwargs``, the run
+context); :func:`build` makes the pydantic adapters and JSON schemas, the costly
+part, which standard tools defer to first use.  Problems raise
+:class:`~obelisk.errors.ToolDefinitionError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field, TypeAdapter, create_model
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonSchemaMode
+
+from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.run_context import is_context_annotation
+from obelisk.interpreter.tools.validation import bad
+
+__all__ = ["Built", "Signature", "build", "read_signature"]
+
+
+def _adapter(
+    tool_name: str, what: str, annotation: Any, mode: JsonSchemaMode = "validation"
+) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        return adapter, adapter.json_schema(mode=mode)
+    except Exception as exc:
+        reason = str(exc).strip().split("\n")[0].split(". ")[0].rstrip(".")
+        raise bad(tool_name, f"{what} has no JSON schema: {reason}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A function's parameters as a tool reads them, before any pydantic work."""
+
+    fields: tuple[tuple[int, str, Any, Any], ...]  # (position, name, annotation, default or ...)
+    extra: tuple[str, Any] | None  # **kwargs: its name and annotation (Any when none)
+    context: str | None  # the parameter that takes the run context
+    returns: Any  # the return annotation (Any when none)
+
+    def outline(self) -> dict[str, Any]:
+        """The arguments schema without the parameters' schemas: the names, which are
+        required and whether extra names are allowed (what ``Tool`` derives)."""
+        required = [
+            name
+            for _, name, _, default in self.fields
+            if default is ... or (isinstance(default, FieldInfo) and default.is_required())
+        ]
+        outline: dict[str, Any] = {
+            "type": "object",
+            "properties": {name: {} for _, name, _, _ in self.fields},
+            "required": required,
+        }
+        if self.extra is None:
+            outline["additionalProperties"] = False
+        return outline
+
+
+def read_signature(
+    fn: Callable[..., Any], target: Any, tool_name: str, bound: frozenset[str]
+) -> Signature:
+    try:
+        signature = inspect.signature(fn)
+        source = target if inspect.isroutine(target) else type(target).__call__
+        hints = typing.get_type_hints(source, include_extras=True)
+    except Exception as exc:
+        raise bad(tool_name, f"cannot read the signature: {exc}") from None
+    fields: list[tuple[int, str, Any, Any]] = []
+    extra: tuple[str, Any] | None = None
+    context: str | None = None
+    for index, param in enumerate(signature.parameters.values()):
+        annotation = hints.get(param.name, Any)
+        if param.name in bound and param.kind is not param.VAR_KEYWORD:
+            continue  # bound by functools.partial: not the model's to pass
+        if param.kind in (param.VAR_POSITIONAL, param.POSITIONAL_ONLY):
+            raise bad(
+                tool_name, f"parameter {param.name!r} is positional; tools take named arguments"
+            )
+        if is_context_annotation(annotation):
+            if context is not None:
+                raise bad(
+                    tool_name,
+                    f"parameters {context!r} and {param.name!r} both take the run context;"
+                    " a tool has at most one",
+                )
+            context = param.name
+            continue
+        if isinstance(param.default, FieldInfo):
+            annotation = typing.Annotated[annotation, param.default]
+        if param.kind is param.VAR_KEYWORD:
+            extra = (param.name, annotation)
+            continue
+        default = ... if param.default is param.empty else param.default
+        fields.append((index, param.name, annotation, default))
+    return Signature(tuple(fields), extra, context, hints.get("return", Any))
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """A function tool's pydantic adapters and JSON schemas."""
+
+    parameters: dict[str, Any]
+    adapters: dict[str, TypeAdapter[Any]]
+    extra: TypeAdapter[Any] | None  # for **kwargs values, when annotated
+    output: tuple[TypeAdapter[Any], dict[str, Any]] | None  # from the return annotation
+
+
+def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any] | None) -> Built:
+    """The adapters and schemas of a function tool; :class:`ToolDefinitionError` for a
+    type without a JSON schema."""
+    adapters: dict[str, TypeAdapter[Any]] = {}
+    fields: dict[str, Any] = {}
+    for index, name, annotation, default in signature.fields:
+        adapters[name] = _adapter(tool_name, f"parameter {name!r}", annotation)[0]
+        fields[f"f{index}"] = (typing.Annotated[annotation, Field(alias=name)], default)
+    extra: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
+    if signature.extra is not None and signature.extra[1] is not Any:
+        name, annotation = signature.extra
+        extra = _adapter(tool_name, f"parameter {name!r}", annotation)
+    try:
+        model = create_model(f"{tool_name}_arguments", **fields)
+        generated = model.model_json_schema(by_alias=True)
+    except Exception as exc:
+        raise bad(tool_name, f"cannot build the arguments schema: {exc}") from None
+    properties = generated.get("properties", {})
+    for info in model.model_fields.values():
+        if info.title is None and isinstance(properties.get(info.alias), dict):
+            properties[info.alias].pop("title", None)
+    required = [str(f.alias) for f in model.model_fields.values() if f.is_required()]
+    parameters = {"type": "object", "properties": properties, "required": required}
+    if signature.extra is None or extra is not None:
+        parameters["additionalProperties"] = extra[1] if extra else False
+    if "$defs" in generated:
+        parameters["$defs"] = generated["$defs"]
+    returns = signature.returns
+    output: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
+    outcome = returns is Outcome or Outcome in typing.get_args(returns)
+    if output_schema is None and returns is not Any and not outcome:
+        output = _adapter(tool_name, "the return type", returns, "serialization")
+    return Built(parameters, adapters, extra[0] if extra else None, output)
