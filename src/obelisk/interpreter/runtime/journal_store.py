@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
@@ -117,6 +116,8 @@ class Store:
         synchronous: Synchronous = "normal",
         create: bool = True,
     ) -> None:
+        import sqlite3  # here, not at import: most runs keep no journal
+
         if synchronous not in ("normal", "full"):
             raise JournalError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
         self.path = os.fspath(path)
@@ -195,6 +196,8 @@ class Store:
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
         """Turn sqlite3's errors into :class:`JournalError` (damage: :class:`JournalCorrupted`)."""
+        import sqlite3
+
         try:
             yield
         except sqlite3.Error as exc:
@@ -211,6 +214,8 @@ class Store:
 
     def close(self) -> None:
         """Close the file (checkpointing the WAL into it when no one else has it open)."""
+        import sqlite3
+
         with contextlib.suppress(sqlite3.Error):
             self.db.close()
 
