@@ -161,7 +161,7 @@ class Reference:
     @property
     def has_wildcard(self) -> bool:
         """True when any segment is ``[*]``."""
-        return any(isinstance(segment, Wildcard) for segment in self.segments)
+        return WILDCARD in self.key
 
     @property
     def references(self) -> tuple[Reference, ...]:

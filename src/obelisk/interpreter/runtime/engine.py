@@ -571,7 +571,8 @@ class Engine:
             if not self._done.done():
                 self._done.set_exception(task.exception())  # type: ignore[arg-type]
             return
-        self._dispatch()
+        if self._ready:  # a slot is free: start what waits for one
+            self._dispatch()
         self._check_done()
 
     # -- commit, in plan order among overlapping writers --------------------------
