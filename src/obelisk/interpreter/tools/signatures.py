@@ -20,6 +20,7 @@ from pydantic import Field, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaMode
 
+from obelisk.interpreter.tools.arguments import Compiled, compile_arguments
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad
@@ -112,11 +113,13 @@ class Built:
     adapters: dict[str, TypeAdapter[Any]]
     extra: TypeAdapter[Any] | None  # for **kwargs values, when annotated
     output: tuple[TypeAdapter[Any], dict[str, Any]] | None  # from the return annotation
+    compiled: Compiled | None  # one validator of the whole arguments object
 
 
 def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any] | None) -> Built:
-    """The adapters and schemas of a function tool; :class:`ToolDefinitionError` for a
-    type without a JSON schema."""
+    """The adapters and schemas of a function tool, and the validator of its whole
+    arguments object (:func:`~obelisk.interpreter.tools.arguments.compile_arguments`);
+    :class:`ToolDefinitionError` for a type without a JSON schema."""
     adapters: dict[str, TypeAdapter[Any]] = {}
     fields: dict[str, Any] = {}
     for index, name, annotation, default in signature.fields:
@@ -146,4 +149,6 @@ def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any]
     outcome = returns is Outcome or Outcome in typing.get_args(returns)
     if output_schema is None and returns is not Any and not outcome:
         output = _adapter(tool_name, "the return type", returns, "serialization")
-    return Built(parameters, adapters, extra[0] if extra else None, output)
+    extra_adapter = extra[0] if extra else None
+    compiled = compile_arguments(adapters, extra_adapter)
+    return Built(parameters, adapters, extra_adapter, output, compiled)

@@ -10,18 +10,23 @@ the tools a plan may call.  Declaration problems raise
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any, Literal, cast
 
 from pydantic import TypeAdapter, ValidationError
 
-from obelisk.errors import ArgumentProblem, ArgumentValidationError, ToolDefinitionError
+from obelisk.errors import ArgumentProblem, ToolDefinitionError
+from obelisk.interpreter.tools.arguments import (
+    Compiled,
+    check_one,
+    literal_problems,
+    validate_object,
+)
 from obelisk.interpreter.tools.descriptions import (
     Interface,
     function_interface,
@@ -44,7 +49,9 @@ from obelisk.interpreter.tools.validation import (
 
 __all__ = ["Tool", "tool"]
 
-_DEFERRED = ("parameters", "output_schema", "_adapters", "_extra_adapter", "_output_adapter")
+_DEFERRED = (
+    "parameters", "output_schema", "_adapters", "_extra_adapter", "_output_adapter", "_compiled"
+)  # fmt: skip
 """What a deferred tool (:func:`standard_tool`) builds on first use."""
 
 
@@ -127,6 +134,7 @@ class Tool:
     _adapters: dict[str, TypeAdapter[Any]] = field(init=False, default_factory=dict)
     _extra_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
     _output_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
+    _compiled: Compiled | None = field(init=False, default=None)  # the whole arguments object
     _validator: Any = field(init=False, default=None)
     _output_validator: Any = field(init=False, default=None)
     _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
@@ -294,6 +302,7 @@ class Tool:
     def _install(self, built: Built, output_schema: Mapping[str, Any] | None) -> None:
         self.parameters = built.parameters
         self._adapters, self._extra_adapter = built.adapters, built.extra
+        self._compiled = built.compiled
         self._output_adapter = built.output[0] if built.output else None
         if output_schema is not None:
             self._output_validator = validator_for(self.output_schema, self.name, "output_schema")
@@ -403,60 +412,43 @@ class Tool:
         ``parameters``), or ``None`` when the tool has no such parameter."""
         return cast("dict[str, Any] | None", (self.parameters.get("properties") or {}).get(name))
 
-    def _check(self, name: str, value: Any) -> tuple[list[ArgumentProblem], Any]:
-        known = name in self.parameter_names
-        if not known and (not self.accepts_extra or name in self._hidden):
-            close = difflib.get_close_matches(name, self.parameter_names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            return [
-                ArgumentProblem((), f"tool {self.name!r} takes no argument {name!r}{hint}")
-            ], value
-        adapter = self._adapters.get(name) if known else self._extra_adapter
-        if adapter is not None:
-            try:
-                return [], adapter.validate_python(value)
-            except ValidationError as exc:
-                return pydantic_problems(exc), value
-        sub_validator = self._sub_validators.get(name)
-        if sub_validator is None:
-            sub = (
-                self.parameter_schema(name)
-                if known
-                else self.parameters.get("additionalProperties")
-            )
-            if not isinstance(sub, (Mapping, bool)):
-                return [], value
-            if self._validator is None:  # compiled on first use, once per tool
-                self._validator = validator_for(self.parameters, self.name, "parameters")
-            sub_validator = self._sub_validators[name] = self._validator.evolve(schema=sub)
-        return schema_problems(sub_validator, value), value
-
     def validate_argument(self, name: str, value: Any) -> list[ArgumentProblem]:
         """Problems of one argument value (JSON) for parameter ``name``, each
         ``loc`` relative to the value; ``[]`` = valid.  An unknown name (when extra
         names are not allowed) is one problem at ``loc == ()``."""
-        return self._check(name, value)[0]
+        return check_one(self, name, value)[0]
 
     def validate_arguments(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Validate a whole arguments object; return the validated arguments by
         name (coerced by pydantic for function tools, ready for
-        ``function(**result)``; defaults are left to the function).
+        ``function(**result)``; defaults are left to the function, so a parameter
+        not given is not in the result; an ``Any`` value is returned as is, the same
+        object).  A function tool validates the object in one call to its compiled
+        validator (docs/tools.md, "How arguments are validated").
 
         Raises :class:`ArgumentValidationError` listing every invalid, unexpected
-        and missing argument; each ``loc`` starts with the argument name.
+        and missing argument, in that order (invalid ones in declaration order, then
+        the other names as ``args`` orders them); each ``loc`` starts with the
+        argument name.
         """
-        problems: list[ArgumentProblem] = []
-        result: dict[str, Any] = {}
-        order = [n for n in self.parameter_names if n in args]
-        for name in order + [n for n in args if n not in self.parameter_names]:
-            found, result[name] = self._check(name, args[name])
-            problems += [ArgumentProblem((name, *p.loc), p.message) for p in found]
-        for name in self.parameters.get("required") or ():
-            if name not in args:
-                problems.append(ArgumentProblem((name,), "missing required argument"))
-        if problems:
-            raise ArgumentValidationError(self.name, problems)
-        return result
+        return validate_object(self, args)
+
+    def validate_literals(
+        self, arguments: Sequence[Mapping[str, Any]]
+    ) -> list[list[ArgumentProblem]]:
+        """Problems of the given arguments of many calls of this tool, checked in one
+        go (what a plan's check does with literal arguments; docs/tools.md, "How
+        arguments are validated").
+
+        ``arguments[i]`` maps the names to check of call ``i`` (typically its literal
+        arguments; leave out those a reference fills) to JSON values.  Returns one
+        list per mapping, in order: for each name in that mapping's order, exactly the
+        problems ``validate_argument(name, value)`` gives, each ``loc`` prefixed with
+        ``name`` (an unknown name is one problem at ``loc == (name,)``).  A required
+        name absent from a mapping is not a problem here.  ``[]`` = all valid.  Raises
+        only what a validator itself raises (a custom pydantic validator that breaks).
+        """
+        return literal_problems(self, arguments)
 
     @property
     def typed_output(self) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_core import to_json
+from pydantic_core import ErrorDetails, to_json
 
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
 from obelisk.json_values import preview
@@ -21,6 +21,7 @@ from obelisk.json_values import preview
 __all__ = [
     "bad",
     "checked_validator_class",
+    "pydantic_problem",
     "pydantic_problems",
     "schema_problems",
     "validator_for",
@@ -55,17 +56,17 @@ def expected(kinds: Any, value: Any) -> str:
     return f"expected {' or '.join(_PHRASES.get(k, str(k)) for k in names)}, got {show(value)}"
 
 
+def pydantic_problem(err: ErrorDetails) -> ArgumentProblem:
+    """One pydantic error as a problem, with a short message."""
+    kind = _PYDANTIC_KINDS.get(err["type"])
+    message = expected(kind, err["input"]) if kind else f"{err['msg']}, got {show(err['input'])}"
+    if err["type"] in ("missing", "extra_forbidden"):
+        message = "missing required field" if err["type"] == "missing" else "unexpected field"
+    return ArgumentProblem(tuple(err["loc"]), message)
+
+
 def pydantic_problems(exc: ValidationError) -> list[ArgumentProblem]:
-    problems = []
-    for err in exc.errors():
-        kind = _PYDANTIC_KINDS.get(err["type"])
-        message = (
-            expected(kind, err["input"]) if kind else f"{err['msg']}, got {show(err['input'])}"
-        )
-        if err["type"] in ("missing", "extra_forbidden"):
-            message = "missing required field" if err["type"] == "missing" else "unexpected field"
-        problems.append(ArgumentProblem(tuple(err["loc"]), message))
-    return problems
+    return [pydantic_problem(err) for err in exc.errors()]
 
 
 def schema_problems(validator: Any, value: Any) -> list[ArgumentProblem]:

@@ -1,0 +1,238 @@
+"""Arguments objects, validated whole: one compiled validator per tool (docs/tools.md,
+"How arguments are validated").
+
+A function tool's parameters are compiled once, when the tool is built, into one
+pydantic-core validator of the whole arguments object (:func:`compile_arguments`): a
+typed dict whose fields are the core schemas of the parameters' own ``TypeAdapter``
+s, so one call into pydantic-core gives exactly the values and errors that validating
+one parameter at a time with those adapters gives.  :func:`validate_object` and
+:func:`literal_problems` use it; a tool without one (a JSON-schema tool, whose
+jsonschema validator is faster one property at a time, or parameters pydantic-core
+could not combine) validates one name at a time with :func:`check_one`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, cast
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import CoreSchema, SchemaValidator, core_schema
+from pydantic_core.core_schema import TypedDictSchema
+
+from obelisk.errors import ArgumentProblem, ArgumentValidationError
+from obelisk.interpreter.tools.validation import (
+    pydantic_problem,
+    pydantic_problems,
+    schema_problems,
+    validator_for,
+)
+
+__all__ = ["Compiled", "check_one", "compile_arguments", "literal_problems", "validate_object"]
+
+
+class ToolFields(Protocol):
+    """What validation reads of a :class:`~obelisk.interpreter.tools.tool.Tool`."""
+
+    name: str
+    parameters: dict[str, Any]
+    parameter_names: tuple[str, ...]
+    required: frozenset[str]
+    accepts_extra: bool
+    _adapters: dict[str, TypeAdapter[Any]]
+    _extra_adapter: TypeAdapter[Any] | None
+    _compiled: Compiled | None
+    _validator: Any
+    _sub_validators: dict[str, Any]
+    _hidden: frozenset[str]
+
+    def parameter_schema(self, name: str) -> dict[str, Any] | None: ...
+
+
+class Compiled:
+    """A function tool's compiled validators of an arguments object: ``one`` for one
+    object (a mapping of names to values), :meth:`many` for a list of them."""
+
+    __slots__ = ("_definitions", "_many", "_typed", "names", "one")
+
+    def __init__(
+        self, typed: TypedDictSchema, definitions: list[CoreSchema], names: frozenset[str]
+    ) -> None:
+        self._typed, self._definitions, self.names = typed, definitions, names
+        self.one = SchemaValidator(self._wrap(typed))
+        self._many: SchemaValidator | None = None
+
+    def _wrap(self, schema: CoreSchema) -> CoreSchema:
+        return (
+            core_schema.definitions_schema(schema, self._definitions)
+            if self._definitions
+            else schema
+        )
+
+    def many(self, forbid: bool) -> SchemaValidator:
+        """A list of objects; ``forbid``: names other than the parameters are errors
+        (``extra_forbidden``), else kept as ``one`` keeps them.  Built on first use
+        (a tool's ``forbid`` never changes)."""
+        if self._many is None:
+            typed = TypedDictSchema(**self._typed)  # a copy
+            typed["extra_behavior"] = "forbid" if forbid else "allow"
+            self._many = SchemaValidator(self._wrap(core_schema.list_schema(typed)))
+        return self._many
+
+
+def compile_arguments(
+    adapters: Mapping[str, TypeAdapter[Any]], extra: TypeAdapter[Any] | None
+) -> Compiled | None:
+    """One validator for an arguments object whose fields are ``adapters``' (each
+    optional: missing names are the caller's to report) and whose other names are
+    kept, validated by ``extra`` when given (rejecting names is the caller's job).
+    ``None`` when pydantic-core cannot combine the schemas."""
+    definitions: dict[str, CoreSchema] = {}
+
+    def unwrap(schema: CoreSchema) -> CoreSchema:  # one definitions list for all
+        if schema["type"] != "definitions":
+            return schema
+        for definition in schema["definitions"]:
+            definitions.setdefault(cast(str, definition.get("ref")), definition)
+        return cast(CoreSchema, schema["schema"])
+
+    try:
+        fields = {
+            name: core_schema.typed_dict_field(unwrap(adapter.core_schema), required=False)
+            for name, adapter in adapters.items()
+        }
+        typed = core_schema.typed_dict_schema(
+            fields,
+            extras_schema=unwrap(extra.core_schema) if extra is not None else None,
+            extra_behavior="allow",
+            total=False,
+        )
+        return Compiled(typed, list(definitions.values()), frozenset(adapters))
+    except Exception:  # e.g. refs pydantic-core would not merge: one parameter at a time
+        return None
+
+
+def rejects(tool: ToolFields, name: str) -> bool:
+    """Whether ``tool`` takes no argument ``name``."""
+    return name not in tool.parameter_names and (not tool.accepts_extra or name in tool._hidden)
+
+
+def unknown(tool: ToolFields, name: str, loc: tuple[str, ...] = ()) -> ArgumentProblem:
+    close = difflib.get_close_matches(name, tool.parameter_names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ArgumentProblem(loc, f"tool {tool.name!r} takes no argument {name!r}{hint}")
+
+
+def check_one(tool: ToolFields, name: str, value: Any) -> tuple[list[ArgumentProblem], Any]:
+    """Problems of one argument (``loc`` relative to the value) and its validated value
+    (``value`` itself when invalid): what ``Tool.validate_argument`` reports."""
+    known = name in tool.parameter_names
+    if not known and rejects(tool, name):
+        return [unknown(tool, name)], value
+    adapter = tool._adapters.get(name) if known else tool._extra_adapter
+    if adapter is not None:
+        try:
+            return [], adapter.validate_python(value)
+        except ValidationError as exc:
+            return pydantic_problems(exc), value
+    sub_validator = tool._sub_validators.get(name)
+    if sub_validator is None:
+        sub = tool.parameter_schema(name) if known else tool.parameters.get("additionalProperties")
+        if not isinstance(sub, (Mapping, bool)):
+            return [], value
+        if tool._validator is None:  # compiled on first use, once per tool
+            tool._validator = validator_for(tool.parameters, tool.name, "parameters")
+        sub_validator = tool._sub_validators[name] = tool._validator.evolve(schema=sub)
+    return schema_problems(sub_validator, value), value
+
+
+def _ordered(
+    names: Sequence[str], found: Mapping[Any, list[ArgumentProblem]]
+) -> list[ArgumentProblem]:
+    """``found`` (problems by argument name) in the order of ``names``; problems under
+    no given name (none expected) last."""
+    problems = [p for name in names for p in found.get(name, ())]
+    return problems + [p for key, ps in found.items() if key not in names for p in ps]
+
+
+def validate_object(tool: ToolFields, args: Mapping[str, Any]) -> dict[str, Any]:
+    """``Tool.validate_arguments``: validated values by name; raises
+    :class:`ArgumentValidationError` (problems of the parameters in declaration order,
+    then of the other names in ``args`` order, then missing required names)."""
+    compiled = tool._compiled
+    keys = args.keys()
+    if compiled is not None and keys <= compiled.names and keys >= tool.required:
+        try:  # the common case: one call into pydantic-core
+            return cast("dict[str, Any]", compiled.one.validate_python(args))
+        except ValidationError as exc:
+            raise ArgumentValidationError(tool.name, pydantic_problems(exc)) from None
+    order = [n for n in tool.parameter_names if n in args]
+    order += [n for n in args if n not in tool.parameter_names]
+    found: dict[Any, list[ArgumentProblem]] = {}
+    result: dict[str, Any] = {}
+    if compiled is None:
+        for name in order:
+            problems, result[name] = check_one(tool, name, args[name])
+            if problems:
+                found[name] = [ArgumentProblem((name, *p.loc), p.message) for p in problems]
+    else:
+        given = {}
+        for name, value in args.items():
+            if rejects(tool, name):
+                found[name] = [unknown(tool, name, (name,))]
+            else:
+                given[name] = value
+        try:
+            result = compiled.one.validate_python(given)
+        except ValidationError as exc:
+            for problem in pydantic_problems(exc):
+                found.setdefault(problem.loc[0] if problem.loc else None, []).append(problem)
+    missing = [n for n in tool.parameters.get("required") or () if n not in args]
+    if found or missing:
+        problems = _ordered(order, found)
+        problems += [ArgumentProblem((name,), "missing required argument") for name in missing]
+        raise ArgumentValidationError(tool.name, problems)
+    return result
+
+
+def literal_problems(
+    tool: ToolFields, arguments: Sequence[Mapping[str, Any]]
+) -> list[list[ArgumentProblem]]:
+    """``Tool.validate_literals``: see its docstring for the contract."""
+    compiled = tool._compiled
+    if compiled is None:
+        return [
+            [
+                ArgumentProblem((name, *p.loc), p.message)
+                for name, value in given.items()
+                for p in check_one(tool, name, value)[0]
+            ]
+            for given in arguments
+        ]
+    found: dict[int, dict[Any, list[ArgumentProblem]]] = {}  # by call, then by name
+    batch = arguments if isinstance(arguments, list) else list(arguments)
+    if tool.accepts_extra and tool._hidden:  # hidden names are rejected before pydantic
+        batch = []
+        for at, given in enumerate(arguments):
+            if any(name in tool._hidden for name in given):
+                for name in given:
+                    if name in tool._hidden:
+                        found.setdefault(at, {})[name] = [unknown(tool, name, (name,))]
+                given = {n: v for n, v in given.items() if n not in tool._hidden}
+            batch.append(given)
+    try:  # one call into pydantic-core for every call's literals
+        compiled.many(not tool.accepts_extra).validate_python(batch)
+    except ValidationError as exc:
+        for err in exc.errors():
+            where, key, *_ = (*err["loc"], None)
+            by_name = found.setdefault(int(where), {}).setdefault(key, [])
+            if err["type"] == "extra_forbidden":  # a name the tool does not take
+                by_name.append(unknown(tool, str(key), (str(key),)))
+            else:
+                problem = pydantic_problem(err)
+                by_name.append(ArgumentProblem(problem.loc[1:], problem.message))
+    problems: list[list[ArgumentProblem]] = [[] for _ in arguments]
+    for at, grouped in found.items():
+        problems[at] = _ordered(list(arguments[at]), grouped)
+    return problems
