@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from obelisk.errors import limit_per_code, sort_diagnostics
+from obelisk.errors import ArgumentProblem, limit_per_code, sort_diagnostics
 from obelisk.grammar import (
     ANY_INDEX,
     WILDCARD,
@@ -103,6 +103,7 @@ class _Checker:
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+        self._literal_problems: dict[int, list[ArgumentProblem]] = {}  # validate_literals
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -234,13 +235,48 @@ class _Checker:
             call.output_path,
         )
 
-    def check_arguments(self, call: Call, tool: Tool) -> None:
+    def literals(self, call: Call, tool: Tool) -> dict[str, Any]:
+        """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
+        unescaped) of names the tool may take; references are typed by check_type."""
         with_refs = {
             arg.path[0] for arg in call.expressions if not isinstance(arg.expression, Escaped)
         }
         if self.partial is not None:  # arguments whose expressions did not parse
             with_refs |= self.partial.unchecked.get(call.index, frozenset())
-        for name, value in call.arguments.items():
+        names, extra = tool.parameter_names, tool.accepts_extra
+        return {
+            name: _unescape(value)
+            for name, value in call.arguments.items()
+            if name not in with_refs and (extra or name in names)
+        }
+
+    def validate_literals(self) -> None:
+        """Validate the literal arguments of every call, one batch per tool
+        (``Tool.validate_literals``); check_arguments reports what is found."""
+        registry = self.registry
+        if registry is None:
+            return
+        stand_ins = self.partial.stand_ins if self.partial is not None else frozenset()
+        batches: dict[str, tuple[Tool, list[int], list[dict[str, Any]]]] = {}
+        for call in self.plan.calls:
+            tool = registry.get(call.tool)
+            if tool is None or call.index in stand_ins:
+                continue
+            literals = self.literals(call, tool)
+            if literals:
+                _, indexes, values = batches.setdefault(tool.name, (tool, [], []))
+                indexes.append(call.index)
+                values.append(literals)
+        for tool, indexes, values in batches.values():
+            for index, problems in zip(indexes, tool.validate_literals(values), strict=True):
+                if problems:
+                    self._literal_problems[index] = problems
+
+    def check_arguments(self, call: Call, tool: Tool) -> None:
+        found: dict[str, list[ArgumentProblem]] = {}
+        for problem in self._literal_problems.get(call.index, ()):
+            found.setdefault(str(problem.loc[0]), []).append(problem)
+        for name in call.arguments:
             if name not in tool.parameter_names and not tool.accepts_extra:
                 takes = ", ".join(tool.parameter_names) or "no arguments"
                 close = difflib.get_close_matches(name, tool.parameter_names, n=1)
@@ -252,11 +288,10 @@ class _Checker:
                     format_argument_path((name,)),
                 )
                 continue
-            if name in with_refs:
-                continue
-            for problem in tool.validate_argument(name, _unescape(value)):
-                where = format_argument_path((name, *problem.loc))
-                self.fail("invalid_argument", problem.message, call, where)
+            for problem in found.get(name, ()):
+                self.fail(
+                    "invalid_argument", problem.message, call, format_argument_path(problem.loc)
+                )
         for name in tool.parameter_names:
             if name in tool.required and name not in call.arguments:
                 self.fail(
@@ -448,6 +483,7 @@ class _Checker:
             )
 
     def run(self) -> CheckResult:
+        self.validate_literals()
         for call in self.plan.calls:
             self.check_call(call)
         self.check_graph()
