@@ -318,7 +318,7 @@ from obelisk.stdlib_tools import default_registry
 later = ("obelisk.interpreter.loop", "obelisk.interpreter.simulate", "obelisk.models")
 later += ("re2", "rich.table", "sqlite3")
 print(sorted(m for m in sys.modules if m.startswith(later)))
-print([t.name for t in default_registry() if t._pending is None])
+print([t.name for t in default_registry() if t.built])
 """
 
 

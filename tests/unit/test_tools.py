@@ -910,12 +910,12 @@ def _deferrable_functions() -> list[Any]:
 def test_a_deferred_tool_builds_on_first_use_what_an_eager_one_builds(fn: Any) -> None:
     eager = Tool.from_function(fn, name="t")
     deferred = Tool.from_function(fn, name="t", _deferred=True)
-    assert deferred._pending is not None
+    assert not deferred.built
     for attribute in ("parameter_names", "required", "accepts_extra", "context_parameter"):
         assert getattr(deferred, attribute) == getattr(eager, attribute), attribute
-    assert deferred._pending is not None  # nothing above needed the schemas
+    assert not deferred.built  # nothing above needed the schemas
     assert deferred.parameters == eager.parameters
-    assert deferred._pending is None
+    assert deferred.built
     assert deferred.output_schema == eager.output_schema
     assert deferred.typed_output is eager.typed_output
 
@@ -926,13 +926,13 @@ def test_a_deferred_tool_builds_on_validation_copy_and_explicit_output_schema() 
         "customer_id": "c",
         "amount": 2.0,
     }
-    assert first._pending is None
+    assert first.built
     second = Tool.from_function(issue_refund, _deferred=True)
     renamed = Registry.coerce({"refund": second})["refund"]  # a copy, renamed
     assert renamed.name == "refund" and renamed.parameters == first.parameters
     third = Tool.from_function(issue_refund, output_schema={"type": "object"}, _deferred=True)
     assert third.output_schema == {"type": "object"}
-    assert third._pending is not None  # given, not built
+    assert not third.built  # given, not built
     assert third.validate_output([]) == [ArgumentProblem((), "expected an object, got []")]
     with pytest.raises(AttributeError, match="'Tool' object has no attribute 'nope'"):
         third.nope  # type: ignore[attr-defined]  # noqa: B018

@@ -34,7 +34,7 @@ def test_every_standard_tool_builds_to_what_an_eager_declaration_gives(tmp_path:
         assert tool.parameter_names == eager.parameter_names, tool.name
         assert tool.required == eager.required, tool.name
         assert tool.accepts_extra is eager.accepts_extra, tool.name
-        assert tool._pending is None, tool.name
+        assert tool.built, tool.name
 
 
 def test_a_standard_tool_validates_like_an_eager_one() -> None:
@@ -67,7 +67,7 @@ _FRESH = textwrap.dedent(
     plan = [{"_tool": "one", "x": 1, "_outputPath": "†state.y"}]
     obelisk.check(plan, registry).raise_for_errors()
     result = obelisk.run_sync(plan, registry)
-    built = [t.name for t in registry if t.name != "one" and t._pending is None]
+    built = [t.name for t in registry if t.name != "one" and t.built]
     print(json.dumps([result.state, built, "re2" in sys.modules]))
     """
 )

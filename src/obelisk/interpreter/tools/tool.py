@@ -216,6 +216,12 @@ class Tool:
             return True
 
     @property
+    def built(self) -> bool:
+        """True once the tool's schemas and validators exist: at declaration for
+        ``@tool``, on first use for the standard tools (docs/tools.md)."""
+        return self._pending is None
+
+    @property
     def latent(self) -> bool:
         """True for a schema-only tool (no function; the model produces the result)."""
         return self.function is None
