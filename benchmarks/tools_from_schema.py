@@ -12,7 +12,8 @@
    result is copied on its way into the state and the log, counted by wrapping the
    copy functions the runtime calls (``COPIERS``: ``copy_json`` and
    ``to_jsonable_python`` in the state module, the JSON conversion in the outcome
-   module; those a version lacks are left out) during one extra run.
+   module, and the JSON text the log keeps, ``to_json`` in the state module; those a
+   version lacks are left out) during one extra run.
 
 Every figure is the median of ``repeat`` runs (at least 5), in CPU time
 (``time.process_time``) beside wall time (``time.perf_counter``).  Run
@@ -173,8 +174,11 @@ COPIERS = (
     ("state", "copy_json"),
     ("state", "to_jsonable_python"),
     ("outcome", "to_jsonable_python"),
+    ("state", "to_json"),
 )
-"""The runtime's copy functions, by module: wrapped to count copies of a result."""
+"""The runtime's copy functions, by module: wrapped to count copies of a result
+(``state.to_json`` makes the log's JSON text, counted apart as ``texts``)."""
+_TEXTS = ("state.to_json",)
 
 
 def count_copies(value: Any, plan: list[dict[str, Any]], tools: list[Any]) -> dict[str, int]:
@@ -206,7 +210,8 @@ def count_copies(value: Any, plan: list[dict[str, Any]], tools: list[Any]) -> di
         for module, name, original in patched:
             setattr(module, name, original)
     assert result.state == {"flights": value}, "the result did not reach the state"
-    counts["total"] = sum(counts.values())
+    counts["texts"] = sum(n for key, n in counts.items() if key in _TEXTS)
+    counts["total"] = sum(n for key, n in counts.items() if key not in _TEXTS and key != "texts")
     return counts
 
 
@@ -242,7 +247,12 @@ def markdown(results: dict[str, Any]) -> str:
     def us(found: dict[str, float]) -> str:
         return f"{found['cpu_us']:,.1f} µs CPU ({found['wall_us']:,.1f} µs wall)"
 
-    copies = ", ".join(f"{n} `{k}`" for k, n in r["copies"].items() if k != "total" and n)
+    counted = r["copies"]
+    copies = ", ".join(
+        f"{n} `{k}`" for k, n in counted.items() if k not in ("total", "texts", *_TEXTS) and n
+    )
+    texts = counted.get("texts", 0)
+    kept = f"; the log keeps its JSON text ({texts} `state.to_json`)" if texts else ""
     return (
         f"**Tools from JSON descriptions** ({b['parameters']}-parameter OpenAI spec, "
         f"`Tool.from_schema(spec, function=fn)`, per tool): first build of a schema "
@@ -250,7 +260,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"(latent {us(b['latent_repeated'])}); forging a signature for "
         f"`Tool.from_function`: {us(b['forged_signature'])}.\n\n"
         f"**A {r['bytes'] / 1000:.0f} KB result** through `run_sync`: {us(r['run'])} per run; "
-        f"{r['copies']['total']} copies of it on the way to the state and the log ({copies}).\n"
+        f"{counted['total']} {'copy' if counted['total'] == 1 else 'copies'} of it as objects "
+        f"on the way to the state and the log ({copies}){kept}.\n"
     )
 
 

@@ -61,7 +61,7 @@ from obelisk.interpreter.runtime.resume import resume as resume
 from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.run import run as run
 from obelisk.interpreter.runtime.run import run_sync as run_sync
-from obelisk.interpreter.runtime.state import WriteEntry as WriteEntry
+from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools.registry import Registry as Registry

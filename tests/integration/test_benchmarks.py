@@ -137,12 +137,16 @@ def test_tools_from_schema_benchmark_measures_builds_and_copies() -> None:
     assert 20_000 <= big["bytes"] < 21_000
     assert big["copies"] == {
         "state.copy_json": 0,
-        "state.to_jsonable_python": 1,
         "outcome.to_jsonable_python": 1,
-        "total": 2,
+        "state.to_json": 1,
+        "texts": 1,
+        "total": 1,
     }
     text = tools_from_schema.markdown({"build": built, "big_result": big})
-    assert "2 copies of it on the way to the state and the log" in text
+    assert (
+        "1 copy of it as objects on the way to the state and the log "
+        "(1 `outcome.to_jsonable_python`); the log keeps its JSON text (1 `state.to_json`)"
+    ) in text
     assert tools_from_schema.forged(tools_from_schema.spec()).parameter_names == (
         "origin",
         "destination",

@@ -251,17 +251,19 @@ def test_a_fanned_out_result_is_not_shared_between_targets() -> None:
     assert result.state == {"a": {"k": [1], "extra": 3}, "b": {"k": [1]}}
 
 
-def test_a_big_result_is_copied_twice_once_on_its_way_into_the_state(
+def test_a_big_result_is_converted_once_and_the_log_keeps_its_json_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The conversion is the state's copy; the log gets one more (docs/semantics.md)."""
-    from obelisk.interpreter.runtime import outcome, state
+    """The conversion is the state's copy; the log keeps the value's compact JSON text,
+    decoded when first read, and the record shares that value (docs/semantics.md)."""
+    from obelisk.interpreter.runtime import outcome, state, write_log
 
     value = {"rows": [{"id": i, "tags": ["a", "b"], "nested": {"n": i}} for i in range(300)]}
     calls: list[str] = []
     for module, name in (
         (state, "copy_json"),
-        (state, "to_jsonable_python"),
+        (state, "to_json"),
+        (write_log, "from_json"),
         (outcome, "to_jsonable_python"),
     ):
         original = getattr(module, name)
@@ -271,7 +273,7 @@ def test_a_big_result_is_copied_twice_once_on_its_way_into_the_state(
         def counted(
             item: Any, *args: Any, _f: Any = original, _label: str = label, **kw: Any
         ) -> Any:
-            if item == value:
+            if item == value or (isinstance(item, bytes) and item.startswith(b'{"rows"')):
                 calls.append(_label)
             return _f(item, *args, **kw)
 
@@ -284,7 +286,13 @@ def test_a_big_result_is_copied_twice_once_on_its_way_into_the_state(
 
     result = run([{"_tool": "big", "_outputPath": "†state.big"}], [big])
     assert result.state == {"big": value}
-    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_jsonable_python"]
+    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_json"]
+    entry, record = result.log[0], result.calls[0]
+    assert entry.value == value  # decoded now, once
+    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_json", "write_log.from_json"]
+    assert record.output is entry.value
+    assert entry.value is not result.state["big"]
+    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_json", "write_log.from_json"]
 
 
 # -- per-run context ---------------------------------------------------------------------------

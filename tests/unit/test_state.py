@@ -17,7 +17,8 @@ import pytest
 
 from obelisk.errors import ExecutionError, StateWriteError
 from obelisk.grammar import Reference, parse_reference
-from obelisk.interpreter.runtime.state import MISSING, State, WriteEntry
+from obelisk.interpreter.runtime.state import MISSING, State
+from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.json_values import deep_merge
 
 

@@ -26,7 +26,7 @@ from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution, m
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
-from obelisk.interpreter.runtime.state import WriteEntry
+from obelisk.interpreter.runtime.write_log import WriteEntry
 
 __all__ = ["LoopResult", "LoopStatus", "Turn", "TurnFinished", "TurnStarted"]
 

@@ -618,7 +618,7 @@ class Engine:
             else:
                 record.status = "succeeded"
                 if entries and record.error is None:  # the state keeps the value: share the log's
-                    record.output = entries[0].value
+                    record.output_from(entries[0])
                 written = [entry.path for entry in entries]
                 if self.listeners:
                     self._emit(CallSucceeded(succeeded_at, index, call.tool, record.output))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from obelisk.interpreter.runtime.records import RunStatus
-from obelisk.interpreter.runtime.state import WriteEntry
+from obelisk.interpreter.runtime.write_log import WriteEntry
 
 __all__ = [
     "CallAwaitingApproval",

@@ -13,7 +13,7 @@ from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.journal_data import dump, outcome_row
 from obelisk.interpreter.runtime.journal_store import HEARTBEAT, Store
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord
-from obelisk.interpreter.runtime.state import WriteEntry
+from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["RunWriter"]

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord
-from obelisk.interpreter.runtime.state import WriteEntry
+from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["Recorder"]

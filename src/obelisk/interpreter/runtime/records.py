@@ -27,7 +27,7 @@ from typing import Any, Literal
 from obelisk.errors import Diagnostic
 from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
-from obelisk.interpreter.runtime.state import WriteEntry
+from obelisk.interpreter.runtime.write_log import WriteEntry
 
 __all__ = [
     "CallOutcome",
@@ -88,7 +88,7 @@ class UnknownCall:
         }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class CallRecord:
     """What happened to one call.  ``arguments`` are the resolved arguments it ran
     with; ``error`` keeps the error even when it went to the error arm (docs/language.md).
@@ -100,13 +100,45 @@ class CallRecord:
     tool: str
     status: CallStatus = "waiting"
     arguments: dict[str, Any] | None = None
-    output: Any = None
+    _output: Any = field(default=None, repr=False)
     error: dict[str, Any] | None = None
     reason: str | None = None
     started: float | None = None
     finished: float | None = None
     attempts: int = 0
     untaken: bool = False
+    _written: WriteEntry | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def output(self) -> Any:
+        """The call's result as JSON data (``None`` until it has one).  Once its
+        writes commit, the same object as its first write log entry's ``value``,
+        decoded when first read."""
+        entry = self._written
+        return entry.value if entry is not None else self._output
+
+    @output.setter
+    def output(self, value: Any) -> None:
+        self._output, self._written = value, None
+
+    def output_from(self, entry: WriteEntry) -> None:
+        """Take ``entry``'s value as the output, without reading it now."""
+        self._output, self._written = None, entry
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CallRecord):
+            return NotImplemented
+        return (self.to_dict(), self.untaken) == (other.to_dict(), other.untaken)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return (
+            f"CallRecord(index={self.index!r}, id={self.id!r}, tool={self.tool!r}, "
+            f"status={self.status!r}, arguments={self.arguments!r}, output={self.output!r}, "
+            f"error={self.error!r}, reason={self.reason!r}, started={self.started!r}, "
+            f"finished={self.finished!r}, attempts={self.attempts!r}, untaken={self.untaken!r})"
+        )
 
     @property
     def label(self) -> str:

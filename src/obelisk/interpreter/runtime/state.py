@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json
 
 from obelisk.errors import StateWriteError
 from obelisk.grammar import Field, Index, Reference, Segment, find
 from obelisk.interpreter.plan.model import OutputMethod
+from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.json_values import copy_json, deep_merge
 
-__all__ = ["MISSING", "State", "WriteEntry"]
+__all__ = ["MISSING", "State"]
 
 
 class _Missing:
@@ -46,36 +46,7 @@ class _Missing:
 
 MISSING: Any = _Missing()
 """Returned by :meth:`State.read` for a path that does not exist."""
-
-
-@dataclass(frozen=True, slots=True)
-class WriteEntry:
-    """One entry of the write log.
-
-    ``seq`` counts from 0 in commit order; ``call`` is the call index (``None`` for
-    writes made outside a plan); ``path`` the reference text written, e.g.
-    ``"†state.receipt"``; ``time`` seconds since the epoch.
-    """
-
-    seq: int
-    call: int | None
-    instance: str | None
-    path: str
-    method: OutputMethod
-    value: Any
-    time: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"seq", "call", "instance", "path", "method", "value", "time"}``."""
-        return {
-            "seq": self.seq,
-            "call": self.call,
-            "instance": self.instance,
-            "path": self.path,
-            "method": self.method,
-            "value": self.value,
-            "time": self.time,
-        }
+_IMMUTABLE = (str, int, float, bool, type(None))
 
 
 def _lookup(document: Any, reference: Reference) -> Any:
@@ -433,15 +404,32 @@ class State:
                 layered = stored if method == "set" else copy_json(stored)
                 self._layers.setdefault(instance, []).append((reference, layered))
             self._views.clear()
-            # the log never shares objects with the state; owned values are plain JSON,
-            # which pydantic-core copies about twice as fast as copy_json
-            logged = to_jsonable_python(value) if owned else copy_json(value)
-            entry = WriteEntry(
-                len(self.log), call, instance, str(reference), method, logged, time.time()
-            )
+            entry = self._entry(call, instance, str(reference), method, value, owned)
             self.log.append(entry)
             entries.append(entry)
         return entries
+
+    def _entry(
+        self,
+        call: int | None,
+        instance: str | None,
+        path: str,
+        method: OutputMethod,
+        value: Any,
+        owned: bool,
+    ) -> WriteEntry:
+        """The log entry of one write: it never shares objects with the state.  A
+        scalar is shared as it is; an owned value (plain JSON data) is kept as compact
+        JSON text, decoded when first read; anything else is copied."""
+        seq, at = len(self.log), time.time()
+        if type(value) in _IMMUTABLE:
+            return WriteEntry(seq, call, instance, path, method, value, at)
+        if owned:
+            try:
+                return WriteEntry(seq, call, instance, path, method, time=at, json=to_json(value))
+            except ValueError:  # not UTF-8 text (a lone surrogate): a copy instead
+                pass
+        return WriteEntry(seq, call, instance, path, method, copy_json(value), at)
 
     @staticmethod
     def _combine(reference: Reference, method: OutputMethod, current: Any, value: Any) -> Any:
