@@ -316,7 +316,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
     runpy.run_module("obelisk", run_name="__main__")
 from obelisk.stdlib_tools import default_registry
 later = ("obelisk.interpreter.loop", "obelisk.interpreter.simulate", "obelisk.models")
-later += ("re2", "rich.table", "sqlite3")
+later += ("re2", "sqlite3")  # (rich.table: older typer imports it itself)
 print(sorted(m for m in sys.modules if m.startswith(later)))
 print([t.name for t in default_registry() if t.built])
 """

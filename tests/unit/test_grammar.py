@@ -8,6 +8,7 @@ offsets, end exclusive, counted by hand in the comments.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import pytest
 
@@ -654,3 +655,16 @@ def test_ref_refuses_what_is_not_a_path() -> None:
         ref("state", 1.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="got True"):
         ref("state", True)
+
+
+@pytest.mark.parametrize("form", ["†state.a.{}", "†state.a[{}]", "†state.a[{}] || †state.b"])
+def test_an_index_too_long_for_python_is_a_located_syntax_error(form: str) -> None:
+    digits = sys.get_int_max_str_digits() + 3
+    text = form.format("9" * digits)
+    with pytest.raises(ReferenceSyntaxError) as caught:
+        parse_expression(text)
+    assert caught.value.reason == (
+        f"a list index of {digits} digits is too long: Python converts at most "
+        f"{sys.get_int_max_str_digits()} digits to text"
+    )
+    assert caught.value.span == (9, 10)

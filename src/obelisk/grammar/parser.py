@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from importlib import resources
 from typing import Any
 
@@ -135,7 +136,15 @@ class _Build(Transformer[Token, Any]):
 
     def index(self, children: list[Token]) -> Index:
         number = children[1]
-        return Index(int(number), (_span(children[0])[0], _span(children[-1])[1]))
+        try:
+            value = int(number)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+            reason = (
+                f"a list index of {len(number.lstrip('-'))} digits is too long: Python "
+                f"converts at most {sys.get_int_max_str_digits()} digits to text"
+            )
+            raise _QuotedKeyError(number, 0, reason) from None
+        return Index(value, (_span(children[0])[0], _span(children[-1])[1]))
 
     def quoted_field(self, children: list[Token]) -> Field:
         return Field(_unquote(children[1]), (_span(children[0])[0], _span(children[2])[1]))
@@ -333,7 +342,10 @@ def parse_expression(text: str) -> Expression | Escaped:
     Alternatives(options=(Reference(kind='state', segments=(Field(name='receipt'),)), \
 Reference(kind='state', segments=(Field(name='error'),))))
     """
-    plain = _parse_plain(text)
+    try:
+        plain = _parse_plain(text)
+    except ValueError:  # an index too long for int(): the full parser says where
+        plain = None
     if plain is not None:
         return plain
     if not text.startswith(DAGGER):

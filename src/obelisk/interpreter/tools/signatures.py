@@ -10,6 +10,7 @@ part, which standard tools defer to first use.  Problems raise
 
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -95,12 +96,15 @@ def read_signature(
                 )
             context = param.name
             continue
-        if isinstance(param.default, FieldInfo):
-            annotation = typing.Annotated[annotation, param.default]
+        default = ... if param.default is param.empty else param.default
+        if isinstance(default, FieldInfo):
+            # a copy: older pydantic (2.7) changes a FieldInfo it builds a schema from,
+            # and a second tool made of the same function then recursed without end
+            default = copy.deepcopy(default)
+            annotation = typing.Annotated[annotation, default]
         if param.kind is param.VAR_KEYWORD:
             extra = (param.name, annotation)
             continue
-        default = ... if param.default is param.empty else param.default
         fields.append((index, param.name, annotation, default))
     return Signature(tuple(fields), extra, context, hints.get("return", Any))
 
