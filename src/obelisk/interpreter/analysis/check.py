@@ -376,15 +376,15 @@ class _Checker:
                 continue
             if schema is None:
                 continue
-            param = str(read.argument.path[0])
-            verdict_key = (tool.name, param, id(schema), key[depth:])
+            param, tail_key = str(read.argument.path[0]), key[depth:]
+            verdict_key = (tool.name, param, id(schema), tail_key)
             if verdict_key in self._fitting:
                 continue  # this parameter already met this schema at this path
             writer = producer_call.label
             if schema is ERROR_ARM_SCHEMA:
                 writer = f"the error arm of {writer}"
             reason, produced = self.produced_types(
-                schema, read.reference.segments[depth - 1 :], read.key[depth:]
+                schema, read.reference.segments[depth - 1 :], tail_key
             )
             arg = read.argument
             if reason is not None:

@@ -58,7 +58,7 @@ class Write(NamedTuple):
     key: tuple[object, ...]
 
 
-_new_read = tuple.__new__  # a NamedTuple without its Python-level __new__: graphs make many
+_new_tuple = tuple.__new__  # a NamedTuple without its Python-level __new__: graphs make many
 
 
 def _reads_of(call: Call) -> list[Read]:
@@ -67,7 +67,7 @@ def _reads_of(call: Call) -> list[Read]:
     for argument in call.expressions:
         node = argument.expression
         if type(node) is Reference:  # the common case: one plain reference
-            reads.append(_new_read(Read, (index, node, argument, True, 0, node.key)))
+            reads.append(_new_tuple(Read, (index, node, argument, True, 0, node.key)))
             continue
         if isinstance(node, Escaped):
             continue
@@ -75,7 +75,7 @@ def _reads_of(call: Call) -> list[Read]:
         required = len(options) == 1  # the options of a fallback are not required
         for position, option in enumerate(options):
             for ref in option.references:
-                reads.append(_new_read(Read, (index, ref, argument, required, position, ref.key)))
+                reads.append(_new_tuple(Read, (index, ref, argument, required, position, ref.key)))
     return reads
 
 
@@ -84,7 +84,7 @@ def _writes_of(call: Call) -> list[Write]:
     count = len(alternatives)
     index, instance = call.index, call.instance
     return [
-        _new_read(Write, (index, ref, position, count, instance, ref.key))
+        _new_tuple(Write, (index, ref, position, count, instance, ref.key))
         for position, targets in enumerate(alternatives)
         for ref in targets
     ]

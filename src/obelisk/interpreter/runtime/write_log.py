@@ -17,6 +17,7 @@ from obelisk.interpreter.plan.model import OutputMethod
 __all__ = ["WriteEntry"]
 
 _UNDECODED: Any = object()
+_FIELDS = ("seq", "call", "instance", "path", "method", "value", "time")
 
 
 class WriteEntry:
@@ -58,7 +59,7 @@ class WriteEntry:
         json: bytes | None = None,
     ) -> None:
         if (value is _UNDECODED) == (json is None):
-            raise TypeError("WriteEntry takes a value or its JSON text, not both")
+            raise TypeError("WriteEntry takes either a value or its JSON text, and not both")
         setter = object.__setattr__
         setter(self, "seq", seq)
         setter(self, "call", call)
@@ -100,23 +101,12 @@ class WriteEntry:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        return (
-            f"WriteEntry(seq={self.seq!r}, call={self.call!r}, instance={self.instance!r}, "
-            f"path={self.path!r}, method={self.method!r}, value={self.value!r}, "
-            f"time={self.time!r})"
-        )
+        shown = ", ".join(f"{name}={value!r}" for name, value in self.to_dict().items())
+        return f"WriteEntry({shown})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (WriteEntry, self._fields())
 
     def to_dict(self) -> dict[str, Any]:
         """``{"seq", "call", "instance", "path", "method", "value", "time"}``."""
-        return {
-            "seq": self.seq,
-            "call": self.call,
-            "instance": self.instance,
-            "path": self.path,
-            "method": self.method,
-            "value": self.value,
-            "time": self.time,
-        }
+        return dict(zip(_FIELDS, self._fields(), strict=True))
