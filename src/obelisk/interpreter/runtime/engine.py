@@ -39,6 +39,7 @@ from obelisk.interpreter.runtime.approvals import (
     argument_hash,
 )
 from obelisk.interpreter.runtime.budget import StateBudget
+from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
@@ -259,6 +260,10 @@ class Engine:
         A tool that raises ``KeyboardInterrupt`` or ``SystemExit`` stops the run: the
         calls in flight are cancelled, and that exception is raised again with the
         run's result so far as its ``result`` attribute (docs/semantics.md)."""
+        with run_collector():  # the collector walks the run's objects less often
+            return await self._run()
+
+    async def _run(self) -> RunResult:
         self._done = asyncio.get_running_loop().create_future()
         if self.listeners:
             self._emit(RunStarted(time.time(), len(self.records)))

@@ -12,6 +12,7 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import gc_paused
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
+from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.durable import new_run_id, run_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Event, Listener
@@ -123,54 +124,55 @@ async def run(
         raise UsageError(f"limits must be an obelisk.Limits, got {type(limits).__name__}")
     if run_id is not None and journal is None:
         raise UsageError("run_id= names a durable run: it needs journal= too")
-    checked = check(plan, registry, input, state, data=data, limits=limits)
-    checked.raise_for_errors()
-    assert checked.plan is not None and checked.graph is not None
-    parsed, graph = checked.plan, checked.graph
-    if journal is not None:
-        return await run_journaled(
-            checked,
-            registry,
-            input=input,
-            state=state,
-            data=data,
-            journal=journal,
-            run_id=run_id,
-            concurrency=concurrency,
-            fail_fast=fail_fast,
-            listeners=listeners,
-            context=context,
-            timeout=timeout,
-            limits=limits,
-        )
-    name = new_run_id()  # in the idempotency keys tools get
-
-    def make(
-        tools: Registry,
-        approvals: Mapping[str, Decision],
-        replay: Mapping[int, CallOutcome],
-    ) -> Engine:
-        with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
-            return Engine(
-                parsed,
-                graph,
-                tools,
-                State(state, input, data),
+    with run_collector():  # the collector walks the run's objects less often
+        checked = check(plan, registry, input, state, data=data, limits=limits)
+        checked.raise_for_errors()
+        assert checked.plan is not None and checked.graph is not None
+        parsed, graph = checked.plan, checked.graph
+        if journal is not None:
+            return await run_journaled(
+                checked,
+                registry,
+                input=input,
+                state=state,
+                data=data,
+                journal=journal,
+                run_id=run_id,
                 concurrency=concurrency,
                 fail_fast=fail_fast,
                 listeners=listeners,
-                approvals=approvals,
-                replay=replay,
                 context=context,
                 timeout=timeout,
                 limits=limits,
-                run_id=name,
-                owns_state=True,
             )
+        name = new_run_id()  # in the idempotency keys tools get
 
-    result = await make(registry, {}, {}).run()
-    origin = RunOrigin(make, registry, checked.diagnostics)
-    return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
+        def make(
+            tools: Registry,
+            approvals: Mapping[str, Decision],
+            replay: Mapping[int, CallOutcome],
+        ) -> Engine:
+            with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
+                return Engine(
+                    parsed,
+                    graph,
+                    tools,
+                    State(state, input, data),
+                    concurrency=concurrency,
+                    fail_fast=fail_fast,
+                    listeners=listeners,
+                    approvals=approvals,
+                    replay=replay,
+                    context=context,
+                    timeout=timeout,
+                    limits=limits,
+                    run_id=name,
+                    owns_state=True,
+                )
+
+        result = await make(registry, {}, {}).run()
+        origin = RunOrigin(make, registry, checked.diagnostics)
+        return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
