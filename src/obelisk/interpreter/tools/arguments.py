@@ -5,10 +5,14 @@ A function tool's parameters are compiled once, when the tool is built, into one
 pydantic-core validator of the whole arguments object (:func:`compile_arguments`): a
 typed dict whose fields are the core schemas of the parameters' own ``TypeAdapter``
 s, so one call into pydantic-core gives exactly the values and errors that validating
-one parameter at a time with those adapters gives.  :func:`validate_object` and
-:func:`literal_problems` use it; a tool without one (a JSON-schema tool, whose
-jsonschema validator is faster one property at a time, or parameters pydantic-core
-could not combine) validates one name at a time with :func:`check_one`.
+one parameter at a time with those adapters gives.  A tool keeps what it validates
+with in one :class:`ArgumentValidators`, whose :meth:`~ArgumentValidators.validate_object`
+and :meth:`~ArgumentValidators.literal_problems` use that validator; a tool without
+one (a JSON-schema tool, whose jsonschema validator is faster one property at a time,
+or parameters pydantic-core could not combine) validates one name at a time with
+:meth:`~ArgumentValidators.check_one`.  Each method reads the tool's public
+description (:class:`ToolFacts`: name, schema, parameter names) from the tool it is
+given, so a renamed copy of a tool shares its validators and reports its own name.
 """
 
 from __future__ import annotations
@@ -29,23 +33,18 @@ from obelisk.interpreter.tools.validation import (
     validator_for,
 )
 
-__all__ = ["Compiled", "check_one", "compile_arguments", "literal_problems", "validate_object"]
+__all__ = ["ArgumentValidators", "Compiled", "ToolFacts", "compile_arguments"]
 
 
-class ToolFields(Protocol):
-    """What validation reads of a :class:`~obelisk.interpreter.tools.tool.Tool`."""
+class ToolFacts(Protocol):
+    """What validation reads of a :class:`~obelisk.interpreter.tools.tool.Tool`'s
+    public description."""
 
     name: str
     parameters: dict[str, Any]
     parameter_names: tuple[str, ...]
     required: frozenset[str]
     accepts_extra: bool
-    _adapters: dict[str, TypeAdapter[Any]]
-    _extra_adapter: TypeAdapter[Any] | None
-    _compiled: Compiled | None
-    _validator: Any
-    _sub_validators: dict[str, Any]
-    _hidden: frozenset[str]
 
     def parameter_schema(self, name: str) -> dict[str, Any] | None: ...
 
@@ -113,38 +112,11 @@ def compile_arguments(
         return None
 
 
-def rejects(tool: ToolFields, name: str) -> bool:
-    """Whether ``tool`` takes no argument ``name``."""
-    return name not in tool.parameter_names and (not tool.accepts_extra or name in tool._hidden)
-
-
-def unknown(tool: ToolFields, name: str, loc: tuple[str, ...] = ()) -> ArgumentProblem:
+def unknown(tool: ToolFacts, name: str, loc: tuple[str, ...] = ()) -> ArgumentProblem:
+    """The problem of an argument ``name`` that ``tool`` does not take, at ``loc``."""
     close = difflib.get_close_matches(name, tool.parameter_names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ArgumentProblem(loc, f"tool {tool.name!r} takes no argument {name!r}{hint}")
-
-
-def check_one(tool: ToolFields, name: str, value: Any) -> tuple[list[ArgumentProblem], Any]:
-    """Problems of one argument (``loc`` relative to the value) and its validated value
-    (``value`` itself when invalid): what ``Tool.validate_argument`` reports."""
-    known = name in tool.parameter_names
-    if not known and rejects(tool, name):
-        return [unknown(tool, name)], value
-    adapter = tool._adapters.get(name) if known else tool._extra_adapter
-    if adapter is not None:
-        try:
-            return [], adapter.validate_python(value)
-        except ValidationError as exc:
-            return pydantic_problems(exc), value
-    sub_validator = tool._sub_validators.get(name)
-    if sub_validator is None:
-        sub = tool.parameter_schema(name) if known else tool.parameters.get("additionalProperties")
-        if not isinstance(sub, (Mapping, bool)):
-            return [], value
-        if tool._validator is None:  # compiled on first use, once per tool
-            tool._validator = validator_for(tool.parameters, tool.name, "parameters")
-        sub_validator = tool._sub_validators[name] = tool._validator.evolve(schema=sub)
-    return schema_problems(sub_validator, value), value
 
 
 def _ordered(
@@ -156,83 +128,149 @@ def _ordered(
     return problems + [p for key, ps in found.items() if key not in names for p in ps]
 
 
-def validate_object(tool: ToolFields, args: Mapping[str, Any]) -> dict[str, Any]:
-    """``Tool.validate_arguments``: validated values by name; raises
-    :class:`ArgumentValidationError` (problems of the parameters in declaration order,
-    then of the other names in ``args`` order, then missing required names)."""
-    compiled = tool._compiled
-    keys = args.keys()
-    if compiled is not None and keys <= compiled.names and keys >= tool.required:
-        try:  # the common case: one call into pydantic-core
-            return cast("dict[str, Any]", compiled.one.validate_python(args))
-        except ValidationError as exc:
-            raise ArgumentValidationError(tool.name, pydantic_problems(exc)) from None
-    order = [n for n in tool.parameter_names if n in args]
-    order += [n for n in args if n not in tool.parameter_names]
-    found: dict[Any, list[ArgumentProblem]] = {}
-    result: dict[str, Any] = {}
-    if compiled is None:
-        for name in order:
-            problems, result[name] = check_one(tool, name, args[name])
-            if problems:
-                found[name] = [ArgumentProblem((name, *p.loc), p.message) for p in problems]
-    else:
-        given = {}
-        for name, value in args.items():
-            if rejects(tool, name):
-                found[name] = [unknown(tool, name, (name,))]
-            else:
-                given[name] = value
-        try:
-            result = compiled.one.validate_python(given)
-        except ValidationError as exc:
-            for problem in pydantic_problems(exc):
-                found.setdefault(problem.loc[0] if problem.loc else None, []).append(problem)
-    missing = [n for n in tool.parameters.get("required") or () if n not in args]
-    if found or missing:
-        problems = _ordered(order, found)
-        problems += [ArgumentProblem((name,), "missing required argument") for name in missing]
-        raise ArgumentValidationError(tool.name, problems)
-    return result
+class ArgumentValidators:
+    """What one tool validates its arguments with; each method takes the tool
+    (:class:`ToolFacts`) for its name, schema and parameter names.
 
+    - ``hidden``: names the function takes that are never arguments (the run
+      context's parameter, keywords a ``functools.partial`` binds).
+    - ``adapters``: a function tool's ``TypeAdapter`` by parameter name; ``extra``:
+      the one for ``**kwargs`` values, when annotated; ``compiled``: the validator of
+      the whole arguments object (:func:`compile_arguments`), ``None`` for a
+      JSON-schema tool or parameters pydantic-core could not combine.
+    - ``validator``: the jsonschema validator of the tool's ``parameters`` (``None``
+      until first needed); ``sub_validators``: one per property, made from it on
+      first use.
+    """
 
-def literal_problems(
-    tool: ToolFields, arguments: Sequence[Mapping[str, Any]]
-) -> list[list[ArgumentProblem]]:
-    """``Tool.validate_literals``: see its docstring for the contract."""
-    compiled = tool._compiled
-    if compiled is None:
-        return [
-            [
-                ArgumentProblem((name, *p.loc), p.message)
-                for name, value in given.items()
-                for p in check_one(tool, name, value)[0]
+    __slots__ = ("adapters", "compiled", "extra", "hidden", "sub_validators", "validator")
+
+    def __init__(
+        self,
+        hidden: frozenset[str] = frozenset(),
+        adapters: dict[str, TypeAdapter[Any]] | None = None,
+        extra: TypeAdapter[Any] | None = None,
+        compiled: Compiled | None = None,
+        validator: Any = None,
+    ) -> None:
+        self.hidden = hidden
+        self.adapters: dict[str, TypeAdapter[Any]] = adapters if adapters is not None else {}
+        self.extra = extra
+        self.compiled = compiled
+        self.validator = validator
+        self.sub_validators: dict[str, Any] = {}
+
+    def rejects(self, tool: ToolFacts, name: str) -> bool:
+        """Whether ``tool`` takes no argument ``name``."""
+        return name not in tool.parameter_names and (not tool.accepts_extra or name in self.hidden)
+
+    def check_one(
+        self, tool: ToolFacts, name: str, value: Any
+    ) -> tuple[list[ArgumentProblem], Any]:
+        """Problems of one argument (``loc`` relative to the value) and its validated
+        value (``value`` itself when invalid): what ``Tool.validate_argument``
+        reports."""
+        known = name in tool.parameter_names
+        if not known and self.rejects(tool, name):
+            return [unknown(tool, name)], value
+        adapter = self.adapters.get(name) if known else self.extra
+        if adapter is not None:
+            try:
+                return [], adapter.validate_python(value)
+            except ValidationError as exc:
+                return pydantic_problems(exc), value
+        sub_validator = self.sub_validators.get(name)
+        if sub_validator is None:
+            sub = (
+                tool.parameter_schema(name)
+                if known
+                else tool.parameters.get("additionalProperties")
+            )
+            if not isinstance(sub, (Mapping, bool)):
+                return [], value
+            if self.validator is None:  # compiled on first use, once per tool
+                self.validator = validator_for(tool.parameters, tool.name, "parameters")
+            sub_validator = self.sub_validators[name] = self.validator.evolve(schema=sub)
+        return schema_problems(sub_validator, value), value
+
+    def validate_object(self, tool: ToolFacts, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``Tool.validate_arguments``: validated values by name; raises
+        :class:`ArgumentValidationError` (problems of the parameters in declaration
+        order, then of the other names in ``args`` order, then missing required
+        names)."""
+        compiled = self.compiled
+        keys = args.keys()
+        if compiled is not None and keys <= compiled.names and keys >= tool.required:
+            try:  # the common case: one call into pydantic-core
+                return cast("dict[str, Any]", compiled.one.validate_python(args))
+            except ValidationError as exc:
+                raise ArgumentValidationError(tool.name, pydantic_problems(exc)) from None
+        order = [n for n in tool.parameter_names if n in args]
+        order += [n for n in args if n not in tool.parameter_names]
+        found: dict[Any, list[ArgumentProblem]] = {}
+        result: dict[str, Any] = {}
+        if compiled is None:
+            for name in order:
+                problems, result[name] = self.check_one(tool, name, args[name])
+                if problems:
+                    found[name] = [ArgumentProblem((name, *p.loc), p.message) for p in problems]
+        else:
+            given = {}
+            for name, value in args.items():
+                if self.rejects(tool, name):
+                    found[name] = [unknown(tool, name, (name,))]
+                else:
+                    given[name] = value
+            try:
+                result = compiled.one.validate_python(given)
+            except ValidationError as exc:
+                for problem in pydantic_problems(exc):
+                    found.setdefault(problem.loc[0] if problem.loc else None, []).append(problem)
+        missing = [n for n in tool.parameters.get("required") or () if n not in args]
+        if found or missing:
+            problems = _ordered(order, found)
+            problems += [ArgumentProblem((name,), "missing required argument") for name in missing]
+            raise ArgumentValidationError(tool.name, problems)
+        return result
+
+    def literal_problems(
+        self, tool: ToolFacts, arguments: Sequence[Mapping[str, Any]]
+    ) -> list[list[ArgumentProblem]]:
+        """``Tool.validate_literals``: see its docstring for the contract."""
+        compiled = self.compiled
+        if compiled is None:
+            return [
+                [
+                    ArgumentProblem((name, *p.loc), p.message)
+                    for name, value in given.items()
+                    for p in self.check_one(tool, name, value)[0]
+                ]
+                for given in arguments
             ]
-            for given in arguments
-        ]
-    found: dict[int, dict[Any, list[ArgumentProblem]]] = {}  # by call, then by name
-    batch = arguments if isinstance(arguments, list) else list(arguments)
-    if tool.accepts_extra and tool._hidden:  # hidden names are rejected before pydantic
-        batch = []
-        for at, given in enumerate(arguments):
-            if any(name in tool._hidden for name in given):
-                for name in given:
-                    if name in tool._hidden:
-                        found.setdefault(at, {})[name] = [unknown(tool, name, (name,))]
-                given = {n: v for n, v in given.items() if n not in tool._hidden}
-            batch.append(given)
-    try:  # one call into pydantic-core for every call's literals
-        compiled.many(not tool.accepts_extra).validate_python(batch)
-    except ValidationError as exc:
-        for err in exc.errors():
-            where, key, *_ = (*err["loc"], None)
-            by_name = found.setdefault(int(where), {}).setdefault(key, [])
-            if err["type"] == "extra_forbidden":  # a name the tool does not take
-                by_name.append(unknown(tool, str(key), (str(key),)))
-            else:
-                problem = pydantic_problem(err)
-                by_name.append(ArgumentProblem(problem.loc[1:], problem.message))
-    problems: list[list[ArgumentProblem]] = [[] for _ in arguments]
-    for at, grouped in found.items():
-        problems[at] = _ordered(list(arguments[at]), grouped)
-    return problems
+        found: dict[int, dict[Any, list[ArgumentProblem]]] = {}  # by call, then by name
+        batch = arguments if isinstance(arguments, list) else list(arguments)
+        hidden = self.hidden
+        if tool.accepts_extra and hidden:  # hidden names are rejected before pydantic
+            batch = []
+            for at, given in enumerate(arguments):
+                if any(name in hidden for name in given):
+                    for name in given:
+                        if name in hidden:
+                            found.setdefault(at, {})[name] = [unknown(tool, name, (name,))]
+                    given = {n: v for n, v in given.items() if n not in hidden}
+                batch.append(given)
+        try:  # one call into pydantic-core for every call's literals
+            compiled.many(not tool.accepts_extra).validate_python(batch)
+        except ValidationError as exc:
+            for err in exc.errors():
+                where, key, *_ = (*err["loc"], None)
+                by_name = found.setdefault(int(where), {}).setdefault(key, [])
+                if err["type"] == "extra_forbidden":  # a name the tool does not take
+                    by_name.append(unknown(tool, str(key), (str(key),)))
+                else:
+                    problem = pydantic_problem(err)
+                    by_name.append(ArgumentProblem(problem.loc[1:], problem.message))
+        problems: list[list[ArgumentProblem]] = [[] for _ in arguments]
+        for at, grouped in found.items():
+            problems[at] = _ordered(list(arguments[at]), grouped)
+        return problems

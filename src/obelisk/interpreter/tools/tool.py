@@ -21,12 +21,7 @@ from typing import Any, Literal, cast
 from pydantic import TypeAdapter, ValidationError
 
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
-from obelisk.interpreter.tools.arguments import (
-    Compiled,
-    check_one,
-    literal_problems,
-    validate_object,
-)
+from obelisk.interpreter.tools.arguments import ArgumentValidators
 from obelisk.interpreter.tools.descriptions import (
     Interface,
     function_interface,
@@ -49,14 +44,19 @@ from obelisk.interpreter.tools.validation import (
 
 __all__ = ["Tool", "tool"]
 
-_DEFERRED = (
-    "parameters", "output_schema", "_adapters", "_extra_adapter", "_output_adapter", "_compiled"
-)  # fmt: skip
+_DEFERRED = ("parameters", "output_schema", "_arguments", "_output_adapter")
 """What a deferred tool (:func:`standard_tool`) builds on first use."""
 
 
-def _finish(signature: Signature, output_schema: Mapping[str, Any] | None, tool: Tool) -> None:
-    """Build a deferred tool's adapters and schemas (see :func:`standard_tool`)."""
+def _finish(
+    signature: Signature,
+    output_schema: Mapping[str, Any] | None,
+    hidden: frozenset[str],
+    tool: Tool,
+) -> None:
+    """Build a deferred tool's adapters and schemas (see :func:`standard_tool`);
+    ``hidden``: the names its arguments validators reject (the run context, bound
+    keywords)."""
     built = build(tool.name, signature, output_schema)
     found = built.parameters
     if (
@@ -65,7 +65,7 @@ def _finish(signature: Signature, output_schema: Mapping[str, Any] | None, tool:
         or (found.get("additionalProperties", True) is not False) != tool.accepts_extra
     ):
         raise bad(tool.name, "its arguments schema does not match its signature")
-    tool._install(built, output_schema)
+    tool._install(built, output_schema, hidden)
     tool._pending = None
 
 
@@ -131,14 +131,9 @@ class Tool:
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
     is_async: bool = field(init=False)
-    _adapters: dict[str, TypeAdapter[Any]] = field(init=False, default_factory=dict)
-    _extra_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
+    _arguments: ArgumentValidators = field(init=False, default_factory=ArgumentValidators)
     _output_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
-    _compiled: Compiled | None = field(init=False, default=None)  # the whole arguments object
-    _validator: Any = field(init=False, default=None)
     _output_validator: Any = field(init=False, default=None)
-    _sub_validators: dict[str, Any] = field(init=False, default_factory=dict)
-    _hidden: frozenset[str] = field(init=False, default=frozenset())
     _pending: Callable[[Tool], None] | None = field(init=False, default=None)  # builds _DEFERRED
     _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
@@ -180,9 +175,9 @@ class Tool:
         if self.context_parameter is not None:
             if not isinstance(self.context_parameter, str) or self.function is None:
                 raise bad(self.name, "context_parameter must be a name, and only on a function")
-            self._hidden = frozenset((self.context_parameter,))
+            self._arguments.hidden = frozenset((self.context_parameter,))
         if self.function is None and not _checked:  # schema-only: validate with jsonschema
-            self._validator = validator_for(self.parameters, self.name, "parameters")
+            self._arguments.validator = validator_for(self.parameters, self.name, "parameters")
             if self.output_schema is not None:
                 self._output_validator = validator_for(
                     self.output_schema, self.name, "output_schema"
@@ -295,20 +290,21 @@ class Tool:
             isolation=isolation,
             blocking=blocking,
         )
-        self._hidden |= bound
+        hidden = self._arguments.hidden | bound
         if built is None:  # __getattr__ builds them on first use
-            self._pending = functools.partial(_finish, signature, output_schema)
+            self._pending = functools.partial(_finish, signature, output_schema, hidden)
             for slot in _DEFERRED:
                 if slot != "output_schema" or output_schema is None:
                     object.__delattr__(self, slot)
         else:
-            self._install(built, output_schema)
+            self._install(built, output_schema, hidden)
         return self
 
-    def _install(self, built: Built, output_schema: Mapping[str, Any] | None) -> None:
+    def _install(
+        self, built: Built, output_schema: Mapping[str, Any] | None, hidden: frozenset[str]
+    ) -> None:
         self.parameters = built.parameters
-        self._adapters, self._extra_adapter = built.adapters, built.extra
-        self._compiled = built.compiled
+        self._arguments = ArgumentValidators(hidden, built.adapters, built.extra, built.compiled)
         self._output_adapter = built.output[0] if built.output else None
         if output_schema is not None:
             self._output_validator = validator_for(self.output_schema, self.name, "output_schema")
@@ -408,7 +404,7 @@ class Tool:
             _checked=True,
         )
         if interface is not None:
-            made._hidden |= interface.bound
+            made._arguments.hidden |= interface.bound
             if not interface.var_keyword:
                 made.accepts_extra = False  # the function could not take them
         return made
@@ -422,7 +418,7 @@ class Tool:
         """Problems of one argument value (JSON) for parameter ``name``, each
         ``loc`` relative to the value; ``[]`` = valid.  An unknown name (when extra
         names are not allowed) is one problem at ``loc == ()``."""
-        return check_one(self, name, value)[0]
+        return self._arguments.check_one(self, name, value)[0]
 
     def validate_arguments(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Validate a whole arguments object; return the validated arguments by
@@ -437,7 +433,7 @@ class Tool:
         the other names as ``args`` orders them); each ``loc`` starts with the
         argument name.
         """
-        return validate_object(self, args)
+        return self._arguments.validate_object(self, args)
 
     def validate_literals(
         self, arguments: Sequence[Mapping[str, Any]]
@@ -454,7 +450,7 @@ class Tool:
         name absent from a mapping is not a problem here.  ``[]`` = all valid.  Raises
         only what a validator itself raises (a custom pydantic validator that breaks).
         """
-        return literal_problems(self, arguments)
+        return self._arguments.literal_problems(self, arguments)
 
     @property
     def typed_output(self) -> bool:
