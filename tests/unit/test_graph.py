@@ -12,7 +12,7 @@ from typing import Any
 
 from obelisk.grammar import ANY_INDEX, WILDCARD, Field, Index, parse_reference
 from obelisk.interpreter.analysis.graph import PlanGraph
-from obelisk.interpreter.analysis.path_index import PathIndex, path_key
+from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.commit_order import commit_ranks
 
@@ -35,10 +35,10 @@ def overlapping(index: PathIndex[str], *key: object) -> list[str]:
     return sorted(index.overlapping(key))
 
 
-def test_path_key_maps_fields_indices_and_unknown_positions() -> None:
+def test_reference_key_maps_fields_indices_and_unknown_positions() -> None:
     ref = parse_reference('†state.a[0].b[-1][*]["x y"].3')
-    assert path_key(ref) == ("state", "a", 0, "b", ANY_INDEX, WILDCARD, "x y", 3)
-    assert path_key(parse_reference("†data")) == ("data",)
+    assert ref.key == ("state", "a", 0, "b", ANY_INDEX, WILDCARD, "x y", 3)
+    assert parse_reference("†data").key == ("data",)
     assert repr(ANY_INDEX) == "ANY_INDEX"
     assert repr(WILDCARD) == "WILDCARD"
 
@@ -92,7 +92,7 @@ def test_wildcard_query_overlaps_every_index_and_key() -> None:
 
 def test_negative_index_write_overlaps_any_index_read_but_no_key() -> None:
     index: PathIndex[str] = PathIndex()
-    index.add(path_key(parse_reference("†state.log[-1]")), "append")
+    index.add(parse_reference("†state.log[-1]").key, "append")
     assert overlapping(index, "state", "log", 0) == ["append"]
     assert overlapping(index, "state", "log", 41, "text") == ["append"]
     assert overlapping(index, "state", "log") == ["append"]
@@ -106,9 +106,9 @@ def test_negative_index_read_overlaps_every_index_but_no_key() -> None:
     index.add(("state", "log", 3), "log3")
     index.add(("state", "log", 0, "text"), "log0.text")
     index.add(("state", "profile", "name"), "name")
-    last = path_key(parse_reference("†state.log[-1]"))
+    last = parse_reference("†state.log[-1]").key
     assert overlapping(index, *last) == ["log0.text", "log3"]
-    assert overlapping(index, *path_key(parse_reference("†state.profile[-1]"))) == []
+    assert overlapping(index, *parse_reference("†state.profile[-1]").key) == []
 
 
 def test_each_item_is_yielded_once() -> None:

@@ -25,7 +25,6 @@ from obelisk.grammar import (
 )
 from obelisk.interpreter.analysis.conflicts import find_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
-from obelisk.interpreter.analysis.path_index import path_key
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.analysis.schema_types import (
     admitted_types,
@@ -131,7 +130,7 @@ class _Checker:
         hidden = sorted(
             {
                 self.plan.calls[w.call].label
-                for w in self.graph.index.overlapping(path_key(reference))
+                for w in self.graph.index.overlapping(reference.key)
                 if w.instance is not None and w.instance != instance
             }
         )

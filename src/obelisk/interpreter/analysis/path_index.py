@@ -14,19 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from obelisk.grammar import ANY_INDEX, WILDCARD, Reference
+from obelisk.grammar import ANY_INDEX, WILDCARD
 
-__all__ = ["Key", "PathIndex", "path_key"]
+__all__ = ["Key", "PathIndex"]
 
 
 Key = tuple[object, ...]
 T = TypeVar("T")
-
-
-def path_key(reference: Reference) -> Key:
-    """The trie key of a reference: ``(kind, name | int | ANY_INDEX | WILDCARD, ...)``
-    (:attr:`~obelisk.grammar.Reference.key`, computed once per reference)."""
-    return reference.key
 
 
 def _unique(found: list[T]) -> list[T]:

@@ -1,7 +1,7 @@
 """What a run journal stores, and how it is read back (docs/durable.md).
 
-JSON in the journal (:func:`dump`, :func:`load`, :func:`canonical` for hashes),
-the lock's view of processes (:func:`holder_alive`), and the records read back:
+JSON in the journal (:func:`dump`, :func:`dump_written`, :func:`load`, :func:`canonical`
+for hashes), the lock's view of processes (:func:`holder_alive`), and the records read back:
 :class:`RunRow` (a run), :class:`Intent` and :class:`Progress` (what a run did).
 :mod:`~obelisk.interpreter.runtime.journal_store` writes them.
 """
@@ -22,6 +22,7 @@ from pydantic_core import to_json
 from obelisk.errors import JournalCorrupted, JournalError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, argument_hash
 from obelisk.interpreter.runtime.records import CallOutcome, idempotency_key
+from obelisk.interpreter.runtime.write_log import WriteEntry
 
 __all__ = [
     "FINAL_EVENTS",
@@ -32,6 +33,7 @@ __all__ = [
     "RunRow",
     "canonical",
     "dump",
+    "dump_written",
     "holder",
     "holder_alive",
     "label",
@@ -72,6 +74,17 @@ def dump(value: Any, what: str = "a value") -> str:
             return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
         except (TypeError, ValueError) as exc:
             raise JournalError(f"{what} cannot be journaled: {exc}") from None
+
+
+def dump_written(entry: WriteEntry, what: str = "a value") -> str:
+    """A write log entry's value as :func:`dump` writes it.  An entry that keeps its
+    value as JSON text (a tool's result, which is JSON data without NaN or
+    infinities) gives that text, which is what :func:`dump` would write again, and
+    its value is not decoded for it."""
+    text = entry.json
+    if text is not None:
+        return text.decode()
+    return dump(entry.value, what)
 
 
 def load(text: Any, where: str) -> Any:

@@ -14,7 +14,8 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 from obelisk.errors import JournalCorrupted, JournalError, RunLocked
 from obelisk.interpreter.runtime.journal_data import (
@@ -29,6 +30,9 @@ from obelisk.interpreter.runtime.journal_data import (
     outcome_row,
 )
 from obelisk.interpreter.runtime.records import CallOutcome
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["FORMAT", "HEARTBEAT", "VERSION", "Store", "Synchronous"]
 
@@ -85,6 +89,14 @@ CREATE TABLE turns (
 _TABLES = ("meta", "runs", "intents", "outcomes", "writes", "events", "approvals", "turns")
 
 
+def _sqlite3() -> ModuleType:
+    """The :mod:`sqlite3` module, imported when first needed and not with this module:
+    most runs keep no journal, and ``obelisk run`` does not load it."""
+    import sqlite3
+
+    return sqlite3
+
+
 # -- the journal ----------------------------------------------------------------------
 
 
@@ -116,8 +128,6 @@ class Store:
         synchronous: Synchronous = "normal",
         create: bool = True,
     ) -> None:
-        import sqlite3  # here, not at import: most runs keep no journal
-
         if synchronous not in ("normal", "full"):
             raise JournalError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
         self.path = os.fspath(path)
@@ -126,11 +136,12 @@ class Store:
         if not create and not os.path.exists(self.path):
             raise JournalError(f"no journal at {self.path!r}", self.path)
         new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        sqlite = _sqlite3()
         try:
-            self.db = sqlite3.connect(
+            self.db: sqlite3.Connection = sqlite.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
             )
-        except sqlite3.Error as exc:
+        except sqlite.Error as exc:
             raise JournalError(f"cannot open journal {self.path!r}: {exc}", self.path) from None
         try:
             with self.errors():
@@ -196,17 +207,15 @@ class Store:
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
         """Turn sqlite3's errors into :class:`JournalError` (damage: :class:`JournalCorrupted`)."""
-        import sqlite3
-
         try:
             yield
-        except sqlite3.Error as exc:
+        except _sqlite3().Error as exc:
             text = str(exc)
             if self.db.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(_sqlite3().Error):
                     self.db.execute("ROLLBACK")
             damaged = ("malformed", "not a database", "no such table", "no such column")
-            if isinstance(exc, sqlite3.DatabaseError) and any(d in text for d in damaged):
+            if isinstance(exc, _sqlite3().DatabaseError) and any(d in text for d in damaged):
                 raise JournalCorrupted(
                     f"journal {self.path!r} is damaged: {text}", self.path
                 ) from None
@@ -214,9 +223,7 @@ class Store:
 
     def close(self) -> None:
         """Close the file (checkpointing the WAL into it when no one else has it open)."""
-        import sqlite3
-
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(_sqlite3().Error):
             self.db.close()
 
     def __enter__(self) -> Store:

@@ -10,7 +10,7 @@ from typing import Any
 
 from obelisk.errors import JournalError
 from obelisk.interpreter.runtime.approvals import PendingApproval
-from obelisk.interpreter.runtime.journal_data import dump, outcome_row
+from obelisk.interpreter.runtime.journal_data import dump, dump_written, outcome_row
 from obelisk.interpreter.runtime.journal_store import HEARTBEAT, Store
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord
 from obelisk.interpreter.runtime.write_log import WriteEntry
@@ -110,7 +110,7 @@ class RunWriter:
                     entry.instance,
                     entry.path,
                     entry.method,
-                    dump(entry.value, f"a value {record.label} wrote"),
+                    dump_written(entry, f"a value {record.label} wrote"),
                     entry.time,
                 )
             )

@@ -88,26 +88,36 @@ class UnknownCall:
         }
 
 
-@dataclass(slots=True, eq=False)
-class CallRecord:
-    """What happened to one call.  ``arguments`` are the resolved arguments it ran
-    with; ``error`` keeps the error even when it went to the error arm (docs/language.md).
-    ``untaken`` is true for a call skipped only because it reads an alternative
-    that was not taken: the plan's normal branching, not a missing read."""
+@dataclass(slots=True, eq=False, repr=False)
+class _CallFields:
+    """A :class:`CallRecord`'s fields and constructor; ``output`` here is the slot
+    that holds an output no write log entry holds (:attr:`CallRecord.output`)."""
 
     index: int
     id: str | int | None
     tool: str
     status: CallStatus = "waiting"
     arguments: dict[str, Any] | None = None
-    _output: Any = field(default=None, repr=False)
+    output: Any = None
     error: dict[str, Any] | None = None
     reason: str | None = None
     started: float | None = None
     finished: float | None = None
     attempts: int = 0
     untaken: bool = False
-    _written: WriteEntry | None = field(default=None, repr=False, compare=False)
+
+
+_held_output: Any = vars(_CallFields)["output"]  # the slot, which CallRecord.output hides
+
+
+class CallRecord(_CallFields):
+    """What happened to one call.  ``arguments`` are the resolved arguments it ran
+    with; ``error`` keeps the error even when it went to the error arm (docs/language.md).
+    ``untaken`` is true for a call skipped only because it reads an alternative
+    that was not taken: the plan's normal branching, not a missing read."""
+
+    __slots__ = ("_written",)
+    _written: WriteEntry | None
 
     @property
     def output(self) -> Any:
@@ -115,15 +125,17 @@ class CallRecord:
         writes commit, the same object as its first write log entry's ``value``,
         decoded when first read."""
         entry = self._written
-        return entry.value if entry is not None else self._output
+        return entry.value if entry is not None else _held_output.__get__(self)
 
     @output.setter
     def output(self, value: Any) -> None:
-        self._output, self._written = value, None
+        _held_output.__set__(self, value)
+        self._written = None
 
     def output_from(self, entry: WriteEntry) -> None:
         """Take ``entry``'s value as the output, without reading it now."""
-        self._output, self._written = None, entry
+        _held_output.__set__(self, None)
+        self._written = entry
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CallRecord):

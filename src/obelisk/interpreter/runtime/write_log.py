@@ -83,6 +83,12 @@ class WriteEntry:
             object.__setattr__(self, "_value", value)
         return value
 
+    @property
+    def json(self) -> bytes | None:
+        """The compact JSON text (UTF-8 bytes) the entry was made with, whether or not
+        ``value`` has been decoded from it; ``None`` for an entry made from a value."""
+        return self._json
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 

@@ -8,7 +8,7 @@ from typing import Any
 from obelisk.errors import Diagnostic, UsageError
 from obelisk.grammar import parse_reference
 from obelisk.interpreter.analysis.check import check
-from obelisk.interpreter.analysis.path_index import PathIndex, path_key
+from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.commit_order import CommitOrder
@@ -276,7 +276,7 @@ def _across(
     written: set[str] = set()
     for scenario in scenarios:
         written.update(scenario.writes)
-    unread = sorted(p for p in written if not reads.overlapping(path_key(parse_reference(p))))
+    unread = sorted(p for p in written if not reads.overlapping(parse_reference(p).key))
     # paths read only in some scenarios: read by calls that ran in some, not all
     read_by: dict[str, set[int]] = {}
     for index, call_reads in enumerate(graph.reads):
