@@ -55,10 +55,8 @@ class RunWriter:
         self._approvals: list[tuple[Any, ...]] = []
         self._unsynced: set[int] = set()
         self._effects = False  # an unsynced intent has side effects
-        self._started: set[int] = set()
-        self._invoked: set[int] = (
-            set()
-        )  # calls whose tool was called  # calls with an intent in this run
+        self._started: set[int] = set()  # calls with an intent in this run
+        self._invoked: set[int] = set()  # calls whose tool was called in this run
         self._settled: set[int] = set()  # calls with an outcome in this run
         self._scheduled = False
         self._beat: Any = None
