@@ -6,9 +6,10 @@ the tasks, arguments and results of its calls), and nearly all of them live unti
 the run ends.  With the collector's default first threshold (700 allocations) the
 collector walks them many times over while they are young and moves them to older
 generations, where it walks them again: about 13% of the CPU time of 10,000
-zero-work calls.  While at least one run is in progress in the process,
-:func:`run_collector` raises that threshold to :data:`RUN_THRESHOLD`, which halves
-that time (benchmarks/run_overhead.py).  The collector still runs, less often;
+zero-work calls (the layered plan of ``benchmarks/run_overhead.py``; the collector's
+time read with ``gc.callbacks``).  While at least one run is in progress in the
+process, :func:`run_collector` raises that threshold to :data:`RUN_THRESHOLD`, which
+halved that time in the same measurement.  The collector still runs, less often;
 reference counting frees everything that is not in a cycle, as always.
 """
 

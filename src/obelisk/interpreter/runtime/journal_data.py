@@ -80,7 +80,8 @@ def dump_written(entry: WriteEntry, what: str = "a value") -> str:
     """A write log entry's value as :func:`dump` writes it.  An entry that keeps its
     value as JSON text (a tool's result, which is JSON data without NaN or
     infinities) gives that text, which is what :func:`dump` would write again, and
-    its value is not decoded for it."""
+    its value is not decoded for it.  Raises :class:`JournalError` as :func:`dump`
+    does, for an entry without JSON text whose value is not JSON data."""
     text = entry.json
     if text is not None:
         return text.decode()
