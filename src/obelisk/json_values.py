@@ -14,7 +14,19 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["copy_json", "decimal_digits", "deep_merge", "loads_strict", "preview"]
+__all__ = [
+    "MAX_DECODE_DEPTH",
+    "copy_json",
+    "decimal_digits",
+    "deep_merge",
+    "loads_strict",
+    "preview",
+]
+
+MAX_DECODE_DEPTH = 512
+"""How deeply :func:`loads_strict` lets JSON text nest arrays and objects (levels), on
+every Python version: Python's own decoder stops at about a thousand levels before
+3.13, and goes much deeper from 3.13 on."""
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -169,8 +181,8 @@ def loads_strict(text: str) -> Any:
     * a number too large for a float (``1e999``);
     * an integer of more digits than Python converts (``sys.get_int_max_str_digits()``,
       4300 by default);
-    * nesting too deep for Python to decode (about a thousand levels): located at
-      the opening bracket of the deepest level.
+    * nesting deeper than :data:`MAX_DECODE_DEPTH` levels (512), whatever Python's own
+      decoder allows: located at the opening bracket of the deepest level.
 
     Callers turn the error into their own: a ``json_syntax`` diagnostic, a
     ``SolutionError``, ``obelisk: error:`` on the command line.
@@ -183,15 +195,14 @@ def loads_strict(text: str) -> Any:
     json.decoder.JSONDecodeError: NaN is not valid JSON: line 1 column 5 (char 4)
     """
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_float)
+        value = json.loads(text, parse_constant=_constant, parse_float=_float)
     except json.JSONDecodeError:
         raise
     except _Rejected as exc:
         position, _ = _locate(text, exc.text)
         raise _error(exc.reason, text, position) from None
     except RecursionError:
-        position, depth = _locate(text, "depth")
-        raise _error(f"nested too deeply to decode ({depth} levels)", text, position) from None
+        value = _TOO_DEEP
     except ValueError as exc:  # an integer beyond Python's int/str conversion limit
         if "integer string conversion" not in str(exc):
             raise
@@ -202,6 +213,33 @@ def loads_strict(text: str) -> Any:
             text,
             position,
         ) from None
+    # a cheap bound first: a value nests no deeper than it has brackets
+    if value is _TOO_DEEP or (
+        text.count("[") + text.count("{") > MAX_DECODE_DEPTH and _deeper(value, MAX_DECODE_DEPTH)
+    ):
+        position, depth = _locate(text, "depth")
+        raise _error(f"nested too deeply to decode ({depth} levels)", text, position)
+    return value
+
+
+_TOO_DEEP = object()  # Python's decoder gave up: deeper than it can go
+
+
+def _deeper(value: Any, limit: int) -> bool:
+    """Whether decoded JSON ``value`` nests arrays and objects more than ``limit``
+    levels deep; walks one level at a time, containers only."""
+    level = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            below += [child for child in children if type(child) in (dict, list)]
+        level = below
+    return False
 
 
 # -- safe previews ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 import obelisk
 from obelisk import Diagnostic, Limits, PlanError, SolutionError, UsageError
 from obelisk.errors import limit_per_code
-from obelisk.json_values import decimal_digits, loads_strict, preview
+from obelisk.json_values import MAX_DECODE_DEPTH, decimal_digits, loads_strict, preview
 from obelisk.limits import int_digits_limit
 
 DIGITS = int_digits_limit() or 4300  # 0: this Python predates the limit (3.10.6 and older)
@@ -291,10 +291,26 @@ def test_loads_strict_keeps_ordinary_json() -> None:
     assert loads_strict("1" * DIGITS) == int("1" * DIGITS)
 
 
+def test_loads_strict_decodes_at_most_max_decode_depth_levels_on_every_python() -> None:
+    assert MAX_DECODE_DEPTH == 512
+    deepest = "[" * MAX_DECODE_DEPTH + "]" * MAX_DECODE_DEPTH
+    value = loads_strict(deepest)
+    for _ in range(MAX_DECODE_DEPTH - 1):
+        (value,) = value
+    assert value == []
+    text = '{"a": ' + "[" * MAX_DECODE_DEPTH + "]" * MAX_DECODE_DEPTH + "}"  # one level more
+    with pytest.raises(json.JSONDecodeError) as caught:
+        loads_strict(text)
+    assert caught.value.msg == "nested too deeply to decode (513 levels)"
+    assert caught.value.pos == 6 + MAX_DECODE_DEPTH - 1  # the deepest opening bracket
+    brackets_in_strings = '["' + "[{" * 1000 + '"]'
+    assert loads_strict(brackets_in_strings) == ["[{" * 1000]
+
+
 def test_preview_and_decimal_digits() -> None:
     assert decimal_digits(0) == 1 and decimal_digits(-99) == 2 and decimal_digits(10**40) == 41
     assert preview("x" * 100, width=10) == '"xxxxxx...'
-    assert preview([nested(2000)]) == "[...]"
+    assert preview([nested(200_000)]) == "[...]"  # too deep for json.dumps on any Python
     assert preview({"a": HUGE}) == "{...}"
     assert preview(object()) == '"<object>"'
 
