@@ -20,6 +20,7 @@ __all__ = [
     "decimal_digits",
     "deep_merge",
     "loads_strict",
+    "nesting_depth",
     "preview",
 ]
 
@@ -215,7 +216,8 @@ def loads_strict(text: str) -> Any:
         ) from None
     # a cheap bound first: a value nests no deeper than it has brackets
     if value is _TOO_DEEP or (
-        text.count("[") + text.count("{") > MAX_DECODE_DEPTH and _deeper(value, MAX_DECODE_DEPTH)
+        text.count("[") + text.count("{") > MAX_DECODE_DEPTH
+        and nesting_depth(value, MAX_DECODE_DEPTH) > MAX_DECODE_DEPTH
     ):
         position, depth = _locate(text, "depth")
         raise _error(f"nested too deeply to decode ({depth} levels)", text, position)
@@ -225,21 +227,29 @@ def loads_strict(text: str) -> Any:
 _TOO_DEEP = object()  # Python's decoder gave up: deeper than it can go
 
 
-def _deeper(value: Any, limit: int) -> bool:
-    """Whether decoded JSON ``value`` nests arrays and objects more than ``limit``
-    levels deep; walks one level at a time, containers only."""
-    level = [value]
+def nesting_depth(value: Any, stop_after: int | None = None) -> int:
+    """How deeply JSON data ``value`` nests arrays and objects (levels; a scalar: 0),
+    counted one level at a time over containers only, so any depth is safe.  With
+    ``stop_after``, counting stops at ``stop_after + 1`` once the value is deeper.
+
+    >>> nesting_depth({"a": [1, [2]]}), nesting_depth([[[[]]]], stop_after=2)
+    (3, 3)
+    """
+    level = [value] if type(value) in _CONTAINERS else []
     depth = 0
     while level:
         depth += 1
-        if depth > limit:
-            return True
+        if stop_after is not None and depth > stop_after:
+            break
         below: list[Any] = []
         for item in level:
             children = item.values() if type(item) is dict else item
-            below += [child for child in children if type(child) in (dict, list)]
+            below += [child for child in children if type(child) in _CONTAINERS]
         level = below
-    return False
+    return depth
+
+
+_CONTAINERS = (dict, list)
 
 
 # -- safe previews ---------------------------------------------------------------------

@@ -31,6 +31,7 @@ from obelisk.grammar import Reference
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.json_values import nesting_depth
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
@@ -137,7 +138,7 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
     limit = limits.max_output_depth
     # conversion refuses anything deeper than _CONVERTIBLE_DEPTH; count only below that
     if limit < _CONVERTIBLE_DEPTH and text.count(b"[") + text.count(b"{") > limit:
-        depth = _depth(converted)
+        depth = nesting_depth(converted)
         if depth > limit:
             raise _too_deep(tool, str(depth), limits)
     return converted, len(text)
@@ -167,24 +168,6 @@ def _check_size(tool: Tool, size: int, limits: Limits) -> None:
             f"the output of {tool.name} is {size:,} bytes of JSON; at most "
             f"{limits.max_output_bytes:,} are allowed (Limits.max_output_bytes)"
         )
-
-
-def _depth(value: Any) -> int:
-    """How deeply ``value`` (JSON data) nests arrays and objects (a scalar: 0), counted
-    level by level over containers only."""
-    level = [value] if type(value) in _CONTAINERS else []
-    depth = 0
-    while level:
-        depth += 1
-        below: list[Any] = []
-        for item in level:
-            children = item.values() if type(item) is dict else item
-            below += [child for child in children if type(child) in _CONTAINERS]
-        level = below
-    return depth
-
-
-_CONTAINERS = (dict, list)
 
 
 def _non_finite(value: Any) -> str | None:
