@@ -268,8 +268,12 @@ class CommitGate:
     def finish(self, index: int, writes: bool, commit: Callable[[int], None]) -> None:
         """Call ``index`` has run (``writes``: it has something to write); commits it
         and every call that frees up, with ``commit``, lowest commit rank first."""
-        self.finished[index] = writes
-        self.flush([index], commit)
+        if writes and self.holds[index]:  # it waits for its blockers
+            self.finished[index] = writes
+            return
+        commit(index)  # what flush([index]) would do, without its heap
+        if self.unblocks[index]:  # someone waits for it
+            self.flush(self._release(index), commit)
 
     def committed_without_running(self, index: int, commit: Callable[[int], None]) -> None:
         """Call ``index`` was settled without running (cancelled): pass its turn on."""

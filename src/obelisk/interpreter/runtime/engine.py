@@ -318,8 +318,8 @@ class Engine:
         heapq.heappush(self._ready, index)
 
     def _dispatch(self) -> None:
-        if self._dispatching:  # a call that settles in _start (skip, replay): the loop goes on
-            return  # instead of recursing once per call of a long chain
+        if self._dispatching or not self._ready:  # nothing to start, or a call settled in
+            return  # _start (skip, replay): the loop goes on, not recursing once per call
         self._dispatching, deferred = True, list[int]()
         self._eager_until = time.perf_counter() + EAGER_SECONDS  # then the loop gets a turn
         try:
@@ -379,7 +379,7 @@ class Engine:
             self.unknown[index] = self._unknown[index]
             return
         decision: Decision | None = None
-        if tool.needs_approval(arguments):
+        if tool.requires_approval is not False and tool.needs_approval(arguments):
             digest = argument_hash(call.tool, arguments)
             decision = self.approvals.get(approval_id(index, digest))
             if decision is None:
@@ -612,7 +612,7 @@ class Engine:
         pending = self._pending.pop(index)
         written: list[str] = []
         if index in self._succeeded:
-            succeeded_at = time.time()  # before the writes, so event times never go back
+            succeeded_at = time.time() if self.listeners else 0.0  # before the writes: in order
             try:
                 self._budget.make_room(index)
                 entries = self.state.write_many(

@@ -35,9 +35,10 @@ def start_task(coroutine: Coroutine[Any, Any, None], eager: bool) -> asyncio.Tas
     through the event loop, and one that suspends goes on as an ordinary task.
     Otherwise, and on Python 3.10 and 3.11, the task starts on the loop's next turn.
     """
+    loop = asyncio.get_running_loop()
     if eager and sys.version_info >= (3, 12):
-        return asyncio.Task(coroutine, loop=asyncio.get_running_loop(), eager_start=True)
-    return asyncio.ensure_future(coroutine)
+        return asyncio.Task(coroutine, loop=loop, eager_start=True)
+    return loop.create_task(coroutine)  # what asyncio.ensure_future does, less its checks
 
 
 class Invoker:
@@ -77,8 +78,24 @@ class Invoker:
         if self._processes is not None:
             self._processes.close()
 
-    async def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
-        """Run the tool once, or as its retry policy says; counts ``record.attempts``."""
+    def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Awaitable[Any]:
+        """Run the tool once, or as its retry policy says; counts ``record.attempts``.
+        Await what it returns: for an async tool without a timeout, retries or a
+        context, the tool's own coroutine (no frame of obelisk's in between)."""
+        function, policy = tool.function, tool.retry
+        if (
+            tool.is_async
+            and tool.timeout is None
+            and tool.context_parameter is None
+            and (policy is None or policy.attempts == 1)
+        ):
+            assert function is not None
+            record.attempts += 1
+            coroutine: Awaitable[Any] = function(**arguments)
+            return coroutine
+        return self._invoke(tool, record, arguments)
+
+    async def _invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
         if tool.context_parameter is not None and self.context is None and not self.durable:
             raise UsageError(
                 f"tool {tool.name!r} needs a run context (its parameter "
