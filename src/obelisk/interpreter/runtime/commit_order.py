@@ -30,14 +30,12 @@ __all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks"]
 
 
 def commit_key(key: Key) -> Key:
-    """A write's path key with every list position made "some position"."""
-    return tuple(ANY_INDEX if type(part) is int else part for part in key)
-
-
-def _sortable(part: object) -> str:
-    """A commit-key part as text that sorts and compares like the part (``"."`` plus
-    a key's name, ``"["`` for some list position)."""
-    return "[" if part is ANY_INDEX else "." + str(part)
+    """A write's path key with every list position made "some position" (``key``
+    itself when it has none)."""
+    for part in key:
+        if type(part) is int:
+            return tuple(ANY_INDEX if type(part) is int else part for part in key)
+    return key
 
 
 def _layers_meet(first: str | None, second: str | None) -> bool:
@@ -133,29 +131,32 @@ class CommitOrder:
         shared = all(instance is None for _, instance in buckets)
         if shared and not any(WILDCARD in key for key, _ in buckets):
             # one layer, no wildcards: keys overlap when one is a prefix of the other;
-            # in sorted order each key follows its nearest prefix, found with a stack
-            ancestors: list[tuple[tuple[str, ...], int]] = []
-            for text, call in sorted(
-                (tuple(_sortable(part) for part in key), writes[0].call)
-                for (key, _), writes in buckets.items()
-            ):
-                while ancestors and text[: len(ancestors[-1][0])] != ancestors[-1][0]:
-                    ancestors.pop()
-                if ancestors:
-                    group[root(call)] = root(ancestors[-1][1])
-                ancestors.append((text, call))
+            # each key is joined with its longest prefix that is a key too, which joins
+            # every chain of prefixes (a key's length in lookups, where sorting cost more)
+            heads = {key: writes[0].call for (key, _), writes in buckets.items()}
+            for key, call in heads.items():
+                for length in range(len(key) - 1, 0, -1):
+                    prefix = heads.get(key[:length])
+                    if prefix is not None:
+                        group[root(call)] = root(prefix)
+                        break
         else:
-            heads: PathIndex[Write] = PathIndex()
+            index: PathIndex[Write] = PathIndex()
             for (key, _), writes in buckets.items():
-                heads.add(key, writes[0])
+                index.add(key, writes[0])
             for (key, instance), writes in buckets.items():
-                for other in heads.overlapping(key):
+                for other in index.overlapping(key):
                     if _layers_meet(other.instance, instance):
                         group[root(other.call)] = root(writes[0].call)
         members: dict[int, list[int]] = {}
         for node in range(size):
             if graph.writes[node]:
                 members.setdefault(root(node), []).append(node)
+        if all(not preds or preds[-1] < node for node, preds in enumerate(graph.predecessors)):
+            # every dependency points forward in the plan (predecessors are sorted): so
+            # would every link below, and plan order is the order they give
+            self.groups = [writers for writers in members.values() if len(writers) > 1]
+            return list(range(size))
         links: list[list[int]] = [[] for _ in range(size)]
 
         def reaches(start: int, goal: int, through_links: bool = True) -> bool:
