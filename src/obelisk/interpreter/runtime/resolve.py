@@ -29,22 +29,30 @@ def resolve_arguments(
     """``(arguments with every expression evaluated, None)``, or ``(None, missing)``
     where ``missing`` lists the references that did not exist."""
     values: dict[Path, Any] = {}
+    instance = call.instance
     for argument in call.expressions:
         node = argument.expression
-        if isinstance(node, Escaped):
-            values[argument.path] = str(node)
-            continue
-        value, missing = evaluate(node, state, call.instance)
-        if missing is not None:
-            return None, missing
+        if type(node) is Reference:  # the common case: what evaluate does, without a tuple
+            value = state.read(node, instance)
+            if value is MISSING:
+                return None, [node]
+        elif isinstance(node, Escaped):
+            value = str(node)
+        else:
+            value, missing = evaluate(node, state, instance)
+            if missing is not None:
+                return None, missing
         values[argument.path] = value
-    nested = {path[0] for path in values if len(path) > 1}
+    nested: set[str | int] | None = None  # arguments with expressions inside: found when needed
     arguments: dict[str, Any] = {}
     for name, value in call.arguments.items():
         whole = (name,)
         if whole in values:  # the common case: the argument is one expression
             arguments[name] = values[whole]
-        elif name in nested:
+            continue
+        if nested is None:
+            nested = {path[0] for path in values if len(path) > 1}
+        if name in nested:
             arguments[name] = _substitute(value, values, whole)
         else:  # a literal: the call's own copy
             arguments[name] = copy_json(value) if isinstance(value, (dict, list)) else value

@@ -234,13 +234,22 @@ class State:
 
     def read(self, reference: Reference, instance: str | None = None) -> Any:
         """A copy of the value at ``reference`` as ``instance`` sees it, or :data:`MISSING`."""
-        if reference.kind == "input":
+        kind = reference.kind
+        if kind == "input":
             own = self._inputs.get(instance) if instance is not None else None
-            return copy_json(_lookup(self._input if own is None else own, reference))
-        document = self._view(reference.kind, instance)
-        if document is MISSING:
+            document = self._input if own is None else own
+        elif instance is None:  # the shared layer: the base itself (see _view)
+            document = self._base.get(kind, MISSING)
+            if document is MISSING:
+                return MISSING
+        else:
+            document = self._view(kind, instance)
+            if document is MISSING:
+                return MISSING
+        found, value = find(document, reference)
+        if not found:
             return MISSING
-        return copy_json(_lookup(document, reference))
+        return value if type(value) in _IMMUTABLE else copy_json(value)
 
     def deepest(self, reference: Reference, instance: str | None = None) -> tuple[int, Any]:
         """``(n, value)``: the first ``n`` segments of ``reference`` exist as ``instance``
@@ -381,6 +390,14 @@ class State:
         JSON data nothing else holds (the engine's converted tool results): the state
         keeps each as it is, without the first copy (a value given for several targets
         is copied for each target after the first)."""
+        # an instance's writes are only stored here and applied when read: walk them now
+        walk = len(targets) > 1 or instance is not None
+        if len(targets) == 1:  # the common case: nothing to keep track of between targets
+            reference, value = targets[0]
+            if not owned:
+                value = copy_json(value)
+            new = self._prepare(reference, value, method, instance, walk)
+            return [self._store(reference, value, new, method, call, instance, owned)]
         checked = []
         kept: set[int] = set()
         for reference, value in targets:
@@ -388,26 +405,39 @@ class State:
                 value = copy_json(value)
             else:
                 kept.add(id(value))
-            # an instance's writes are only stored here and applied when read: walk them now
-            walk = len(targets) > 1 or instance is not None
             prepared = self._prepare(reference, value, method, instance, walk)
             checked.append((reference, value, prepared))
-        entries = []
-        for reference, value, new in checked:
-            stored = _ERASED if method == "erase" else new
-            if isinstance(stored, _Extend):
-                stored.target.extend(stored.items)
-            elif instance is None:
-                _apply(self._base, reference, stored)
-            else:
-                # a set's value is the state's own already; a combined one may share the base
-                layered = stored if method == "set" else copy_json(stored)
-                self._layers.setdefault(instance, []).append((reference, layered))
+        return [
+            self._store(reference, value, new, method, call, instance, owned)
+            for reference, value, new in checked
+        ]
+
+    def _store(
+        self,
+        reference: Reference,
+        value: Any,
+        new: Any,
+        method: OutputMethod,
+        call: int | None,
+        instance: str | None,
+        owned: bool,
+    ) -> WriteEntry:
+        """Apply one checked write (``new``, from :meth:`_prepare`) and log ``value``;
+        returns the log entry."""
+        stored = _ERASED if method == "erase" else new
+        if isinstance(stored, _Extend):
+            stored.target.extend(stored.items)
+        elif instance is None:
+            _apply(self._base, reference, stored)
+        else:
+            # a set's value is the state's own already; a combined one may share the base
+            layered = stored if method == "set" else copy_json(stored)
+            self._layers.setdefault(instance, []).append((reference, layered))
+        if self._views:
             self._views.clear()
-            entry = self._entry(call, instance, str(reference), method, value, owned)
-            self.log.append(entry)
-            entries.append(entry)
-        return entries
+        entry = self._entry(call, instance, str(reference), method, value, owned)
+        self.log.append(entry)
+        return entry
 
     def _entry(
         self,
