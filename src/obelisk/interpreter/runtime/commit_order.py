@@ -67,17 +67,6 @@ class CommitOrder:
                     self._index.add(commit_key(write.key), write)
         return self._index
 
-    def chain_blockers(self) -> list[tuple[int, ...]]:
-        """For each call, the call just before it in its group, by rank (``()`` for the
-        first and for calls that write nothing).  Waiting for that one is waiting for
-        every earlier writer it may interact with, since each waits for the one before:
-        a call waits for one other, so n writers of one path cost linear time."""
-        found: list[tuple[int, ...]] = [() for _ in self.ranks]
-        for members in self.groups:
-            for earlier, later in itertools.pairwise(members):
-                found[later] = (earlier,)
-        return found
-
     def conflicting(self, write: Write) -> list[Write]:
         """The other calls' writes that must commit in a fixed order with ``write``."""
         return [
@@ -251,20 +240,23 @@ class CommitGate:
     def __init__(self, order: CommitOrder, committed: Sequence[bool]) -> None:
         self.rank = order.ranks
         self.committed = committed
-        blockers = order.chain_blockers()
-        self.holds = [len(found) for found in blockers]  # blockers not committed yet
-        self.unblocks: list[list[int]] = [[] for _ in blockers]  # who waits for whom
-        for index, found in enumerate(blockers):
-            for blocker in found:
-                self.unblocks[blocker].append(index)
+        self.holds = [0] * len(order.ranks)  # blockers not committed yet
+        # who waits for whom (only calls someone waits for are keys): in each group, a
+        # call waits for the one just before it by rank, which is waiting for every
+        # earlier writer it may interact with, since each waits for the one before; so
+        # n writers of one path cost linear time
+        self.unblocks: dict[int, list[int]] = {}
+        for members in order.groups:
+            for earlier, later in itertools.pairwise(members):
+                self.holds[later] = 1
+                self.unblocks.setdefault(earlier, []).append(later)
         self.finished: dict[int, bool] = {}  # run, not committed -> has writes
 
     def add(self, blockers: tuple[int, ...]) -> None:
         """A call appended to a growing plan, waiting for ``blockers``."""
         self.holds.append(sum(1 for b in blockers if not self.committed[b]))
-        self.unblocks.append([])
         for blocker in blockers:
-            self.unblocks[blocker].append(len(self.holds) - 1)
+            self.unblocks.setdefault(blocker, []).append(len(self.holds) - 1)
 
     def finish(self, index: int, writes: bool, commit: Callable[[int], None]) -> None:
         """Call ``index`` has run (``writes``: it has something to write); commits it
@@ -273,7 +265,7 @@ class CommitGate:
             self.finished[index] = writes
             return
         commit(index)  # what flush([index]) would do, without its heap
-        if self.unblocks[index]:  # someone waits for it
+        if index in self.unblocks:  # someone waits for it
             self.flush(self._release(index), commit)
 
     def committed_without_running(self, index: int, commit: Callable[[int], None]) -> None:
@@ -305,7 +297,7 @@ class CommitGate:
         freed: list[int] = []
         stack = [index]
         while stack:
-            for waiter in self.unblocks[stack.pop()]:
+            for waiter in self.unblocks.get(stack.pop(), ()):
                 self.holds[waiter] -= 1
                 if self.holds[waiter] == 0:
                     (stack if self.committed[waiter] else freed).append(waiter)

@@ -49,7 +49,6 @@ from obelisk.interpreter.runtime.events import (
     CallStarted,
     CallSucceeded,
     Emitter,
-    Event,
     Listener,
     RunFinished,
     RunStarted,
@@ -164,10 +163,6 @@ class Engine:
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
         self._dispatching, self._eager_until = False, 0.0
 
-    # -- set-up ------------------------------------------------------------------
-    def _emit(self, event: Event) -> None:
-        self._emitter(event)
-
     # -- a plan that grows while it runs (growing=True) ----------------------------
     def append(self, plan: Plan, graph: PlanGraph) -> int:
         """Grow the plan by one call: ``plan`` is the current plan plus its new last
@@ -239,7 +234,7 @@ class Engine:
         record.started = record.finished = time.time()
         self._started[index] = True
         if self.listeners:
-            self._emit(CallSkipped(record.finished, index, record.tool, reason))
+            self._emitter(CallSkipped(record.finished, index, record.tool, reason))
         self._finish(index, [])
 
     def _unready(self, index: int) -> None:
@@ -266,7 +261,7 @@ class Engine:
     async def _run(self) -> RunResult:
         self._done = asyncio.get_running_loop().create_future()
         if self.listeners:
-            self._emit(RunStarted(time.time(), len(self.records)))
+            self._emitter(RunStarted(time.time(), len(self.records)))
         deadline = None  # set before the first call starts: some may finish at once
         if self.timeout is not None:
             deadline = asyncio.get_running_loop().call_later(self.timeout, self._time_up)
@@ -285,7 +280,7 @@ class Engine:
             self._invoker.close()
         status = run_status(self.records, bool(self.pending), bool(self.unknown))
         if self.listeners:
-            self._emit(RunFinished(time.time(), status))
+            self._emitter(RunFinished(time.time(), status))
         state = self.state
         instances = {name: state.document("state", name) for name in state.instances}
         if self.owns_state:
@@ -314,7 +309,7 @@ class Engine:
         if index in self._held or self._started[index] or self._committed[index]:
             return
         if self.listeners:
-            self._emit(CallReady(time.time(), index, self.records[index].tool))
+            self._emitter(CallReady(time.time(), index, self.records[index].tool))
         heapq.heappush(self._ready, index)
 
     def _dispatch(self) -> None:
@@ -366,7 +361,7 @@ class Engine:
             record.status, record.reason = "skipped", reason
             record.started = record.finished = time.time()
             if self.listeners:
-                self._emit(CallSkipped(record.finished, index, call.tool, reason))
+                self._emitter(CallSkipped(record.finished, index, call.tool, reason))
             self._finish(index, [])
             return
         assert arguments is not None
@@ -389,7 +384,7 @@ class Engine:
                 arguments = record.arguments = dict(decision.arguments)
         record.started = time.time()
         if self.listeners:
-            self._emit(CallStarted(record.started, index, call.tool, arguments))
+            self._emitter(CallStarted(record.started, index, call.tool, arguments))
         if decision is not None and decision.action == "reject":
             record.finished = time.time()
             self._failed(call, tool, record, ApprovalRejected(decision.reason or "rejected"))
@@ -419,7 +414,7 @@ class Engine:
         if self.recorder is not None:
             self.recorder.awaiting(pending)
         if self.listeners:
-            self._emit(CallAwaitingApproval(time.time(), index, tool, pending.id, arguments))
+            self._emitter(CallAwaitingApproval(time.time(), index, tool, pending.id, arguments))
 
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
@@ -431,7 +426,7 @@ class Engine:
             assert outcome.error is not None
             record.status = "failed"
             if self.listeners:
-                self._emit(CallFailed(time.time(), index, record.tool, outcome.error))
+                self._emitter(CallFailed(time.time(), index, record.tool, outcome.error))
             self._finish(index, [])
 
     def _failed(self, call: Call, tool: Tool, record: CallRecord, exc: BaseException) -> None:
@@ -551,7 +546,7 @@ class Engine:
         self._stopping = f"not run: {type(exc).__name__} in {record.label} stopped the run"
         record.status, record.error = "failed", error_record(exc)
         if self.listeners:
-            self._emit(CallFailed(time.time(), record.index, record.tool, record.error))
+            self._emitter(CallFailed(time.time(), record.index, record.tool, record.error))
         for index, task in self._running.items():
             if index != record.index:
                 task.cancel()
@@ -561,7 +556,7 @@ class Engine:
         record.status, record.error = "failed", error_record(exc)
         record.finished = record.finished or time.time()
         if self.listeners:
-            self._emit(CallFailed(record.finished, record.index, record.tool, record.error))
+            self._emitter(CallFailed(record.finished, record.index, record.tool, record.error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
             for index, task in self._running.items():
@@ -612,7 +607,8 @@ class Engine:
         pending = self._pending.pop(index)
         written: list[str] = []
         if index in self._succeeded:
-            succeeded_at = time.time() if self.listeners else 0.0  # before the writes: in order
+            # the event's time, taken before the writes so that event times never go back
+            succeeded_at = time.time() if self.listeners else 0.0
             try:
                 self._budget.make_room(index)
                 entries = self.state.write_many(
@@ -626,9 +622,9 @@ class Engine:
                     record.output_from(entries[0])
                 written = [entry.path for entry in entries]
                 if self.listeners:
-                    self._emit(CallSucceeded(succeeded_at, index, call.tool, record.output))
+                    self._emitter(CallSucceeded(succeeded_at, index, call.tool, record.output))
                     for entry in entries:
-                        self._emit(StateWritten(entry.time, entry))
+                        self._emitter(StateWritten(entry.time, entry))
         self._written[index] = written
         self._committed[index] = True
         self._committed_count += 1
