@@ -313,9 +313,12 @@ class Engine:
         heapq.heappush(self._ready, index)
 
     def _dispatch(self) -> None:
-        if self._dispatching or not self._ready:  # nothing to start, or a call settled in
-            return  # _start (skip, replay): the loop goes on, not recursing once per call
-        self._dispatching, deferred = True, list[int]()
+        # nothing to start, no free slot, or a call settled in _start (skip, replay): the
+        # loop below goes on, instead of recursing once per call of a long chain
+        if self._dispatching or not self._ready or len(self._running) >= self.concurrency:
+            return
+        self._dispatching = True
+        deferred: list[int] = []
         self._eager_until = time.perf_counter() + EAGER_SECONDS  # then the loop gets a turn
         try:
             while self._ready and len(self._running) < self.concurrency and not self._stopping:
