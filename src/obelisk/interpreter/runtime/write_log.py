@@ -60,15 +60,14 @@ class WriteEntry:
     ) -> None:
         if (value is _UNDECODED) == (json is None):
             raise TypeError("WriteEntry takes either a value or its JSON text, and not both")
-        setter = object.__setattr__
-        setter(self, "seq", seq)
-        setter(self, "call", call)
-        setter(self, "instance", instance)
-        setter(self, "path", path)
-        setter(self, "method", method)
-        setter(self, "_value", value)
-        setter(self, "time", time)
-        setter(self, "_json", json)
+        _set_seq(self, seq)
+        _set_call(self, call)
+        _set_instance(self, instance)
+        _set_path(self, path)
+        _set_method(self, method)
+        _set_value(self, value)
+        _set_time(self, time)
+        _set_json(self, json)
 
     @property
     def value(self) -> Any:
@@ -116,3 +115,11 @@ class WriteEntry:
     def to_dict(self) -> dict[str, Any]:
         """``{"seq", "call", "instance", "path", "method", "value", "time"}``."""
         return dict(zip(_FIELDS, self._fields(), strict=True))
+
+
+# the slots' own setters (``__setattr__`` refuses): faster than ``object.__setattr__``,
+# which looks each name up, and a run makes an entry per write
+_set_seq, _set_call, _set_instance, _set_path, _set_method, _set_value, _set_time, _set_json = (
+    vars(WriteEntry)[name].__set__
+    for name in ("seq", "call", "instance", "path", "method", "_value", "time", "_json")
+)
