@@ -107,36 +107,35 @@ class CommitOrder:
                 node = group[node]
             return node
 
-        # writes to the same (path, layer) form one bucket: its calls are joined in a
-        # chain, then one representative per bucket is joined with the buckets it
-        # overlaps, so n writers of one path cost linear time, not n * n
-        buckets: dict[tuple[Key, str | None], list[Write]] = {}
+        # writes to the same (path, layer) form one bucket: its calls are joined with its
+        # first writer, then that one is joined with the buckets it overlaps, so n
+        # writers of one path cost linear time, not n * n
+        heads: dict[tuple[Key, str | None], Write] = {}  # each bucket's first write
         for writes in graph.writes:
             for write in writes:
-                buckets.setdefault((commit_key(write.key), write.instance), []).append(write)
-        for writes in buckets.values():
-            for first, second in itertools.pairwise(writes):
-                group[root(second.call)] = root(first.call)
-        shared = all(instance is None for _, instance in buckets)
-        if shared and not any(WILDCARD in key for key, _ in buckets):
+                head = heads.setdefault((commit_key(write.key), write.instance), write)
+                if head is not write:
+                    group[root(write.call)] = root(head.call)
+        shared = all(instance is None for _, instance in heads)
+        if shared and not any(WILDCARD in key for key, _ in heads):
             # one layer, no wildcards: keys overlap when one is a prefix of the other;
             # each key is joined with its longest prefix that is a key too, which joins
             # every chain of prefixes (a key's length in lookups, where sorting cost more)
-            heads = {key: writes[0].call for (key, _), writes in buckets.items()}
-            for key, call in heads.items():
+            calls = {key: head.call for (key, _), head in heads.items()}
+            for key, call in calls.items():
                 for length in range(len(key) - 1, 0, -1):
-                    prefix = heads.get(key[:length])
+                    prefix = calls.get(key[:length])
                     if prefix is not None:
                         group[root(call)] = root(prefix)
                         break
         else:
             index: PathIndex[Write] = PathIndex()
-            for (key, _), writes in buckets.items():
-                index.add(key, writes[0])
-            for (key, instance), writes in buckets.items():
+            for (key, _), head in heads.items():
+                index.add(key, head)
+            for (key, instance), head in heads.items():
                 for other in index.overlapping(key):
                     if _layers_meet(other.instance, instance):
-                        group[root(other.call)] = root(writes[0].call)
+                        group[root(other.call)] = root(head.call)
         members: dict[int, list[int]] = {}
         for node in range(size):
             if graph.writes[node]:
