@@ -238,6 +238,8 @@ def new_call(values: dict[str, Any]) -> Call:
 
 def alternatives_of(target: Expression) -> tuple[tuple[Reference, ...], ...]:
     """An output path's alternatives, each a tuple of its fan-out targets."""
+    if type(target) is Reference:  # the common output path, one plain reference
+        return ((target,),)
     options = target.options if isinstance(target, Alternatives) else (target,)
     return tuple(option.references for option in options)
 
