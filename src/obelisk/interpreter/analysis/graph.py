@@ -133,9 +133,18 @@ class PlanGraph:
             me, instance = call.index, call.instance
             mine = predecessors[me]
             for read in reads:
+                hits = overlapping(read.key)
+                if len(hits) == 1:  # the common case: one writer, without a generator
+                    write = hits[0]
+                    if write.call != me and (write.instance is None or write.instance == instance):
+                        sources_of_call.append((write,))
+                        mine.add(write.call)
+                    else:
+                        sources_of_call.append(())
+                    continue
                 found = tuple(
                     write
-                    for write in overlapping(read.key)
+                    for write in hits
                     if write.call != me and (write.instance is None or write.instance == instance)
                 )
                 sources_of_call.append(found)
@@ -184,6 +193,16 @@ class PlanGraph:
                 self.order_edges.setdefault((found, call.index), "after")
         if effects is None:
             return
+        of_tool: dict[str, Mapping[str, str]] = {}  # effects asked once per tool name
+        touching: list[tuple[Call, Mapping[str, str]]] = []
+        for call in calls:
+            mine = of_tool.get(call.tool)
+            if mine is None:
+                mine = of_tool[call.tool] = effects(call.tool)
+            if mine:
+                touching.append((call, mine))
+        if not touching:
+            return  # the common case: no call touches the world, no order to add
         successors: list[set[int]] = [set() for _ in calls]
         for node, preds in enumerate(predecessors):
             for pred in preds:
@@ -201,8 +220,7 @@ class PlanGraph:
             return False
 
         touched: PathIndex[tuple[int, str, str]] = PathIndex()
-        for call in calls:
-            mine = effects(call.tool)
+        for call, mine in touching:
             for resource, access in mine.items():
                 key = ("world", *resource.split("."))
                 for earlier, theirs, their_access in touched.overlapping(key):

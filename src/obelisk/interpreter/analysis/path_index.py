@@ -39,15 +39,15 @@ def _unique(found: list[T]) -> list[T]:
 class _Node(Generic[T]):
     children: dict[object, _Node[T]] = field(default_factory=dict)
     items: list[T] = field(default_factory=list)
-    below: list[T] | None = None  # cached items of the whole subtree, self excluded
+    below: tuple[T, ...] | None = None  # cached items of the whole subtree, self excluded
 
-    def subtree(self) -> list[T]:
+    def subtree(self) -> tuple[T, ...]:
         if self.below is None:
             collected: list[T] = []
             for child in self.children.values():
                 collected.extend(child.items)
                 collected.extend(child.subtree())
-            self.below = collected
+            self.below = tuple(collected)  # a leaf's is (), shared: no object per leaf
         return self.below
 
 
