@@ -128,6 +128,9 @@ class PlanGraph:
         self.sources: list[list[tuple[Write, ...]]] = []
         predecessors: list[set[int]] = [set() for _ in calls]
         overlapping = self.index.overlapping
+        # (write,) per write, by id: shared by every read it alone feeds, fewer objects
+        # for the garbage collector to walk (every write stays alive in self.writes)
+        alone: dict[int, tuple[Write]] = {}
         for call, reads in zip(calls, self.reads, strict=True):
             sources_of_call: list[tuple[Write, ...]] = []
             me, instance = call.index, call.instance
@@ -137,7 +140,10 @@ class PlanGraph:
                 if len(hits) == 1:  # the common case: one writer, without a generator
                     write = hits[0]
                     if write.call != me and (write.instance is None or write.instance == instance):
-                        sources_of_call.append((write,))
+                        only = alone.get(id(write))
+                        if only is None:
+                            only = alone[id(write)] = (write,)
+                        sources_of_call.append(only)
                         mine.add(write.call)
                     else:
                         sources_of_call.append(())

@@ -37,6 +37,11 @@ from obelisk.limits import Limits, int_digits_limit
 __all__ = ["plain_call"]
 
 _META = frozenset(META_KEYS)
+_TOP_PATHS: dict[str, tuple[str]] = {}
+"""``(name,)``, the path of an expression that is a whole argument, per argument name:
+one tuple shared by every call with that argument rather than one per expression,
+so a large plan leaves fewer objects for the garbage collector to walk."""
+_MAX_TOP_PATHS = 4096  # emptied when full: a plan of many distinct names grows it no further
 _PLAIN_META = frozenset(("_tool", "_outputPath", "_output"))  # no other meta to read
 
 
@@ -89,7 +94,12 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
                     path_depth_problem(node, limits) is not None
                 ):
                     return None
-                expressions.append(ArgumentExpression((key,), value, node))
+                top = _TOP_PATHS.get(key)
+                if top is None:
+                    if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
+                        _TOP_PATHS.clear()
+                    top = _TOP_PATHS[key] = (key,)
+                expressions.append(ArgumentExpression(top, value, node))
             continue
         if (
             kind is float
