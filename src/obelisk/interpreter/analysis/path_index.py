@@ -59,16 +59,19 @@ class PathIndex(Generic[T]):
     visited.  Adding after a query is allowed (caches are reset).
     """
 
-    __slots__ = ("_root", "_some_position")
+    __slots__ = ("_nested", "_root", "_some_position")
 
     def __init__(self) -> None:
         self._root: _Node[T] = _Node()
         self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
+        self._nested = False  # two items at one key, or one at a prefix of another's
 
     def add(self, key: Key, item: T) -> None:
         node = self._root
         node.below = None
         for part in key:
+            if node.items:  # an item at a prefix of key
+                self._nested = True
             child = node.children.get(part)
             if child is None:
                 child = node.children[part] = _Node()
@@ -76,6 +79,8 @@ class PathIndex(Generic[T]):
                     self._some_position = True
             node = child
             node.below = None
+        if node.items or node.children:  # an item at key, or below it
+            self._nested = True
         node.items.append(item)
 
     def overlapping(self, key: Key) -> list[T]:
@@ -135,19 +140,9 @@ class PathIndex(Generic[T]):
 
     def has_overlaps(self) -> bool:
         """True when some two items may overlap: two at one key, one at a prefix of
-        another's key, or a key with a negative index or ``[*]``.  One walk of the
-        trie, no query per item."""
-        stack: list[tuple[_Node[T], bool]] = [(self._root, False)]
-        while stack:
-            node, above = stack.pop()
-            count = len(node.items)
-            if count > 1 or (count and above):
-                return True
-            for part, child in node.children.items():
-                if part is ANY_INDEX or part is WILDCARD:
-                    return True
-                stack.append((child, above or count > 0))
-        return False
+        another's key, or a key with a negative index or ``[*]``.  Noted by ``add``
+        as items come: no walk, no query per item."""
+        return self._nested or self._some_position
 
     def overlapping_writes(self, write: Any) -> list[T]:
         """Items overlapping the path of ``write`` (anything with a path ``key``)."""
