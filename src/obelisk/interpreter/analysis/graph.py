@@ -83,6 +83,9 @@ def _writes_of(call: Call) -> list[Write]:
     alternatives = call.alternatives
     count = len(alternatives)
     index, instance = call.index, call.instance
+    if count == 1 and len(alternatives[0]) == 1:  # the common case: one output path
+        ref = alternatives[0][0]
+        return [_new_tuple(Write, (index, ref, 0, 1, instance, ref.key))]
     return [
         _new_tuple(Write, (index, ref, position, count, instance, ref.key))
         for position, targets in enumerate(alternatives)

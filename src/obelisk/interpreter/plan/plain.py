@@ -22,6 +22,7 @@ from obelisk.interpreter.plan.model import (
     ArgumentExpression,
     Call,
     alternatives_of,
+    new_argument_expression,
     new_call,
 )
 from obelisk.interpreter.plan.scan import (
@@ -99,7 +100,7 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
                     if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
                         _TOP_PATHS.clear()
                     top = _TOP_PATHS[key] = (key,)
-                expressions.append(ArgumentExpression(top, value, node))
+                expressions.append(new_argument_expression(top, value, node))
             continue
         if (
             kind is float
@@ -117,7 +118,7 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
             nested = _plain_expression(text, limits)
             if nested is None:
                 return None
-            expressions.append(ArgumentExpression(path, text, nested))
+            expressions.append(new_argument_expression(path, text, nested))
 
     has_output = "_output" in raw
     output = raw["_output"] if has_output else None
@@ -171,6 +172,8 @@ def _plain_target(text: str, limits: Limits) -> Expression | None:
     if not text.startswith(DAGGER):
         return None
     node = _plain_expression(text, limits)
+    if type(node) is Reference:  # the common case: is any segment a wildcard?
+        return None if Wildcard in map(type, node.segments) else node
     if node is None or isinstance(node, Escaped):
         return None
     for ref in node.references:
