@@ -103,7 +103,6 @@ class _Checker:
             if registry is not None
             else [None] * len(plan.calls)
         )
-        # per tool name: its parameter names as a set, and its required ones in order
         self._parameters: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
@@ -245,19 +244,19 @@ class _Checker:
     def literals(self, call: Call, tool: Tool) -> dict[str, Any]:
         """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
         unescaped) of names the tool may take; references are typed by check_type."""
-        with_refs = {
-            arg.path[0] for arg in call.expressions if not isinstance(arg.expression, Escaped)
-        }
-        if self.partial is not None:  # arguments whose expressions did not parse
-            unchecked = self.partial.unchecked.get(call.index)
-            if unchecked:
-                with_refs |= unchecked
-        names, extra = tool.parameter_names, tool.accepts_extra
-        return {
+        known = self.parameters_of(tool)[0]
+        literals = {
             name: value if type(value) in _SCALARS else _unescape(value)
             for name, value in call.arguments.items()
-            if name not in with_refs and (extra or name in names)
+            if tool.accepts_extra or name in known
         }
+        for arg in call.expressions:  # then leave out the arguments with references
+            if isinstance(arg.path[0], str) and not isinstance(arg.expression, Escaped):
+                literals.pop(arg.path[0], None)
+        if self.partial is not None:  # and those whose expressions did not parse
+            for name in self.partial.unchecked.get(call.index, ()):
+                literals.pop(name, None)
+        return literals
 
     def validate_literals(self) -> None:
         """Validate the literal arguments of every call, one batch per tool
@@ -280,13 +279,17 @@ class _Checker:
                 if problems:
                     self._literal_problems[index] = problems
 
-    def check_arguments(self, call: Call, tool: Tool) -> None:
+    def parameters_of(self, tool: Tool) -> tuple[frozenset[str], tuple[str, ...]]:
+        """The tool's parameter names as a set, and its required ones in order."""
         facts = self._parameters.get(tool.name)
         if facts is None:
             names = tool.parameter_names
             facts = (frozenset(names), tuple(name for name in names if name in tool.required))
             self._parameters[tool.name] = facts
-        known, required = facts
+        return facts
+
+    def check_arguments(self, call: Call, tool: Tool) -> None:
+        known, required = self.parameters_of(tool)
         problems = self._literal_problems.get(call.index)
         if problems is None and (tool.accepts_extra or known.issuperset(call.arguments)):
             # the common case: no argument to report on, only missing ones to look for

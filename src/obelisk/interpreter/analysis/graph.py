@@ -125,9 +125,10 @@ class PlanGraph:
         self.reads: list[list[Read]] = [_reads_of(call) for call in calls]
         self.writes: list[list[Write]] = [_writes_of(call) for call in calls]
         self.index: PathIndex[Write] = PathIndex()
+        add = self.index.add
         for writes in self.writes:
             for write in writes:
-                self.index.add(write.key, write)
+                add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
         predecessors: list[set[int]] = [set() for _ in calls]
         overlapping = self.index.overlapping

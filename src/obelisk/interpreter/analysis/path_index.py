@@ -21,6 +21,7 @@ __all__ = ["Key", "PathIndex"]
 
 Key = tuple[object, ...]
 T = TypeVar("T")
+_POSITIONS = frozenset((ANY_INDEX, WILDCARD))  # key parts that stand for unknown positions
 
 
 def _unique(found: list[T]) -> list[T]:
@@ -88,18 +89,20 @@ class PathIndex(Generic[T]):
 
         Each item comes once; items of shallower nodes come first.
         """
-        if not self._some_position and ANY_INDEX not in key and WILDCARD not in key:
+        if not self._some_position and _POSITIONS.isdisjoint(key):
             # the common case: one branch to follow, and each node is met once
-            found = []
+            found: list[T] = []
             node = self._root
             for part in key:
-                found.extend(node.items)
+                if node.items:  # most nodes on the way hold none
+                    found.extend(node.items)
                 child = node.children.get(part)
                 if child is None:
                     return found
                 node = child
             found.extend(node.items)
-            found.extend(node.subtree())
+            if node.children:  # a leaf has nothing below
+                found.extend(node.subtree())
             return found if len(found) < 2 else _unique(found)
         return self._overlapping(key)
 
