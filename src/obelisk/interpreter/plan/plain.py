@@ -76,7 +76,7 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
     for key, value in raw.items():
         if type(key) is not str:
             return None
-        if key.startswith("_"):
+        if key[:1] == "_":  # a meta key (a slice is cheaper than startswith)
             if key not in _META:
                 return None  # an unknown_meta warning
             if key not in _PLAIN_META:
