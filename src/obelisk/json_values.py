@@ -244,12 +244,15 @@ def nesting_depth(value: Any, stop_after: int | None = None) -> int:
         below: list[Any] = []
         for item in level:
             children = item.values() if type(item) is dict else item
-            below += [child for child in children if type(child) in _CONTAINERS]
+            # most items hold scalars only: test their types at C speed first
+            if not _CONTAINER_TYPES.isdisjoint(map(type, children)):
+                below += [child for child in children if type(child) in _CONTAINERS]
         level = below
     return depth
 
 
 _CONTAINERS = (dict, list)
+_CONTAINER_TYPES = frozenset(_CONTAINERS)
 
 
 # -- safe previews ---------------------------------------------------------------------

@@ -20,8 +20,11 @@ from plan_tools import INPUT_SCHEMA, TOOLS
 import obelisk.testing as testing
 from obelisk.errors import PlanError
 from obelisk.grammar import parse_expression
+from obelisk.interpreter.plan.call import Collector, parse_reported_call
 from obelisk.interpreter.plan.model import META_KEYS, Plan
 from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.plan.plain import plain_call
+from obelisk.limits import DEFAULT_LIMITS
 
 
 def calls_of(data: Any) -> list[dict[str, Any]]:
@@ -105,6 +108,20 @@ def check_plan_matches_its_json(plan: Plan, data: Any) -> None:
         for expression in call.expressions:
             assert expression.expression == parse_expression(expression.text)
     assert [d.code for d in plan.diagnostics] == ["unknown_meta"] * unknown
+
+
+@given(st.one_of(strategies.plan_documents().map(calls_of), st.lists(strategies.json_values)))
+def test_the_fast_path_builds_what_the_general_parser_builds(calls: list[Any]) -> None:
+    """plan/plain.py: a call the fast path takes is the general parser's, exactly, and
+    it declines every call the general parser has something to say about."""
+    for index, raw in enumerate(calls):
+        out = Collector()
+        general = parse_reported_call(raw, index, out, False, DEFAULT_LIMITS)
+        fast = plain_call(raw, index, DEFAULT_LIMITS) if type(raw) is dict else None
+        if fast is None:
+            assert out.diagnostics
+        else:
+            assert out.diagnostics == [] and repr(fast) == repr(general)
 
 
 @given(strategies.json_values)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from obelisk.grammar import ANY_INDEX, WILDCARD, Field, Index, parse_reference
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.path_index import PathIndex
@@ -54,6 +56,26 @@ def test_prefix_overlaps_both_ways() -> None:
     assert overlapping(index, "state") == ["first", "user"]
     # the same path
     assert overlapping(index, "state", "user") == ["first", "user"]
+
+
+@pytest.mark.parametrize(
+    ("keys", "overlaps"),
+    [
+        ([], False),
+        ([("state", "a"), ("state", "b"), ("data", "a")], False),
+        ([("state", "a"), ("state", "a")], True),  # one key twice
+        ([("state", "a"), ("state", "a", "b")], True),  # a prefix, added first
+        ([("state", "a", "b"), ("state", "a")], True),  # a prefix, added last
+        ([("state", "a", "b"), ("state", "a", "c"), ("state", "x")], False),
+        ([("state", "a", ANY_INDEX)], True),
+        ([("state", WILDCARD, "b")], True),
+    ],
+)
+def test_has_overlaps(keys: list[tuple[object, ...]], overlaps: bool) -> None:
+    index: PathIndex[int] = PathIndex()
+    for number, key in enumerate(keys):
+        index.add(key, number)
+    assert index.has_overlaps() is overlaps
 
 
 def test_siblings_and_other_kinds_do_not_overlap() -> None:

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from obelisk.errors import Diagnostic, ObeliskError, PlanError
 from obelisk.grammar import Alternatives, Conjunction, Escaped, Field, Index, Reference
+from obelisk.interpreter.plan.call import Collector, parse_reported_call
 from obelisk.interpreter.plan.model import (
     META_KEYS,
     ArgumentExpression,
@@ -18,6 +19,8 @@ from obelisk.interpreter.plan.model import (
     iter_references,
 )
 from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.plan.plain import plain_call
+from obelisk.limits import DEFAULT_LIMITS, Limits
 
 
 def ref(kind: str, *segments: str | int) -> Reference:
@@ -907,3 +910,61 @@ def test_unknown_meta_key_with_unicode_digits_sorts_without_error() -> None:
     # found by Hypothesis: '²' is str.isdigit() but not int()-able
     plan = parse_plan([{"_tool": "fetch", "_0²": None, "_1": 1}])
     assert [d.path for d in plan.diagnostics] == ["_0²", "_1"]
+
+
+# ---------------------------------------------------------------------------
+# The fast path for calls with nothing to report (plan/plain.py)
+
+_PLAIN_CALLS = [
+    FETCH,
+    {"_tool": "t"},
+    {"_tool": "t", "a": 1, "b": 2.5, "c": True, "d": None, "e": "text", "f": 10**20},
+    {"_tool": "t", "a": {"b": ["†state.x", "††lit", {"c": "†input.y[0]"}]}, "z": "†state.q"},
+    {"_tool": "t", "a": "†state.a || †state.b", "b": "†state.c && †input.d", "e": "††x"},
+    {"_tool": "t", "_outputPath": "†state.ok || †state.failed", "_output": {"a": [1]}},
+    {"_tool": "t", "_outputPath": "†state.a && †state.b", "_outputMethod": "push"},
+    {"_tool": "t", "_outputPath": None, "_outputMethod": None, "_id": None, "_after": None},
+    {"_id": 7, "_tool": "t", "_after": ["x", 0], "_instance": "i", "_reasoningForCall": "r"},
+    {"_reasoningForCall": None, "_instance": None, "_tool": "t", "_output": None, "_id": "c"},
+]
+
+
+@pytest.mark.parametrize("raw", _PLAIN_CALLS)
+def test_the_fast_path_builds_the_call_the_general_parser_builds(raw: dict[str, Any]) -> None:
+    out = Collector()
+    general = parse_reported_call(raw, 3, out, False, DEFAULT_LIMITS)
+    fast = plain_call(raw, 3, DEFAULT_LIMITS)
+    assert out.diagnostics == [] and general is not None and fast is not None
+    assert repr(fast) == repr(general)  # every field, dict orders too
+    assert list(fast.written_meta.items()) == list(general.written_meta.items())
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"_tool": ""},
+        {"_tool": "t", 1: 2},
+        {"_tool": "t", "_extra": 1},
+        {"_tool": "t", "a": "†state."},
+        {"_tool": "t", "a": "†state" + ".x" * 65},
+        {"_tool": "t", "a": [[[1]]]},
+        {"_tool": "t", "a": 10**5000},
+        {"_tool": "t", "_output": {"a": 10**5000}},
+        {"_tool": "t", "_outputPath": "state.x"},
+        {"_tool": "t", "_outputPath": "††x"},
+        {"_tool": "t", "_outputPath": "†state.x[*]"},
+        {"_tool": "t", "_outputPath": 3},
+        {"_tool": "t", "_outputMethod": "add"},
+        {"_tool": "t", "_instance": 1},
+        {"_tool": "t", "_reasoningForCall": []},
+        {"_tool": "t", "_id": True},
+        {"_tool": "t", "_after": [None]},
+        {"_tool": "t", "_after": "x"},
+    ],
+)
+def test_the_fast_path_leaves_every_problem_to_the_general_parser(raw: dict[Any, Any]) -> None:
+    limits = Limits(max_argument_depth=2)
+    out = Collector()
+    parse_reported_call(raw, 0, out, False, limits)
+    assert out.diagnostics  # an error or a warning ...
+    assert plain_call(raw, 0, limits) is None  # ... that the fast path does not hide

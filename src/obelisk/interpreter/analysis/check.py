@@ -23,7 +23,7 @@ from obelisk.grammar import (
     Segment,
     path_exists,
 )
-from obelisk.interpreter.analysis.conflicts import find_conflicts
+from obelisk.interpreter.analysis.conflicts import report_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.analysis.schema_types import (
@@ -57,8 +57,6 @@ ERROR_ARM_SCHEMA: dict[str, Any] = {
     },
 }
 _WRITABLE_HINT = "write to †state or a data kind instead"
-_NAMED = 5
-"""How many other calls a ``write_conflict`` warning names before it says how many more."""
 
 
 def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable[[Reference], bool]:
@@ -99,6 +97,13 @@ class _Checker:
         # keep the checker alive in a cycle that only the garbage collector frees
         self.exists_outside = _exists_outside(input, self.state, data)
         self.graph = PlanGraph(plan, self.exists_outside, self.effects_of)
+        # each call's tool, looked up once (None: unknown, or no registry)
+        self.tools: list[Tool | None] = (
+            [registry.get(call.tool) for call in plan.calls]
+            if registry is not None
+            else [None] * len(plan.calls)
+        )
+        self._parameters: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
@@ -159,11 +164,11 @@ class _Checker:
         return f"; did you mean {prefix}{close[0]}?" if close else ""
 
     # -- per call --------------------------------------------------------------
-    def check_call(self, call: Call) -> None:
+    def check_call(self, call: Call, tool: Tool | None) -> None:
+        """Every check of one call; ``tool`` is its tool (None when unknown)."""
         if self.partial is not None and call.index in self.partial.stand_ins:
             return  # could not be read at all: its parse errors say why
         registry = self.registry
-        tool = registry.get(call.tool) if registry is not None else None
         if registry is None:
             pass  # tools unknown: nothing to check against
         elif tool is None:
@@ -188,7 +193,7 @@ class _Checker:
                     ref.span,
                     call.output_path,
                 )
-        self.check_reads(call)
+        self.check_reads(call, tool)
 
     def check_output(self, call: Call, tool: Tool) -> None:
         """A call's ``_output``: it fits the output schema; a lazy plan never carries
@@ -219,8 +224,10 @@ class _Checker:
 
     def check_outcomes(self, call: Call, tool: Tool) -> None:
         """A tool that declares outcomes needs one alternative per outcome."""
+        if not tool.outcomes or call.target is None:
+            return
         count = len(call.alternatives)
-        if not tool.outcomes or call.target is None or count == len(tool.outcomes):
+        if count == len(tool.outcomes):
             return
         names = ", ".join(tool.outcomes)
         self.fail(
@@ -237,17 +244,19 @@ class _Checker:
     def literals(self, call: Call, tool: Tool) -> dict[str, Any]:
         """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
         unescaped) of names the tool may take; references are typed by check_type."""
-        with_refs = {
-            arg.path[0] for arg in call.expressions if not isinstance(arg.expression, Escaped)
-        }
-        if self.partial is not None:  # arguments whose expressions did not parse
-            with_refs |= self.partial.unchecked.get(call.index, frozenset())
-        names, extra = tool.parameter_names, tool.accepts_extra
-        return {
-            name: _unescape(value)
+        known = self.parameters_of(tool)[0]
+        literals = {
+            name: value if type(value) in _SCALARS else _unescape(value)
             for name, value in call.arguments.items()
-            if name not in with_refs and (extra or name in names)
+            if tool.accepts_extra or name in known
         }
+        for arg in call.expressions:  # then leave out the arguments with references
+            if isinstance(arg.path[0], str) and not isinstance(arg.expression, Escaped):
+                literals.pop(arg.path[0], None)
+        if self.partial is not None:  # and those whose expressions did not parse
+            for name in self.partial.unchecked.get(call.index, ()):
+                literals.pop(name, None)
+        return literals
 
     def validate_literals(self) -> None:
         """Validate the literal arguments of every call, one batch per tool
@@ -257,8 +266,7 @@ class _Checker:
             return
         stand_ins = self.partial.stand_ins if self.partial is not None else frozenset()
         batches: dict[str, tuple[Tool, list[int], list[dict[str, Any]]]] = {}
-        for call in self.plan.calls:
-            tool = registry.get(call.tool)
+        for call, tool in zip(self.plan.calls, self.tools, strict=True):
             if tool is None or call.index in stand_ins:
                 continue
             literals = self.literals(call, tool)
@@ -271,9 +279,26 @@ class _Checker:
                 if problems:
                     self._literal_problems[index] = problems
 
+    def parameters_of(self, tool: Tool) -> tuple[frozenset[str], tuple[str, ...]]:
+        """The tool's parameter names as a set, and its required ones in order."""
+        facts = self._parameters.get(tool.name)
+        if facts is None:
+            names = tool.parameter_names
+            facts = (frozenset(names), tuple(name for name in names if name in tool.required))
+            self._parameters[tool.name] = facts
+        return facts
+
     def check_arguments(self, call: Call, tool: Tool) -> None:
+        known, required = self.parameters_of(tool)
+        problems = self._literal_problems.get(call.index)
+        if problems is None and (tool.accepts_extra or known.issuperset(call.arguments)):
+            # the common case: no argument to report on, only missing ones to look for
+            for name in required:
+                if name not in call.arguments:
+                    self.missing_argument(call, tool, name)
+            return
         found: dict[str, list[ArgumentProblem]] = {}
-        for problem in self._literal_problems.get(call.index, ()):
+        for problem in problems or ():
             found.setdefault(str(problem.loc[0]), []).append(problem)
         for name in call.arguments:
             if name not in tool.parameter_names and not tool.accepts_extra:
@@ -291,21 +316,31 @@ class _Checker:
                 self.fail(
                     "invalid_argument", problem.message, call, format_argument_path(problem.loc)
                 )
-        for name in tool.parameter_names:
-            if name in tool.required and name not in call.arguments:
-                self.fail(
-                    "missing_argument",
-                    f"missing required argument '{name}' of {tool.name}",
-                    call,
-                    format_argument_path((name,)),
-                )
+        for name in required:
+            if name not in call.arguments:
+                self.missing_argument(call, tool, name)
 
-    def check_reads(self, call: Call) -> None:
+    def missing_argument(self, call: Call, tool: Tool, name: str) -> None:
+        self.fail(
+            "missing_argument",
+            f"missing required argument '{name}' of {tool.name}",
+            call,
+            format_argument_path((name,)),
+        )
+
+    def check_reads(self, call: Call, tool: Tool | None) -> None:
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
         start = 0
         while start < len(reads):  # reads of one argument expression are contiguous
-            argument = reads[start].argument
+            read = reads[start]
+            argument = read.argument
+            if type(argument.expression) is Reference and sources[start]:
+                # the common case: one reference, which some call writes
+                if len(argument.path) == 1:
+                    self.check_type(call, tool, read, sources[start])
+                start += 1
+                continue
             end = start + 1
             while end < len(reads) and reads[end].argument is argument:
                 end += 1
@@ -337,24 +372,22 @@ class _Checker:
                             argument.text,
                         )
                     elif whole:
-                        self.check_type(call, read, sources[p])
+                        self.check_type(call, tool, read, sources[p])
             start = end
 
-    def check_type(self, call: Call, read: Read, sources: tuple[Write, ...]) -> None:
-        registry = self.registry
-        if registry is None:
-            return
-        tool = registry.get(call.tool)
+    def check_type(
+        self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
+    ) -> None:
         key = read.key
         if tool is None or WILDCARD in key:  # a list of values: not typed here
             return
         accepted: frozenset[str] | None = None
-        calls = self.plan.calls
+        calls, tools = self.plan.calls, self.tools
         for write in sources:
             producer_call = calls[write.call]
             if producer_call.output_method != "set":
                 continue
-            producer = registry.get(producer_call.tool)
+            producer = tools[write.call]
             if producer is None or producer.outcomes:
                 continue
             depth = len(write.key)
@@ -444,49 +477,17 @@ class _Checker:
                 calls[node],
                 severity="warning",
             )
-        self.check_conflicts()
-
-    def check_conflicts(self) -> None:
-        """One ``write_conflict`` warning per group of calls that ``set`` overlapping
-        paths in one instance without waiting for each other (docs/diagnostics.md):
-        on the group's last conflicting call, naming the others (the first five,
-        then how many more).  About linear time (analysis/conflicts.py)."""
-        calls = self.plan.calls
-        for conflict in find_conflicts(self.graph):
-            later = calls[conflict.call]
-            write = conflict.write
-            labels = [calls[other].label for other in conflict.others]
-            if len(labels) == 1:
-                message = (
-                    f"{write.reference} is also set by {labels[0]} and neither call waits "
-                    "for the other; this call's value wins, being later in the plan"
-                )
-            else:
-                if len(labels) > _NAMED:
-                    named = ", ".join(labels[:_NAMED]) + f" and {len(labels) - _NAMED} more calls"
-                else:
-                    named = ", ".join(labels[:-1]) + " and " + labels[-1]
-                message = (
-                    f"{write.reference} is also set by {named}, and these calls do not all "
-                    "wait for each other; writes commit in plan order, so this call's value "
-                    "wins, being the last of them in the plan"
-                )
-            self.fail(
-                "write_conflict",
-                message,
-                later,
-                "_outputPath",
-                write.reference.span,
-                later.output_path,
-                severity="warning",
-            )
+        report_conflicts(self.graph, self.out)
 
     def run(self) -> CheckResult:
         self.validate_literals()
-        for call in self.plan.calls:
-            self.check_call(call)
+        for call, tool in zip(self.plan.calls, self.tools, strict=True):
+            self.check_call(call, tool)
         self.check_graph()
         return CheckResult(self.plan, self.graph, sort_diagnostics(self.out.diagnostics))
+
+
+_SCALARS = frozenset((int, float, bool, type(None)))  # what _unescape returns as it is
 
 
 def _unescape(value: Any) -> Any:

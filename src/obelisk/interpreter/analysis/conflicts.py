@@ -23,8 +23,12 @@ from dataclasses import dataclass
 
 from obelisk.grammar import ANY_INDEX
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
+from obelisk.interpreter.plan.call import Collector
 
-__all__ = ["Conflict", "find_conflicts"]
+__all__ = ["Conflict", "find_conflicts", "report_conflicts"]
+
+_NAMED = 5
+"""How many other calls a ``write_conflict`` warning names before it says how many more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,3 +247,39 @@ def _exclusive(graph: PlanGraph, members: dict[int, int], member_call: list[int]
         if bits:
             exclusive[member] = bits
     return exclusive
+
+
+def report_conflicts(graph: PlanGraph, out: Collector) -> None:
+    """One ``write_conflict`` warning per group of calls that ``set`` overlapping
+    paths in one instance without waiting for each other (docs/diagnostics.md):
+    on the group's last conflicting call, naming the others (the first five,
+    then how many more)."""
+    calls = graph.plan.calls
+    for conflict in find_conflicts(graph):
+        later = calls[conflict.call]
+        write = conflict.write
+        labels = [calls[other].label for other in conflict.others]
+        if len(labels) == 1:
+            message = (
+                f"{write.reference} is also set by {labels[0]} and neither call waits "
+                "for the other; this call's value wins, being later in the plan"
+            )
+        else:
+            if len(labels) > _NAMED:
+                named = ", ".join(labels[:_NAMED]) + f" and {len(labels) - _NAMED} more calls"
+            else:
+                named = ", ".join(labels[:-1]) + " and " + labels[-1]
+            message = (
+                f"{write.reference} is also set by {named}, and these calls do not all "
+                "wait for each other; writes commit in plan order, so this call's value "
+                "wins, being the last of them in the plan"
+            )
+        out.fail(
+            "write_conflict",
+            message,
+            later,
+            "_outputPath",
+            write.reference.span,
+            later.output_path,
+            severity="warning",
+        )

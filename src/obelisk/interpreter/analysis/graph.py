@@ -83,6 +83,9 @@ def _writes_of(call: Call) -> list[Write]:
     alternatives = call.alternatives
     count = len(alternatives)
     index, instance = call.index, call.instance
+    if count == 1 and len(alternatives[0]) == 1:  # the common case: one output path
+        ref = alternatives[0][0]
+        return [_new_tuple(Write, (index, ref, 0, 1, instance, ref.key))]
     return [
         _new_tuple(Write, (index, ref, position, count, instance, ref.key))
         for position, targets in enumerate(alternatives)
@@ -122,20 +125,36 @@ class PlanGraph:
         self.reads: list[list[Read]] = [_reads_of(call) for call in calls]
         self.writes: list[list[Write]] = [_writes_of(call) for call in calls]
         self.index: PathIndex[Write] = PathIndex()
+        add = self.index.add
         for writes in self.writes:
             for write in writes:
-                self.index.add(write.key, write)
+                add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
         predecessors: list[set[int]] = [set() for _ in calls]
         overlapping = self.index.overlapping
+        # (write,) per write, by id: shared by every read it alone feeds, fewer objects
+        # for the garbage collector to walk (every write stays alive in self.writes)
+        alone: dict[int, tuple[Write]] = {}
         for call, reads in zip(calls, self.reads, strict=True):
             sources_of_call: list[tuple[Write, ...]] = []
             me, instance = call.index, call.instance
             mine = predecessors[me]
             for read in reads:
+                hits = overlapping(read.key)
+                if len(hits) == 1:  # the common case: one writer, without a generator
+                    write = hits[0]
+                    if write.call != me and (write.instance is None or write.instance == instance):
+                        only = alone.get(id(write))
+                        if only is None:
+                            only = alone[id(write)] = (write,)
+                        sources_of_call.append(only)
+                        mine.add(write.call)
+                    else:
+                        sources_of_call.append(())
+                    continue
                 found = tuple(
                     write
-                    for write in overlapping(read.key)
+                    for write in hits
                     if write.call != me and (write.instance is None or write.instance == instance)
                 )
                 sources_of_call.append(found)
@@ -184,6 +203,16 @@ class PlanGraph:
                 self.order_edges.setdefault((found, call.index), "after")
         if effects is None:
             return
+        of_tool: dict[str, Mapping[str, str]] = {}  # effects asked once per tool name
+        touching: list[tuple[Call, Mapping[str, str]]] = []
+        for call in calls:
+            mine = of_tool.get(call.tool)
+            if mine is None:
+                mine = of_tool[call.tool] = effects(call.tool)
+            if mine:
+                touching.append((call, mine))
+        if not touching:
+            return  # the common case: no call touches the world, no order to add
         successors: list[set[int]] = [set() for _ in calls]
         for node, preds in enumerate(predecessors):
             for pred in preds:
@@ -201,8 +230,7 @@ class PlanGraph:
             return False
 
         touched: PathIndex[tuple[int, str, str]] = PathIndex()
-        for call in calls:
-            mine = effects(call.tool)
+        for call, mine in touching:
             for resource, access in mine.items():
                 key = ("world", *resource.split("."))
                 for earlier, theirs, their_access in touched.overlapping(key):

@@ -21,6 +21,7 @@ __all__ = ["Key", "PathIndex"]
 
 Key = tuple[object, ...]
 T = TypeVar("T")
+_POSITIONS = frozenset((ANY_INDEX, WILDCARD))  # key parts that stand for unknown positions
 
 
 def _unique(found: list[T]) -> list[T]:
@@ -39,15 +40,15 @@ def _unique(found: list[T]) -> list[T]:
 class _Node(Generic[T]):
     children: dict[object, _Node[T]] = field(default_factory=dict)
     items: list[T] = field(default_factory=list)
-    below: list[T] | None = None  # cached items of the whole subtree, self excluded
+    below: tuple[T, ...] | None = None  # cached items of the whole subtree, self excluded
 
-    def subtree(self) -> list[T]:
+    def subtree(self) -> tuple[T, ...]:
         if self.below is None:
             collected: list[T] = []
             for child in self.children.values():
                 collected.extend(child.items)
                 collected.extend(child.subtree())
-            self.below = collected
+            self.below = tuple(collected)  # a leaf's is (), shared: no object per leaf
         return self.below
 
 
@@ -59,16 +60,19 @@ class PathIndex(Generic[T]):
     visited.  Adding after a query is allowed (caches are reset).
     """
 
-    __slots__ = ("_root", "_some_position")
+    __slots__ = ("_nested", "_root", "_some_position")
 
     def __init__(self) -> None:
         self._root: _Node[T] = _Node()
         self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
+        self._nested = False  # two items at one key, or one at a prefix of another's
 
     def add(self, key: Key, item: T) -> None:
         node = self._root
         node.below = None
         for part in key:
+            if node.items:  # an item at a prefix of key
+                self._nested = True
             child = node.children.get(part)
             if child is None:
                 child = node.children[part] = _Node()
@@ -76,6 +80,8 @@ class PathIndex(Generic[T]):
                     self._some_position = True
             node = child
             node.below = None
+        if node.items or node.children:  # an item at key, or below it
+            self._nested = True
         node.items.append(item)
 
     def overlapping(self, key: Key) -> list[T]:
@@ -83,18 +89,20 @@ class PathIndex(Generic[T]):
 
         Each item comes once; items of shallower nodes come first.
         """
-        if not self._some_position and ANY_INDEX not in key and WILDCARD not in key:
+        if not self._some_position and _POSITIONS.isdisjoint(key):
             # the common case: one branch to follow, and each node is met once
-            found = []
+            found: list[T] = []
             node = self._root
             for part in key:
-                found.extend(node.items)
+                if node.items:  # most nodes on the way hold none
+                    found.extend(node.items)
                 child = node.children.get(part)
                 if child is None:
                     return found
                 node = child
             found.extend(node.items)
-            found.extend(node.subtree())
+            if node.children:  # a leaf has nothing below
+                found.extend(node.subtree())
             return found if len(found) < 2 else _unique(found)
         return self._overlapping(key)
 
@@ -135,19 +143,9 @@ class PathIndex(Generic[T]):
 
     def has_overlaps(self) -> bool:
         """True when some two items may overlap: two at one key, one at a prefix of
-        another's key, or a key with a negative index or ``[*]``.  One walk of the
-        trie, no query per item."""
-        stack: list[tuple[_Node[T], bool]] = [(self._root, False)]
-        while stack:
-            node, above = stack.pop()
-            count = len(node.items)
-            if count > 1 or (count and above):
-                return True
-            for part, child in node.children.items():
-                if part is ANY_INDEX or part is WILDCARD:
-                    return True
-                stack.append((child, above or count > 0))
-        return False
+        another's key, or a key with a negative index or ``[*]``.  Noted by ``add``
+        as items come: no walk, no query per item."""
+        return self._nested or self._some_position
 
     def overlapping_writes(self, write: Any) -> list[T]:
         """Items overlapping the path of ``write`` (anything with a path ``key``)."""

@@ -24,10 +24,28 @@ from obelisk.interpreter.plan.model import (
     format_argument_path,
     new_call,
 )
-from obelisk.json_values import decimal_digits, preview
+from obelisk.interpreter.plan.plain import plain_call
+from obelisk.interpreter.plan.scan import (
+    SMALL_INT,
+    ArgPath,
+    ValueProblem,
+    huge_digits,
+    huge_message,
+    json_kind,
+    path_depth_problem,
+    scan_value,
+)
+from obelisk.json_values import preview
 from obelisk.limits import DEFAULT_LIMITS, Limits, int_digits_limit
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "Collector", "json_kind", "parse_call", "path_depth_problem"]
+__all__ = [
+    "MAX_ARGUMENT_DEPTH",
+    "Collector",
+    "json_kind",
+    "parse_call",
+    "parse_reported_call",
+    "path_depth_problem",
+]
 
 
 class Collector:
@@ -65,119 +83,9 @@ class Collector:
         )
 
 
-def json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a Python {type(value).__name__}"
-
-
-ArgPath = tuple[str | int, ...]
-
-
 MAX_ARGUMENT_DEPTH = DEFAULT_LIMITS.max_argument_depth
 """The default :attr:`Limits.max_argument_depth <obelisk.Limits>`: arguments nested
 deeper than this many levels are a ``limit`` error."""
-
-_LOG2_10 = 3.3219280948873626
-_SMALL = 10**18  # an integer below this (in absolute value, for the fast path) is no risk
-
-
-class _Problem(Exception):
-    """A value that breaks a limit (``code`` ``limit``) or is not JSON data
-    (``plan_shape``): ``message``, at argument path ``path``."""
-
-    def __init__(self, code: str, message: str, path: ArgPath) -> None:
-        self.code, self.message, self.path = code, message, path
-
-
-def _huge(value: int, digits_limit: int) -> int:
-    """The decimal digits of ``value`` when more than ``digits_limit`` (else 0)."""
-    if not digits_limit or value.bit_length() <= digits_limit * _LOG2_10 - 4:
-        return 0
-    digits = decimal_digits(value)
-    return digits if digits > digits_limit else 0
-
-
-def _huge_message(value: int) -> str:
-    return (
-        f"integer of {decimal_digits(value)} digits is too long: Python converts at most "
-        f"{int_digits_limit()} digits to text"
-    )
-
-
-def _scan(value: Any, path: ArgPath, limits: Limits, found: list[tuple[ArgPath, str]]) -> None:
-    """Append ``(path, text)`` for every string starting with ``†`` inside ``value``,
-    in document order; iterative, so any nesting is safe.
-
-    Raises ``_Problem`` for the first container nested deeper than
-    ``limits.max_argument_depth`` levels (``[[1]]`` is 2 levels deep; the path is cut
-    after three parts) or integer of more digits than Python converts to text.
-    """
-    max_depth = limits.max_argument_depth
-    digits_limit = int_digits_limit()
-    stack: list[tuple[Any, ArgPath, int]] = [(value, path, 1)]
-    while stack:
-        item, where, depth = stack.pop()
-        kind = type(item)
-        if kind is str:
-            if item.startswith(DAGGER):
-                found.append((where, item))
-            continue
-        if kind is int or (isinstance(item, int) and not isinstance(item, bool)):
-            if _huge(item, digits_limit):
-                raise _Problem("limit", _huge_message(item), where)
-            continue
-        if isinstance(item, dict):
-            for key in item:
-                if type(key) is not str:
-                    raise _Problem(
-                        "plan_shape",
-                        f"object keys must be strings, found {json_kind(key)} key",
-                        where,
-                    )
-            children: list[tuple[Any, ArgPath, int]] = [
-                (child, (*where, key), depth + 1) for key, child in item.items()
-            ]
-        elif isinstance(item, list):
-            children = [(child, (*where, n), depth + 1) for n, child in enumerate(item)]
-        else:
-            continue
-        if depth > max_depth:
-            raise _Problem(
-                "limit",
-                f"nested deeper than {max_depth} levels (Limits.max_argument_depth)",
-                (*where[: len(path) + 2], "..."),
-            )
-        stack.extend(reversed(children))
-
-
-def path_depth_problem(
-    node: Expression | Escaped, limits: Limits
-) -> tuple[str, tuple[int, int]] | None:
-    """``(message, span)`` when a reference of ``node`` has more segments than
-    ``limits.max_path_depth`` (the span covers the segments past the limit), else None."""
-    allowed = limits.max_path_depth
-    if isinstance(node, Escaped):
-        return None
-    for ref in node.references:
-        if len(ref.segments) > allowed:
-            first = ref.segments[allowed].span[0]
-            return (
-                f"reference has {len(ref.segments)} path segments; at most {allowed} are "
-                f"allowed (Limits.max_path_depth)",
-                (first, ref.span[1]),
-            )
-    return None
 
 
 def _parse_target(
@@ -242,8 +150,8 @@ def _string_field(
     if value is None:
         return None
     is_int = isinstance(value, int) and not isinstance(value, bool)
-    if is_int and allow_int and _huge(value, int_digits_limit()):
-        out.fail("limit", _huge_message(value), call=index, tool=tool, path=key)
+    if is_int and allow_int and huge_digits(value, int_digits_limit()):
+        out.fail("limit", huge_message(value), call=index, tool=tool, path=key)
         return None
     if not (isinstance(value, str) or (allow_int and is_int)):
         wanted = "a string or an integer" if allow_int else "a string"
@@ -277,10 +185,8 @@ def _after_field(raw: Mapping[str, Any], index: int, tool: str | None, out: Coll
         )
         return ()
     for position, item in enumerate(value):
-        if isinstance(item, int) and _huge(item, int_digits_limit()):
-            out.fail(
-                "limit", _huge_message(item), call=index, tool=tool, path=f"_after[{position}]"
-            )
+        if isinstance(item, int) and huge_digits(item, int_digits_limit()):
+            out.fail("limit", huge_message(item), call=index, tool=tool, path=f"_after[{position}]")
             return ()
     return tuple(value)
 
@@ -299,6 +205,19 @@ def parse_call(
     docs/limits.md).  Streaming parses calls one by one with it.
     """
     limits = limits if limits is not None else DEFAULT_LIMITS
+    if type(raw) is dict:
+        call = plain_call(raw, index, limits)  # the common call: nothing to report
+        if call is not None:
+            return call
+    return parse_reported_call(raw, index, out, partial, limits)
+
+
+def parse_reported_call(
+    raw: Any, index: int, out: Collector, partial: bool, limits: Limits
+) -> Call | None:
+    """:func:`parse_call` without its fast path: the general parser, which reports
+    every problem of the call to ``out``; for a call
+    :func:`~obelisk.interpreter.plan.plain.plain_call` turned down."""
     if not isinstance(raw, dict):
         out.fail("plan_shape", f"a call must be a JSON object, found {json_kind(raw)}", call=index)
         return None
@@ -328,7 +247,7 @@ def parse_call(
         or (
             isinstance(raw_id, int)
             and not isinstance(raw_id, bool)
-            and not _huge(raw_id, int_digits_limit())
+            and not huge_digits(raw_id, int_digits_limit())
         )
     ):
         shown = f"{tool_name} ({raw_id})"
@@ -352,8 +271,8 @@ def parse_call(
     def too_big(value: Any, path: ArgPath, root: str, found: list[tuple[ArgPath, str]]) -> bool:
         """Scan ``value``; report a value past a limit (or not JSON data) and say so."""
         try:
-            _scan(value, path, limits, found)
-        except _Problem as exc:
+            scan_value(value, path, limits, found)
+        except ValueProblem as exc:
             where = format_argument_path(tuple(p for p in exc.path if p != "..."), root)
             out.fail(
                 exc.code,
@@ -377,7 +296,7 @@ def parse_call(
             kind is float
             or kind is bool
             or value is None
-            or (kind is int and -_SMALL < value < _SMALL)
+            or (kind is int and -SMALL_INT < value < SMALL_INT)
         ):
             continue
         found_here: list[tuple[ArgPath, str]] = []

@@ -7,7 +7,8 @@ any of the three shapes of docs/language.md::
     {"mode": "eager" | "lazy", "calls": [call, ...]}
     {"type": "plan", "plan": [call, ...], "mode": ...}
 
-Each call is parsed by :func:`~obelisk.interpreter.plan.call.parse_call`.
+Each call is parsed as :func:`~obelisk.interpreter.plan.call.parse_call` does: by its
+fast path for a call with nothing to report, else by the general parser.
 Problems are collected, never raised one by one: JSON syntax, plan shape and
 reference syntax errors all come back together in one
 :class:`~obelisk.errors.PlanError`.  Unknown ``_meta`` keys are warnings, kept on
@@ -25,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from obelisk.errors import Diagnostic, PlanError, limit_per_code, sort_diagnostics
-from obelisk.interpreter.plan.call import Collector, json_kind, parse_call
+from obelisk.interpreter.plan.call import Collector, json_kind, parse_reported_call
 from obelisk.interpreter.plan.model import Call, Plan, PlanMode, new_call
+from obelisk.interpreter.plan.plain import plain_call
 from obelisk.json_values import loads_strict, preview
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
@@ -161,8 +163,18 @@ def parse_partial(
     unknown_writes = False
     seen_ids: dict[str | int, Call] = {}
     for index, raw in enumerate(calls_data):
+        # parse_call, split: most calls have nothing to report, and skip the
+        # bookkeeping of diagnostics below
+        call = plain_call(raw, index, limits) if type(raw) is dict else None
+        if call is not None:
+            if call.id is not None:
+                first = seen_ids.setdefault(call.id, call)
+                if first is not call:
+                    _duplicate_id(out, call, first)
+            calls.append(call)
+            continue
         before = len(out.diagnostics)
-        call = parse_call(raw, index, out, partial=True, limits=limits)
+        call = parse_reported_call(raw, index, out, True, limits)
         problems = [d for d in out.diagnostics[before:] if d.severity == "error"]
         if call is None:
             stand_ins.add(index)
@@ -175,12 +187,7 @@ def parse_partial(
         if call.id is not None and index not in stand_ins:
             first = seen_ids.setdefault(call.id, call)
             if first is not call:
-                out.fail(
-                    "plan_shape",
-                    f"duplicate _id {preview(call.id)}: {first.label} has it too",
-                    call=call,
-                    path="_id",
-                )
+                _duplicate_id(out, call, first)
         calls.append(call)
     diagnostics = sort_diagnostics(out.diagnostics)
     plan = Plan.model_construct(
@@ -191,6 +198,15 @@ def parse_partial(
         diagnostics=diagnostics,
     )
     return PartialPlan(plan, diagnostics, frozenset(stand_ins), unchecked, unknown_writes)
+
+
+def _duplicate_id(out: Collector, call: Call, first: Call) -> None:
+    out.fail(
+        "plan_shape",
+        f"duplicate _id {preview(call.id)}: {first.label} has it too",
+        call=call,
+        path="_id",
+    )
 
 
 _STAND_IN: dict[str, Any] = {

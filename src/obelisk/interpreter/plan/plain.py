@@ -1,0 +1,220 @@
+"""The fast path of :func:`~obelisk.interpreter.plan.call.parse_call`: calls with nothing to report.
+
+Most calls of real plans have string keys, a tool name, known meta keys with
+well-formed values and expressions that parse within the limits.  :func:`plain_call`
+recognises such a call and builds its :class:`~obelisk.interpreter.plan.model.Call`
+without the general parser's bookkeeping (labels, per-call closures, diagnostics
+paths), about twice as fast (benchmarks/check_throughput.py).  It never reports:
+anything unusual returns None and the general parser handles the call, so every
+diagnostic still comes from one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from obelisk.errors import ReferenceSyntaxError
+from obelisk.grammar import DAGGER, Escaped, Expression, Reference, Wildcard, parse_expression
+from obelisk.interpreter.plan.model import (
+    META_KEYS,
+    OUTPUT_METHODS,
+    ROUND_TRIP_KEYS,
+    ArgumentExpression,
+    Call,
+    alternatives_of,
+    new_argument_expression,
+    new_call,
+)
+from obelisk.interpreter.plan.scan import (
+    SMALL_INT,
+    ArgPath,
+    ValueProblem,
+    huge_digits,
+    path_depth_problem,
+    scan_value,
+)
+from obelisk.limits import Limits, int_digits_limit
+
+__all__ = ["plain_call"]
+
+_META = frozenset(META_KEYS)
+_TOP_PATHS: dict[str, tuple[str]] = {}
+"""``(name,)``, the path of an expression that is a whole argument, per argument name:
+one tuple shared by every call with that argument rather than one per expression,
+so a large plan leaves fewer objects for the garbage collector to walk."""
+_MAX_TOP_PATHS = 4096  # emptied when full: a plan of many distinct names grows it no further
+_PLAIN_META = frozenset(("_tool", "_outputPath", "_output"))  # no other meta to read
+
+
+def _plain_expression(text: str, limits: Limits) -> Expression | Escaped | None:
+    """The parsed expression ``text``, or None when it has a problem to report."""
+    try:
+        node = parse_expression(text)
+    except ReferenceSyntaxError:
+        return None
+    if type(node) is Reference:  # the common case, without path_depth_problem's loop
+        return node if len(node.segments) <= limits.max_path_depth else None
+    return node if path_depth_problem(node, limits) is None else None
+
+
+def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
+    """:func:`parse_call` of a call with nothing to report, or None.
+
+    The fast path for the common call: string keys, a tool name, known meta keys
+    with well-formed values, expressions that parse within the limits.  It decides
+    only that there is no diagnostic and builds the same :class:`Call` the general
+    code would; anything else (a problem, a warning) returns None, and the general
+    code finds and reports it, so diagnostics keep one source.
+    """
+    tool = raw.get("_tool")
+    if type(tool) is not str or not tool:
+        return None
+    arguments: dict[str, Any] = {}
+    expressions: list[ArgumentExpression] = []
+    plain_meta = True  # no meta key but _tool, _outputPath and _output
+    max_path_depth = limits.max_path_depth
+    for key, value in raw.items():
+        if type(key) is not str:
+            return None
+        if key[:1] == "_":  # a meta key (a slice is cheaper than startswith)
+            if key not in _META:
+                return None  # an unknown_meta warning
+            if key not in _PLAIN_META:
+                plain_meta = False
+            continue
+        arguments[key] = value
+        kind = type(value)
+        if kind is str:
+            if value.startswith(DAGGER):
+                try:
+                    node = parse_expression(value)
+                except ReferenceSyntaxError:
+                    return None
+                # the common case inline: one plain reference, short enough
+                if not (type(node) is Reference and len(node.segments) <= max_path_depth) and (
+                    path_depth_problem(node, limits) is not None
+                ):
+                    return None
+                top = _TOP_PATHS.get(key)
+                if top is None:
+                    if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
+                        _TOP_PATHS.clear()
+                    top = _TOP_PATHS[key] = (key,)
+                expressions.append(new_argument_expression(top, value, node))
+            continue
+        if (
+            kind is float
+            or kind is bool
+            or value is None
+            or (kind is int and -SMALL_INT < value < SMALL_INT)
+        ):
+            continue
+        found: list[tuple[ArgPath, str]] = []
+        try:
+            scan_value(value, (key,), limits, found)
+        except ValueProblem:
+            return None
+        for path, text in found:
+            nested = _plain_expression(text, limits)
+            if nested is None:
+                return None
+            expressions.append(new_argument_expression(path, text, nested))
+
+    has_output = "_output" in raw
+    output = raw["_output"] if has_output else None
+    if has_output and type(output) is not str:
+        try:
+            scan_value(output, (), limits, [])
+        except ValueProblem:
+            return None
+    output_path = raw.get("_outputPath")
+    target: Expression | None = None
+    if output_path is not None:
+        if type(output_path) is not str:
+            return None
+        target = _plain_target(output_path, limits)
+        if target is None:
+            return None
+    if plain_meta:
+        method, instance, call_id, reasoning = "set", None, None, None
+        after: tuple[str | int, ...] = ()
+        written_meta = {"_outputPath": output_path} if "_outputPath" in raw else {}
+    else:
+        meta = _plain_meta(raw)
+        if meta is None:
+            return None
+        method, instance, call_id, reasoning, after = meta
+        written_meta = {key: raw[key] for key in ROUND_TRIP_KEYS if key in raw}
+    return new_call(
+        {
+            "index": index,
+            "tool": tool,
+            "arguments": arguments,
+            "output_path": output_path,
+            "output_method": method,
+            "has_output": has_output,
+            "output": output,
+            "instance": instance,
+            "id": call_id,
+            "reasoning": reasoning,
+            "after": after,
+            "extra": {},
+            "written_meta": written_meta,
+            "expressions": tuple(expressions),
+            "target": target,
+            "outputs": alternatives_of(target) if target is not None else (),
+        }
+    )
+
+
+def _plain_target(text: str, limits: Limits) -> Expression | None:
+    """The parsed output path ``text``, or None when it has a problem to report."""
+    if not text.startswith(DAGGER):
+        return None
+    node = _plain_expression(text, limits)
+    if type(node) is Reference:  # the common case: is any segment a wildcard?
+        return None if Wildcard in map(type, node.segments) else node
+    if node is None or isinstance(node, Escaped):
+        return None
+    for ref in node.references:
+        for segment in ref.segments:
+            if isinstance(segment, Wildcard):
+                return None
+    return node
+
+
+def _plain_meta(
+    raw: dict[str, Any],
+) -> tuple[str, str | None, str | int | None, str | None, tuple[str | int, ...]] | None:
+    """``(output method, instance, id, reasoning, after)`` read from a call's meta
+    keys, or None when one of them has a problem to report."""
+    method = raw.get("_outputMethod")
+    if method is None:
+        method = "set"
+    elif not isinstance(method, str) or method not in OUTPUT_METHODS:
+        return None
+    instance, reasoning = raw.get("_instance"), raw.get("_reasoningForCall")
+    if not (instance is None or isinstance(instance, str)):
+        return None
+    if not (reasoning is None or isinstance(reasoning, str)):
+        return None
+    call_id = raw.get("_id")
+    if not (call_id is None or isinstance(call_id, str) or _small_int(call_id)):
+        return None
+    after = raw.get("_after")
+    if after is None:
+        return method, instance, call_id, reasoning, ()
+    if type(after) is not list or not all(
+        isinstance(item, str) or _small_int(item) for item in after
+    ):
+        return None
+    return method, instance, call_id, reasoning, tuple(after)
+
+
+def _small_int(value: Any) -> bool:
+    """True for an integer (not a boolean) Python can turn into text."""
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not huge_digits(value, int_digits_limit())
+    )
