@@ -26,7 +26,7 @@ from obelisk.grammar import ANY_INDEX, WILDCARD
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
 from obelisk.interpreter.analysis.path_index import Key, PathIndex
 
-__all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks"]
+__all__ = ["CommitGate", "CommitOrder", "commit_key", "commit_ranks", "points_forward"]
 
 
 def commit_key(key: Key) -> Key:
@@ -140,9 +140,8 @@ class CommitOrder:
         for node in range(size):
             if graph.writes[node]:
                 members.setdefault(root(node), []).append(node)
-        if all(not preds or preds[-1] < node for node, preds in enumerate(graph.predecessors)):
-            # every dependency points forward in the plan (predecessors are sorted): so
-            # would every link below, and plan order is the order they give
+        if points_forward(graph.predecessors):
+            # so would every link below, and plan order is the order they give
             self.groups = [writers for writers in members.values() if len(writers) > 1]
             return list(range(size))
         links: list[list[int]] = [[] for _ in range(size)]
@@ -219,6 +218,12 @@ class CommitOrder:
             return first - second
 
         return sorted(writers, key=functools.cmp_to_key(compare))
+
+
+def points_forward(predecessors: Sequence[tuple[int, ...]]) -> bool:
+    """Whether every dependency points forward in the plan (each call's sorted
+    ``predecessors`` all come before it): then the commit order is plan order."""
+    return all(not preds or preds[-1] < node for node, preds in enumerate(predecessors))
 
 
 def commit_ranks(graph: PlanGraph) -> list[int]:
