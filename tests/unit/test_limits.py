@@ -146,6 +146,17 @@ def test_other_arguments_of_a_call_with_a_deep_one_are_still_checked() -> None:
     ]
 
 
+def test_a_deep_argument_holding_a_reference_is_not_copied_by_the_check() -> None:
+    # literals are unescaped (a recursive copy) for validation; an argument with a
+    # reference is typed by the graph instead, so the check never walks it
+    value: Any = "†input.v"
+    for _ in range(700):
+        value = [value]
+    limits = Limits(max_argument_depth=1000)
+    result = obelisk.check([{"_tool": "put", "value": value}], [put], input={"v": 1}, limits=limits)
+    assert result.ok and result.diagnostics == ()
+
+
 # -- max_diagnostics_per_code -----------------------------------------------------------
 
 

@@ -245,17 +245,16 @@ class _Checker:
         """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
         unescaped) of names the tool may take; references are typed by check_type."""
         known = self.parameters_of(tool)[0]
-        literals = {
-            name: value if type(value) in _SCALARS else _unescape(value)
-            for name, value in call.arguments.items()
-            if tool.accepts_extra or name in known
-        }
-        for arg in call.expressions:  # then leave out the arguments with references
-            if isinstance(arg.path[0], str) and not isinstance(arg.expression, Escaped):
-                literals.pop(arg.path[0], None)
+        literals = {n: v for n, v in call.arguments.items() if tool.accepts_extra or n in known}
+        for arg in call.expressions:  # leave out the arguments with references
+            if not isinstance(arg.expression, Escaped):
+                literals.pop(str(arg.path[0]), None)
         if self.partial is not None:  # and those whose expressions did not parse
             for name in self.partial.unchecked.get(call.index, ()):
                 literals.pop(name, None)
+        for name, value in literals.items():  # then unescape what is left (a recursive copy)
+            if type(value) not in _SCALARS:
+                literals[name] = _unescape(value)
         return literals
 
     def validate_literals(self) -> None:

@@ -43,6 +43,7 @@ _TOP_PATHS: dict[str, tuple[str]] = {}
 one tuple shared by every call with that argument rather than one per expression,
 so a large plan leaves fewer objects for the garbage collector to walk."""
 _MAX_TOP_PATHS = 4096  # emptied when full: a plan of many distinct names grows it no further
+_MAX_SHARED_NAME = 64  # characters: longer names get a tuple of their own, not kept after
 _PLAIN_META = frozenset(("_tool", "_outputPath", "_output"))  # no other meta to read
 
 
@@ -97,9 +98,11 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
                     return None
                 top = _TOP_PATHS.get(key)
                 if top is None:
-                    if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
-                        _TOP_PATHS.clear()
-                    top = _TOP_PATHS[key] = (key,)
+                    top = (key,)
+                    if len(key) <= _MAX_SHARED_NAME:  # a long name is not kept alive
+                        if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
+                            _TOP_PATHS.clear()
+                        _TOP_PATHS[key] = top
                 expressions.append(new_argument_expression(top, value, node))
             continue
         if (

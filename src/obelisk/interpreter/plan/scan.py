@@ -46,7 +46,7 @@ ArgPath = tuple[str | int, ...]
 
 
 _LOG2_10 = 3.3219280948873626
-SMALL_INT = 10**18  # an integer below this (in absolute value, for the fast path) is no risk
+SMALL_INT = 10**18  # an integer below this in absolute value needs no scan (both parsers)
 
 
 class ValueProblem(Exception):
