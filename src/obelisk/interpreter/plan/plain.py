@@ -73,7 +73,6 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
     arguments: dict[str, Any] = {}
     expressions: list[ArgumentExpression] = []
     plain_meta = True  # no meta key but _tool, _outputPath and _output
-    max_path_depth = limits.max_path_depth
     for key, value in raw.items():
         if type(key) is not str:
             return None
@@ -87,14 +86,8 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
         kind = type(value)
         if kind is str:
             if value.startswith(DAGGER):
-                try:
-                    node = parse_expression(value)
-                except ReferenceSyntaxError:
-                    return None
-                # the common case inline: one plain reference, short enough
-                if not (type(node) is Reference and len(node.segments) <= max_path_depth) and (
-                    path_depth_problem(node, limits) is not None
-                ):
+                node = _plain_expression(value, limits)
+                if node is None:
                     return None
                 top = _TOP_PATHS.get(key)
                 if top is None:
