@@ -31,6 +31,7 @@ TARGETS = [
     "†state.a || †state.b",
     "†state.a.b && †state.c",
     "†state.c || †state.d",
+    "†state.items.x || †state.items[0]",  # a name and an index under one parent
 ]
 READS = ["†state.a", "†state.b.x", "†state.c", "†state.d", "†state.items[0]", "†input.q"]
 

@@ -869,6 +869,23 @@ def test_write_conflict_is_reported_once_per_group_of_writers() -> None:
     )
 
 
+def test_write_conflicts_of_one_call_follow_its_output_path() -> None:
+    # a name and an index in one call's output path: their keys do not compare
+    # ("b" vs 0), so the warnings are ordered by the output path, not by key
+    plan = [{"_tool": "count", "_outputPath": "†state.x.b && †state.x[0]"} for _ in range(2)]
+    result = run(plan)
+    later = d(
+        "write_conflict",
+        "†state.x[0] is also set by #0 count and neither call waits for the other; "
+        "this call's value wins, being later in the plan",
+        1,
+        "_outputPath",
+        (14, 25),
+        "warning",
+    )
+    assert result.diagnostics == (conflict(1, "#0 count", "†state.x.b"), later)
+
+
 def test_write_conflict_names_five_writers_then_how_many_more() -> None:
     plan = [{"_tool": "count", "_outputPath": "†state.x"} for _ in range(2_000)]
     (warning,) = run(plan).diagnostics

@@ -100,7 +100,8 @@ def _fill_below(root: _Node) -> None:
 
 
 def find_conflicts(graph: PlanGraph) -> list[Conflict]:
-    """Every group of conflicting writers of ``graph``'s plan, by ``call``."""
+    """Every group of conflicting writers of ``graph``'s plan, by ``call``, then by
+    the place of ``write`` in that call's output path."""
     if not graph.index.has_overlaps():  # the common case: no two writes overlap at all
         return []
     calls = graph.plan.calls
@@ -193,7 +194,7 @@ def find_conflicts(graph: PlanGraph) -> list[Conflict]:
         if bits:
             after[index] = bits
 
-    found: list[Conflict] = []
+    found: list[tuple[int, int, Conflict]] = []
     for numbers in groups:
         overlap: dict[int, int] = {}
         write_bits: dict[int, int] = {}
@@ -222,8 +223,12 @@ def find_conflicts(graph: PlanGraph) -> list[Conflict]:
             n for n in numbers if member_of[n] == last and write_bits[n] & conflicts[last]
         )
         others = tuple(sorted(member_call[m] for m in conflicts if m != last))
-        found.append(Conflict(member_call[last], writes[chosen], others))
-    return sorted(found, key=lambda conflict: (conflict.call, conflict.write.key))
+        # a call's writes are numbered in the order of its output path
+        found.append(
+            (member_call[last], chosen, Conflict(member_call[last], writes[chosen], others))
+        )
+    found.sort(key=lambda item: item[:2])  # keys alone may not compare: ("a",) vs (0,)
+    return [conflict for _, _, conflict in found]
 
 
 def _exclusive(graph: PlanGraph, members: dict[int, int], member_call: list[int]) -> dict[int, int]:
