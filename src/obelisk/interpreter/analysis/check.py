@@ -13,16 +13,16 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from obelisk.errors import ArgumentProblem, limit_per_code, sort_diagnostics
+from obelisk.errors import limit_per_code, sort_diagnostics
 from obelisk.grammar import (
     ANY_INDEX,
     WILDCARD,
     Alternatives,
-    Escaped,
     Reference,
     Segment,
     path_exists,
 )
+from obelisk.interpreter.analysis.arguments import ArgumentChecks
 from obelisk.interpreter.analysis.conflicts import report_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
 from obelisk.interpreter.analysis.result import CheckResult
@@ -103,11 +103,10 @@ class _Checker:
             if registry is not None
             else [None] * len(plan.calls)
         )
-        self._parameters: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
+        self.arguments = ArgumentChecks(self.out, partial)
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
-        self._literal_problems: dict[int, list[ArgumentProblem]] = {}  # validate_literals
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -178,7 +177,7 @@ class _Checker:
                 hint = "; no tools are registered"
             self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
         else:
-            self.check_arguments(call, tool)
+            self.arguments.check(call, tool)
             self.check_outcomes(call, tool)
             unchecked = self.partial.unchecked.get(call.index, ()) if self.partial else ()
             if call.has_output and "_output" not in unchecked:
@@ -239,92 +238,6 @@ class _Checker:
             "_outputPath",
             call.target.span,
             call.output_path,
-        )
-
-    def literals(self, call: Call, tool: Tool) -> dict[str, Any]:
-        """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
-        unescaped) of names the tool may take; references are typed by check_type."""
-        known = self.parameters_of(tool)[0]
-        literals = {n: v for n, v in call.arguments.items() if tool.accepts_extra or n in known}
-        for arg in call.expressions:  # leave out the arguments with references
-            if not isinstance(arg.expression, Escaped):
-                literals.pop(str(arg.path[0]), None)
-        if self.partial is not None:  # and those whose expressions did not parse
-            for name in self.partial.unchecked.get(call.index, ()):
-                literals.pop(name, None)
-        for name, value in literals.items():  # then unescape what is left (a recursive copy)
-            if type(value) not in _SCALARS:
-                literals[name] = _unescape(value)
-        return literals
-
-    def validate_literals(self) -> None:
-        """Validate the literal arguments of every call, one batch per tool
-        (``Tool.validate_literals``); check_arguments reports what is found."""
-        registry = self.registry
-        if registry is None:
-            return
-        stand_ins = self.partial.stand_ins if self.partial is not None else frozenset()
-        batches: dict[str, tuple[Tool, list[int], list[dict[str, Any]]]] = {}
-        for call, tool in zip(self.plan.calls, self.tools, strict=True):
-            if tool is None or call.index in stand_ins:
-                continue
-            literals = self.literals(call, tool)
-            if literals:
-                _, indexes, values = batches.setdefault(tool.name, (tool, [], []))
-                indexes.append(call.index)
-                values.append(literals)
-        for tool, indexes, values in batches.values():
-            for index, problems in zip(indexes, tool.validate_literals(values), strict=True):
-                if problems:
-                    self._literal_problems[index] = problems
-
-    def parameters_of(self, tool: Tool) -> tuple[frozenset[str], tuple[str, ...]]:
-        """The tool's parameter names as a set, and its required ones in order."""
-        facts = self._parameters.get(tool.name)
-        if facts is None:
-            names = tool.parameter_names
-            facts = (frozenset(names), tuple(name for name in names if name in tool.required))
-            self._parameters[tool.name] = facts
-        return facts
-
-    def check_arguments(self, call: Call, tool: Tool) -> None:
-        known, required = self.parameters_of(tool)
-        problems = self._literal_problems.get(call.index)
-        if problems is None and (tool.accepts_extra or known.issuperset(call.arguments)):
-            # the common case: no argument to report on, only missing ones to look for
-            for name in required:
-                if name not in call.arguments:
-                    self.missing_argument(call, tool, name)
-            return
-        found: dict[str, list[ArgumentProblem]] = {}
-        for problem in problems or ():
-            found.setdefault(str(problem.loc[0]), []).append(problem)
-        for name in call.arguments:
-            if name not in tool.parameter_names and not tool.accepts_extra:
-                takes = ", ".join(tool.parameter_names) or "no arguments"
-                close = difflib.get_close_matches(name, tool.parameter_names, n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                self.fail(
-                    "invalid_argument",
-                    f"unexpected argument '{name}'; {hint}{tool.name} takes {takes}",
-                    call,
-                    format_argument_path((name,)),
-                )
-                continue
-            for problem in found.get(name, ()):
-                self.fail(
-                    "invalid_argument", problem.message, call, format_argument_path(problem.loc)
-                )
-        for name in required:
-            if name not in call.arguments:
-                self.missing_argument(call, tool, name)
-
-    def missing_argument(self, call: Call, tool: Tool, name: str) -> None:
-        self.fail(
-            "missing_argument",
-            f"missing required argument '{name}' of {tool.name}",
-            call,
-            format_argument_path((name,)),
         )
 
     def check_reads(self, call: Call, tool: Tool | None) -> None:
@@ -479,24 +392,12 @@ class _Checker:
         report_conflicts(self.graph, self.out)
 
     def run(self) -> CheckResult:
-        self.validate_literals()
+        if self.registry is not None:
+            self.arguments.validate(self.plan.calls, self.tools)
         for call, tool in zip(self.plan.calls, self.tools, strict=True):
             self.check_call(call, tool)
         self.check_graph()
         return CheckResult(self.plan, self.graph, sort_diagnostics(self.out.diagnostics))
-
-
-_SCALARS = frozenset((int, float, bool, type(None)))  # what _unescape returns as it is
-
-
-def _unescape(value: Any) -> Any:
-    if isinstance(value, str):
-        return value[1:] if value.startswith("††") else value
-    if isinstance(value, list):
-        return [_unescape(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _unescape(item) for key, item in value.items()}
-    return value
 
 
 def check(
