@@ -37,15 +37,23 @@ class ArgumentChecks:
         """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
         unescaped) of names the tool may take; references are typed by check_type."""
         known = self.parameters_of(tool)[0]
-        literals = {n: v for n, v in call.arguments.items() if tool.accepts_extra or n in known}
-        for arg in call.expressions:  # leave out the arguments with references
-            if not isinstance(arg.expression, Escaped):
-                literals.pop(str(arg.path[0]), None)
-        if self.partial is not None:  # and those whose expressions did not parse
-            for name in self.partial.unchecked.get(call.index, ()):
-                literals.pop(name, None)
-        for name, value in literals.items():  # then unescape what is left (a recursive copy)
-            if type(value) not in _SCALARS:
+        extra = tool.accepts_extra
+        # leave out the arguments with references, and those whose expressions did not parse
+        skip = [
+            str(arg.path[0]) for arg in call.expressions if not isinstance(arg.expression, Escaped)
+        ]
+        if self.partial is not None:
+            skip.extend(self.partial.unchecked.get(call.index, ()))
+        literals: dict[str, Any] = {}
+        for name, value in call.arguments.items():
+            if name in skip or not (extra or name in known):
+                continue
+            kind = type(value)
+            if kind is str:  # unescape what is left (containers: a recursive copy)
+                literals[name] = value[1:] if value.startswith("††") else value
+            elif kind in _SCALARS:
+                literals[name] = value
+            else:
                 literals[name] = _unescape(value)
         return literals
 

@@ -165,33 +165,38 @@ class _Checker:
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call, tool: Tool | None) -> None:
         """Every check of one call; ``tool`` is its tool (None when unknown)."""
-        if self.partial is not None and call.index in self.partial.stand_ins:
+        partial = self.partial
+        if partial is not None and call.index in partial.stand_ins:
             return  # could not be read at all: its parse errors say why
         registry = self.registry
-        if registry is None:
-            pass  # tools unknown: nothing to check against
-        elif tool is None:
+        if tool is not None:
+            self.arguments.check(call, tool)
+            if tool.outcomes:
+                self.check_outcomes(call, tool)
+            if call.has_output and (
+                partial is None or "_output" not in partial.unchecked.get(call.index, ())
+            ):
+                self.check_output(call, tool)
+        elif registry is not None:
             close = registry.suggest(call.tool)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             if not len(registry):
                 hint = "; no tools are registered"
             self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
-        else:
-            self.arguments.check(call, tool)
-            self.check_outcomes(call, tool)
-            unchecked = self.partial.unchecked.get(call.index, ()) if self.partial else ()
-            if call.has_output and "_output" not in unchecked:
-                self.check_output(call, tool)
-        for ref in call.target.references if call.target is not None else ():
-            if ref.kind == "input":
-                self.fail(
-                    "readonly_target",
-                    f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
-                    call,
-                    "_outputPath",
-                    ref.span,
-                    call.output_path,
-                )
+        # (tools unknown, registry None: nothing to check the tool against)
+        target = call.target
+        if target is not None:
+            refs = (target,) if type(target) is Reference else target.references
+            for ref in refs:
+                if ref.kind == "input":
+                    self.fail(
+                        "readonly_target",
+                        f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
+                        call,
+                        "_outputPath",
+                        ref.span,
+                        call.output_path,
+                    )
         self.check_reads(call, tool)
 
     def check_output(self, call: Call, tool: Tool) -> None:
@@ -295,18 +300,26 @@ class _Checker:
             return
         accepted: frozenset[str] | None = None
         calls, tools = self.plan.calls, self.tools
+        size = len(key)
         for write in sources:
-            producer_call = calls[write.call]
-            if producer_call.output_method != "set":
-                continue
             producer = tools[write.call]
             if producer is None or producer.outcomes:
                 continue
-            depth = len(write.key)
-            if depth > len(key) or (key[:depth] if depth < len(key) else key) != write.key:
+            producer_call = calls[write.call]
+            if producer_call.output_method != "set":
                 continue
+            written = write.key
+            depth = len(written)
+            if depth == size:  # the whole output: no slice to build
+                if key != written:
+                    continue
+                tail_key: tuple[object, ...] = ()
+            elif depth > size or key[:depth] != written:
+                continue
+            else:
+                tail_key = key[depth:]
             if (
-                ANY_INDEX in write.key
+                ANY_INDEX in written
                 and (  # negative indexes: compare the real positions
                     read.reference.segments[: depth - 1] != write.reference.segments
                 )
@@ -320,7 +333,7 @@ class _Checker:
                 continue
             if schema is None:
                 continue
-            param, tail_key = str(read.argument.path[0]), key[depth:]
+            param = str(read.argument.path[0])
             verdict_key = (tool.name, param, id(schema), tail_key)
             if verdict_key in self._fitting:
                 continue  # this parameter already met this schema at this path
