@@ -80,7 +80,8 @@ def _reads_of(call: Call) -> list[Read]:
 
 
 def _writes_of(call: Call) -> list[Write]:
-    alternatives = call.alternatives
+    # call.outputs are the alternatives (worked out when parsing) unless left empty
+    alternatives = call.outputs if call.target is not None and call.outputs else call.alternatives
     count = len(alternatives)
     index, instance = call.index, call.instance
     if count == 1 and len(alternatives[0]) == 1:  # the common case: one output path
@@ -123,10 +124,12 @@ class PlanGraph:
         calls = plan.calls
         self.size = len(calls)
         self.reads: list[list[Read]] = [_reads_of(call) for call in calls]
-        self.writes: list[list[Write]] = [_writes_of(call) for call in calls]
+        self.writes: list[list[Write]] = []
         self.index: PathIndex[Write] = PathIndex()
-        add = self.index.add
-        for writes in self.writes:
+        add, keep = self.index.add, self.writes.append
+        for call in calls:
+            writes = _writes_of(call)
+            keep(writes)
             for write in writes:
                 add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
