@@ -36,14 +36,16 @@ class ArgumentChecks:
     def literals(self, call: Call, tool: Tool) -> dict[str, Any]:
         """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
         unescaped) of names the tool may take; references are typed by check_type."""
-        known = self.parameters_of(tool)[0]
+        known = (self._parameters.get(tool.name) or self.parameters_of(tool))[0]
         extra = tool.accepts_extra
         # leave out the arguments with references, and those whose expressions did not parse
-        skip = [
-            str(arg.path[0]) for arg in call.expressions if not isinstance(arg.expression, Escaped)
-        ]
-        if self.partial is not None:
-            skip.extend(self.partial.unchecked.get(call.index, ()))
+        skip: list[str] = []
+        for arg in call.expressions:
+            if not isinstance(arg.expression, Escaped):
+                skip.append(str(arg.path[0]))
+        partial = self.partial
+        if partial is not None and partial.unchecked:
+            skip.extend(partial.unchecked.get(call.index, ()))
         literals: dict[str, Any] = {}
         for name, value in call.arguments.items():
             if name in skip or not (extra or name in known):
@@ -86,7 +88,7 @@ class ArgumentChecks:
 
     def check(self, call: Call, tool: Tool) -> None:
         """Report ``call``'s unexpected, invalid and missing arguments."""
-        known, required = self.parameters_of(tool)
+        known, required = self._parameters.get(tool.name) or self.parameters_of(tool)
         problems = self._literal_problems.get(call.index)
         if problems is None and (tool.accepts_extra or known.issuperset(call.arguments)):
             # the common case: no argument to report on, only missing ones to look for

@@ -97,12 +97,12 @@ class _Checker:
         # keep the checker alive in a cycle that only the garbage collector frees
         self.exists_outside = _exists_outside(input, self.state, data)
         self.graph = PlanGraph(plan, self.exists_outside, self.effects_of)
-        # each call's tool, looked up once (None: unknown, or no registry)
-        self.tools: list[Tool | None] = (
-            [registry.get(call.tool) for call in plan.calls]
-            if registry is not None
-            else [None] * len(plan.calls)
-        )
+        # each call's tool, looked up once per name (None: unknown, or no registry)
+        if registry is not None:
+            named = {name: registry.get(name) for name in {call.tool for call in plan.calls}}
+            self.tools: list[Tool | None] = [named[call.tool] for call in plan.calls]
+        else:
+            self.tools = [None] * len(plan.calls)
         self.arguments = ArgumentChecks(self.out, partial)
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
