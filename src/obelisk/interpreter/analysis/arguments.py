@@ -69,9 +69,11 @@ class ArgumentChecks:
                 continue
             literals = self.literals(call, tool)
             if literals:
-                _, indexes, values = batches.setdefault(tool.name, (tool, [], []))
-                indexes.append(call.index)
-                values.append(literals)
+                batch = batches.get(tool.name)  # (not setdefault: no batch made per call)
+                if batch is None:
+                    batch = batches[tool.name] = (tool, [], [])
+                batch[1].append(call.index)
+                batch[2].append(literals)
         for tool, indexes, values in batches.values():
             for index, problems in zip(indexes, tool.validate_literals(values), strict=True):
                 if problems:

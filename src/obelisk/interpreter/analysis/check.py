@@ -85,6 +85,7 @@ class _Checker:
         mode: Literal["eager", "lazy"] | None = None,
     ) -> None:
         self.plan = plan
+        self.calls = plan.calls
         self.partial = partial
         self.mode = mode if mode is not None else plan.mode
         self.registry = registry
@@ -248,13 +249,13 @@ class _Checker:
     def check_reads(self, call: Call, tool: Tool | None) -> None:
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
-        start = 0
-        while start < len(reads):  # reads of one argument expression are contiguous
+        start, count = 0, len(reads)
+        while start < count:  # reads of one argument expression are contiguous
             read = reads[start]
             argument = read.argument
             if type(argument.expression) is Reference and sources[start]:
                 # the common case: one reference, which some call writes
-                if len(argument.path) == 1:
+                if tool is not None and len(argument.path) == 1:
                     self.check_type(call, tool, read, sources[start])
                 start += 1
                 continue
@@ -299,7 +300,7 @@ class _Checker:
         if tool is None or WILDCARD in key:  # a list of values: not typed here
             return
         accepted: frozenset[str] | None = None
-        calls, tools = self.plan.calls, self.tools
+        calls, tools, fitting = self.calls, self.tools, self._fitting
         size = len(key)
         for write in sources:
             producer = tools[write.call]
@@ -335,7 +336,7 @@ class _Checker:
                 continue
             param = str(read.argument.path[0])
             verdict_key = (tool.name, param, id(schema), tail_key)
-            if verdict_key in self._fitting:
+            if verdict_key in fitting:
                 continue  # this parameter already met this schema at this path
             writer = producer_call.label
             if schema is ERROR_ARM_SCHEMA:
@@ -352,7 +353,7 @@ class _Checker:
                 continue
             accepted = self.accepted_types(tool, param)
             if types_compatible(produced, accepted):
-                self._fitting.add(verdict_key)
+                fitting.add(verdict_key)
             else:
                 assert produced is not None and accepted is not None
                 message = (
