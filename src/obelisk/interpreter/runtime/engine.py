@@ -60,7 +60,7 @@ from obelisk.interpreter.runtime.outcome import (
     error_arm,
     error_record,
     forget_traceback,
-    result_writes,
+    result_writes_text,
 )
 from obelisk.interpreter.runtime.readiness import Readiness
 from obelisk.interpreter.runtime.recorder import Recorder
@@ -141,6 +141,7 @@ class Engine:
         self._order = CommitOrder(graph)
         self._succeeded: set[int] = set()
         self._pending: dict[int, Writes] = {}
+        self._texts: dict[int, bytes | None] = {}  # a pending result's JSON text, if made
         self._committed = [False] * len(plan.calls)
         self._calls = Readiness(graph, self._committed)
         self._ready = self._calls.ready  # the heap of calls that may start now
@@ -428,7 +429,9 @@ class Engine:
             self._finish(call.index, [])
             return
         try:
-            record.output, pending, size = result_writes(call, tool, call.output, self.limits)
+            record.output, pending, size, self._texts[call.index] = result_writes_text(
+                call, tool, call.output, self.limits
+            )
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._finish(call.index, [])
@@ -482,7 +485,9 @@ class Engine:
             return
         record.finished = time.time()
         try:
-            record.output, pending, size = result_writes(call, tool, output, self.limits)
+            record.output, pending, size, self._texts[call.index] = result_writes_text(
+                call, tool, output, self.limits
+            )
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
@@ -585,14 +590,16 @@ class Engine:
         """Apply a call's writes, all or nothing, then let its dependents go."""
         call, record = self.plan.calls[index], self.records[index]
         pending = self._pending.pop(index)
+        text = self._texts.pop(index, None)
         written: list[str] = []
         if index in self._succeeded:
             # the event's time, taken before the writes so that event times never go back
             succeeded_at = time.time() if self.listeners else 0.0
             try:
                 self._budget.make_room(index)
+                method, instance = call.output_method, call.instance
                 entries = self.state.write_many(
-                    pending, call.output_method, call=index, instance=call.instance, owned=True
+                    pending, method, call=index, instance=instance, owned=True, json=text
                 )
             except StateWriteError as exc:
                 self._fail(record, exc)
