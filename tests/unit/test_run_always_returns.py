@@ -5,7 +5,10 @@ run with the result so far attached (docs/semantics.md)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
+import sys
 import threading
+import types
 from typing import Any
 
 import pytest
@@ -201,3 +204,62 @@ def test_the_state_limit_refuses_the_write_that_would_pass_it() -> None:
 def test_limits_must_be_limits() -> None:
     with pytest.raises(obelisk.UsageError, match=r"limits must be an obelisk\.Limits, got dict"):
         obelisk.run_sync([], [], limits={"max_output_bytes": 1})  # type: ignore[arg-type]
+
+
+async def _coroutine_shape() -> int:
+    """A coroutine function whose code and signature a pretender borrows."""
+    return 0
+
+
+class _PassesForACoroutineFunction:
+    """Passes ``inspect.iscoroutinefunction`` on every Python (its ``__class__`` says
+    it is a function, its ``__code__`` is a coroutine function's) but returns no
+    coroutine: calling it raises StopIteration, as a sync function marked with
+    ``inspect.markcoroutinefunction`` (Python 3.12+) may."""
+
+    __class__ = types.FunctionType  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        for name in ("__code__", "__defaults__", "__kwdefaults__", "__annotations__"):
+            object.__setattr__(self, name, getattr(_coroutine_shape, name))
+        for name in ("__name__", "__qualname__", "__module__", "__doc__", "__globals__"):
+            object.__setattr__(self, name, getattr(_coroutine_shape, name))
+
+    def __call__(self) -> Any:
+        raise StopIteration
+
+
+def _marked_sync_function() -> Any:
+    def tool() -> Any:
+        raise StopIteration
+
+    return inspect.markcoroutinefunction(tool)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "make_function",
+    [
+        _PassesForACoroutineFunction,
+        pytest.param(
+            _marked_sync_function,
+            marks=pytest.mark.skipif(
+                sys.version_info < (3, 12), reason="inspect.markcoroutinefunction is 3.12+"
+            ),
+        ),
+    ],
+)
+def test_a_pretend_coroutine_function_raising_stop_iteration_fails_with_runtime_error(
+    make_function: Any,
+) -> None:
+    # StopIteration raised where a coroutine was expected fails the call as it does
+    # inside a coroutine (PEP 479), not as a bare StopIteration
+    function = make_function()
+    assert inspect.iscoroutinefunction(function)
+    tool = make(function, "pretend")
+    assert tool.is_async
+    result = obelisk.run_sync(plan_with("pretend"), [ok, tool])
+    bad, good = result.calls
+    assert bad.status == "failed"
+    assert bad.error == {"type": "RuntimeError", "message": "coroutine raised StopIteration"}
+    assert good.status == "succeeded"
+    assert result.state == {"good": 1}

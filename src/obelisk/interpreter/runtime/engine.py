@@ -60,8 +60,9 @@ from obelisk.interpreter.runtime.outcome import (
     error_arm,
     error_record,
     forget_traceback,
-    result_writes,
+    result_writes_text,
 )
+from obelisk.interpreter.runtime.readiness import Readiness
 from obelisk.interpreter.runtime.recorder import Recorder
 from obelisk.interpreter.runtime.records import (
     CallOutcome,
@@ -71,6 +72,7 @@ from obelisk.interpreter.runtime.records import (
     run_status,
 )
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
+from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -136,12 +138,13 @@ class Engine:
         self.fail_fast = fail_fast
         self.listeners = listeners
         self.records = [CallRecord(c.index, c.id, c.tool) for c in plan.calls]
-        self._waiting = [len(preds) for preds in graph.predecessors]
         self._order = CommitOrder(graph)
-        self._ready: list[int] = []
         self._succeeded: set[int] = set()
         self._pending: dict[int, Writes] = {}
+        self._texts: dict[int, bytes | None] = {}  # a pending result's JSON text, if made
         self._committed = [False] * len(plan.calls)
+        self._calls = Readiness(graph, self._committed)
+        self._ready = self._calls.ready  # the heap of calls that may start now
         self._gate = CommitGate(self._order, self._committed)
         self._committed_count = 0
         self._written: dict[int, list[str]] = {}
@@ -152,8 +155,6 @@ class Engine:
         self.unknown: dict[int, UnknownCall] = {}  # calls held because their outcome is unknown
         self._invoker = Invoker(min(concurrency, 64), context, run_id, recorder is not None)
         self._done: asyncio.Future[None] | None = None
-        self._started = [False] * len(plan.calls)
-        self._held: set[int] = set()
         self._closed = not growing
         self.approvals = dict(approvals or {})
         self.replay = dict(replay or {})
@@ -178,47 +179,38 @@ class Engine:
         self.plan, self.graph = plan, graph
         self.records.append(CallRecord(index, call.id, call.tool))
         self._committed.append(False)
-        self._started.append(False)
+        self._calls.grow(graph, index)
         self._order.append(graph)
-        self._held.add(index)
-        self._waiting.append(sum(1 for p in graph.predecessors[index] if not self._committed[p]))
         blockers = tuple(b for b in self._order.blockers(index) if not graph.reaches(index, b))
         self._gate.add(blockers)
-        for reader in graph.successors[index]:
-            if self._started[reader] or self._committed[reader]:
-                continue
-            self._unready(reader)
-            self._waiting[reader] += 1
         return index
 
     def unstarted(self, index: int) -> bool:
         """True while call ``index`` has neither started nor settled."""
-        return not (self._started[index] or self._committed[index])
+        return self._calls.unstarted(index)
 
     def started(self, index: int) -> bool:
         """True once call ``index`` has started (its reads are taken)."""
-        return self._started[index]
+        return self._calls.started[index]
 
     def held(self, index: int) -> bool:
         """True while call ``index`` is held back (see :meth:`hold`)."""
-        return index in self._held
+        return index in self._calls.held
 
     def waiting(self, index: int) -> bool:
         """True while some call that may write what call ``index`` reads has not settled."""
-        return self._waiting[index] > 0
+        return self._calls.waiting[index] > 0
 
     def hold(self, index: int) -> None:
         """Keep call ``index`` from starting until :meth:`release` (a call that has
         started or settled is left alone)."""
-        if not self.unstarted(index):
-            return
-        self._held.add(index)
-        self._unready(index)
+        if self.unstarted(index):
+            self._calls.hold(index)
 
     def release(self, index: int) -> None:
         """Let call ``index`` start once its inputs are settled; dispatches."""
-        self._held.discard(index)
-        if self.unstarted(index) and self._waiting[index] == 0 and index not in self._ready:
+        self._calls.held.discard(index)
+        if self.unstarted(index) and self._calls.waiting[index] == 0 and index not in self._ready:
             self._make_ready(index)
         self._dispatch()
         self._check_done()
@@ -227,20 +219,15 @@ class Engine:
         """Settle call ``index`` as skipped with ``reason``, without running it."""
         if not self.unstarted(index):
             return
-        self._held.discard(index)
-        self._unready(index)
+        self._calls.held.discard(index)
+        self._calls.unready(index)
         record = self.records[index]
         record.status, record.reason = "skipped", reason
         record.started = record.finished = time.time()
-        self._started[index] = True
+        self._calls.started[index] = True
         if self.listeners:
             self._emitter(CallSkipped(record.finished, index, record.tool, reason))
         self._finish(index, [])
-
-    def _unready(self, index: int) -> None:
-        if index in self._ready:
-            self._ready.remove(index)
-            heapq.heapify(self._ready)
 
     def close(self) -> None:
         """No more calls will be appended: :meth:`run` returns once all have settled."""
@@ -265,7 +252,7 @@ class Engine:
         deadline = None  # set before the first call starts: some may finish at once
         if self.timeout is not None:
             deadline = asyncio.get_running_loop().call_later(self.timeout, self._time_up)
-        for index, waiting in enumerate(self._waiting):
+        for index, waiting in enumerate(self._calls.waiting):
             if waiting == 0:
                 self._make_ready(index)
         self._dispatch()
@@ -281,23 +268,15 @@ class Engine:
         status = run_status(self.records, bool(self.pending), bool(self.unknown))
         if self.listeners:
             self._emitter(RunFinished(time.time(), status))
-        state = self.state
-        instances = {name: state.document("state", name) for name in state.instances}
-        if self.owns_state:
-            documents = state.hand_over()
-        else:
-            documents = {kind: state.document(kind) for kind in state.kinds}
-        result = RunResult(
-            status=status,
-            state=documents.get("state") or {},
-            calls=tuple(self.records),
-            log=tuple(state.log),
-            documents=documents,
-            instances=instances,
-            pending=tuple(self.pending[i] for i in sorted(self.pending)),
-            outcomes=dict(self.outcomes),
-            run_id=self.run_id or None,
-            unknown=tuple(self.unknown[i] for i in sorted(self.unknown)),
+        result = run_result(
+            status,
+            self.state,
+            self.records,
+            owns_state=self.owns_state,
+            pending=self.pending,
+            outcomes=self.outcomes,
+            unknown=self.unknown,
+            run_id=self.run_id,
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]
@@ -305,8 +284,7 @@ class Engine:
         return result
 
     def _make_ready(self, index: int) -> None:
-        # held, or settled already (a member of a refused cycle may be freed after it)
-        if index in self._held or self._started[index] or self._committed[index]:
+        if not self._calls.may_start(index):
             return
         if self.listeners:
             self._emitter(CallReady(time.time(), index, self.records[index].tool))
@@ -354,7 +332,7 @@ class Engine:
     # -- one call -----------------------------------------------------------------
     def _start(self, index: int, tool: Tool | None) -> None:
         call, record = self.plan.calls[index], self.records[index]
-        self._started[index] = True
+        self._calls.started[index] = True
         assert tool is not None, "a checked plan names only registered tools"
         arguments, missing = resolve_arguments(call, self.state)
         if missing is not None:
@@ -451,7 +429,9 @@ class Engine:
             self._finish(call.index, [])
             return
         try:
-            record.output, pending, size = result_writes(call, tool, call.output, self.limits)
+            record.output, pending, size, self._texts[call.index] = result_writes_text(
+                call, tool, call.output, self.limits
+            )
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._finish(call.index, [])
@@ -505,7 +485,9 @@ class Engine:
             return
         record.finished = time.time()
         try:
-            record.output, pending, size = result_writes(call, tool, output, self.limits)
+            record.output, pending, size, self._texts[call.index] = result_writes_text(
+                call, tool, output, self.limits
+            )
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
@@ -608,14 +590,16 @@ class Engine:
         """Apply a call's writes, all or nothing, then let its dependents go."""
         call, record = self.plan.calls[index], self.records[index]
         pending = self._pending.pop(index)
+        text = self._texts.pop(index, None)
         written: list[str] = []
         if index in self._succeeded:
             # the event's time, taken before the writes so that event times never go back
             succeeded_at = time.time() if self.listeners else 0.0
             try:
                 self._budget.make_room(index)
+                method, instance = call.output_method, call.instance
                 entries = self.state.write_many(
-                    pending, call.output_method, call=index, instance=call.instance, owned=True
+                    pending, method, call=index, instance=instance, owned=True, json=text
                 )
             except StateWriteError as exc:
                 self._fail(record, exc)
@@ -633,7 +617,8 @@ class Engine:
         self._committed_count += 1
         if self.recorder is not None:
             self.recorder.committed(record, self.state.log[-len(written) :] if written else ())
+        waiting = self._calls.waiting
         for successor in self.graph.successors[index]:
-            self._waiting[successor] -= 1
-            if self._waiting[successor] == 0 and not self._stopping:
+            waiting[successor] -= 1
+            if waiting[successor] == 0 and not self._stopping:
                 self._make_ready(successor)

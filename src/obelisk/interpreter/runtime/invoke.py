@@ -81,7 +81,10 @@ class Invoker:
     def invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Awaitable[Any]:
         """Run the tool once, or as its retry policy says; counts ``record.attempts``.
         Await what it returns: for an async tool without a timeout, retries or a
-        context, the tool's own coroutine (no frame of obelisk's in between)."""
+        context, the tool's own coroutine (no frame of obelisk's in between).  A function
+        that only passes for a coroutine function (``inspect.markcoroutinefunction``) and
+        raises ``StopIteration`` when called fails with ``RuntimeError``, as it would
+        inside a coroutine."""
         function, policy = tool.function, tool.retry
         if (
             tool.is_async
@@ -91,7 +94,10 @@ class Invoker:
         ):
             assert function is not None
             record.attempts += 1
-            coroutine: Awaitable[Any] = function(**arguments)
+            try:
+                coroutine: Awaitable[Any] = function(**arguments)
+            except StopIteration as exc:  # as when called inside a coroutine (PEP 479)
+                raise RuntimeError("coroutine raised StopIteration") from exc
             return coroutine
         return self._invoke(tool, record, arguments)
 

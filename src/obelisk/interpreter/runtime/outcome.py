@@ -24,11 +24,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import to_jsonable_python
 
 from obelisk.errors import OutcomeError, OutputValidationError
 from obelisk.grammar import Reference
 from obelisk.interpreter.plan.model import Call
+from obelisk.interpreter.runtime.state import log_text
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import nesting_depth
@@ -40,7 +41,9 @@ __all__ = [
     "error_record",
     "forget_traceback",
     "json_result",
+    "json_result_text",
     "result_writes",
+    "result_writes_text",
     "sized_json_result",
     "writes_for",
 ]
@@ -87,8 +90,19 @@ def json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
 
 
 def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[Any, int]:
-    """``(data, size)``: ``value`` as JSON data and its size as compact UTF-8 JSON
-    (bytes; an estimate for scalars other than strings).
+    """``(data, size)``: see :func:`json_result_text`, which also returns the text."""
+    data, size, _ = json_result_text(tool, value, limits)
+    return data, size
+
+
+def json_result_text(
+    tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Any, int, bytes | None]:
+    """``(data, size, text)``: ``value`` as JSON data and its size as compact UTF-8 JSON
+    (bytes; an estimate for scalars other than strings), and that compact JSON text
+    (UTF-8 bytes, what the write log keeps: ``state.log_text(data)``) when the size was measured
+    on it: ``None`` for a scalar ``value``, and for data with no UTF-8 text (a lone
+    surrogate).  The write log keeps that text instead of making it again.
 
     Uses ``pydantic_core.to_jsonable_python`` (aliases as in the tool's JSON
     schema; dates and times as ISO 8601 strings; UUIDs and decimals as strings;
@@ -107,7 +121,7 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
             raise OutputValidationError(f"the output of {tool.name} is not JSON data: {value}")
         size = _string_size(value) if kind is str else 8
         _check_size(tool, size, limits)
-        return value, size
+        return value, size, None
     try:
         converted = to_jsonable_python(value, fallback=_refuse)
     except _NotJSON as exc:
@@ -126,8 +140,9 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
         raise OutputValidationError(
             f"the output of {tool.name} is not JSON data: {type(exc).__name__}: {exc}"
         ) from None
+    made: bytes | None = None
     try:
-        text = to_json(converted, inf_nan_mode="constants")
+        text = made = log_text(converted)
     except Exception:
         text = b"NaN"
     if b"NaN" in text or b"Infinity" in text:
@@ -141,7 +156,7 @@ def sized_json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -
         depth = nesting_depth(converted)
         if depth > limit:
             raise _too_deep(tool, str(depth), limits)
-    return converted, len(text)
+    return converted, len(text), made
 
 
 # pydantic-core's serializer refuses values nested deeper than this (levels)
@@ -188,7 +203,16 @@ def _non_finite(value: Any) -> str | None:
 def result_writes(
     call: Call, tool: Tool, output: Any, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[Any, Writes, int]:
-    """``(value, writes, size)``: the result as JSON data (:func:`sized_json_result`; an
+    """``(value, writes, size)``: see :func:`result_writes_text`, which also returns
+    the value's JSON text."""
+    value, writes, size, _ = result_writes_text(call, tool, output, limits)
+    return value, writes, size
+
+
+def result_writes_text(
+    call: Call, tool: Tool, output: Any, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Any, Writes, int, bytes | None]:
+    """``(value, writes, size, text)``: the result as JSON data (:func:`sized_json_result`; an
     ``Outcome``'s value) and the writes it makes: its alternative's targets, each
     given that value (one object for every target: the state copies repeats).
     A tool's return annotation checks the value as returned, before conversion
@@ -198,7 +222,8 @@ def result_writes(
     alternative the call does not have, and
     :class:`~obelisk.errors.OutputValidationError` when the value is not JSON data
     or does not fit the tool's output schema, or is bigger or deeper than
-    ``limits`` allow.  ``size`` is the value's size as JSON (bytes).  A call without
+    ``limits`` allow.  ``size`` is the value's size as JSON (bytes), ``text`` its compact
+    JSON text or ``None`` (:func:`json_result_text`).  A call without
     ``_outputPath``
     writes nothing, whatever the outcome (docs/language.md, docs/semantics.md).
     """
@@ -218,13 +243,13 @@ def result_writes(
                 f"{call.label} returned Outcome({output.k!r}, ...), but its _outputPath has "
                 f"{count} alternative{'s' if count != 1 else ''}",
             )
-    size = 0
+    size, text = 0, None
     if tool.typed_output:  # pydantic checks what the function returned, then it becomes JSON
         problems = tool.validate_output(value)
         if not problems:
-            value, size = sized_json_result(tool, value, limits)
+            value, size, text = json_result_text(tool, value, limits)
     else:  # a JSON schema checks JSON data
-        value, size = sized_json_result(tool, value, limits)
+        value, size, text = json_result_text(tool, value, limits)
         problems = tool.validate_output(value)
     if problems:
         where = problems[0].path
@@ -234,9 +259,9 @@ def result_writes(
             + f": {problems[0].message}",
         )
     if not alternatives:
-        return value, [], size
+        return value, [], size, text
     assert isinstance(chosen, int)
-    return value, [(ref, value) for ref in alternatives[chosen]], size
+    return value, [(ref, value) for ref in alternatives[chosen]], size, text
 
 
 def writes_for(call: Call, tool: Tool, output: Any) -> Writes:

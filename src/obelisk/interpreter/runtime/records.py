@@ -174,7 +174,7 @@ class CallRecord(_CallFields):
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class CallOutcome:
     """What a call that ran did, kept so that a resumed run replays it instead of
     running it again: whether it succeeded, the writes it made (``(reference,
@@ -187,6 +187,30 @@ class CallOutcome:
     error: dict[str, Any] | None
     attempts: int
     times: tuple[float | None, float | None]
+
+    def __init__(
+        self,
+        succeeded: bool,
+        writes: tuple[tuple[Reference, Any], ...],
+        output: Any,
+        error: dict[str, Any] | None,
+        attempts: int,
+        times: tuple[float | None, float | None],
+    ) -> None:
+        # the dataclass's own __init__, with the slots' setters instead of
+        # object.__setattr__ (which looks each name up): the engine makes one per call
+        _outcome_setters[0](self, succeeded)
+        _outcome_setters[1](self, writes)
+        _outcome_setters[2](self, output)
+        _outcome_setters[3](self, error)
+        _outcome_setters[4](self, attempts)
+        _outcome_setters[5](self, times)
+
+
+_outcome_setters = tuple(
+    vars(CallOutcome)[name].__set__
+    for name in ("succeeded", "writes", "output", "error", "attempts", "times")
+)
 
 
 @dataclass(frozen=True, slots=True, repr=False)

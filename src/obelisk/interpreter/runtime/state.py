@@ -31,7 +31,7 @@ from obelisk.interpreter.plan.model import OutputMethod
 from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.json_values import copy_json, deep_merge
 
-__all__ = ["MISSING", "State"]
+__all__ = ["MISSING", "State", "log_text"]
 
 
 class _Missing:
@@ -380,6 +380,7 @@ class State:
         call: int | None = None,
         instance: str | None = None,
         owned: bool = False,
+        json: bytes | None = None,
     ) -> list[WriteEntry]:
         """Apply the writes of one call, all or nothing (docs/semantics.md: a failed call
         writes nothing): every target is checked before any is applied.  Raises
@@ -389,7 +390,10 @@ class State:
         shares objects with the state.  ``owned=True`` says the values are fresh, plain
         JSON data nothing else holds (the engine's converted tool results): the state
         keeps each as it is, without the first copy (a value given for several targets
-        is copied for each target after the first)."""
+        is copied for each target after the first).  With ``owned=True``, ``json`` may
+        give the compact JSON text (``pydantic_core.to_json``) of the one value every
+        target is given, made already (the engine measured the result's size on it):
+        the log keeps that text instead of making it again."""
         # an instance's writes are only stored here and applied when read: walk them now
         walk = len(targets) > 1 or instance is not None
         if len(targets) == 1:  # the common case: nothing to keep track of between targets
@@ -397,19 +401,21 @@ class State:
             if not owned:
                 value = copy_json(value)
             new = self._prepare(reference, value, method, instance, walk)
-            return [self._store(reference, value, new, method, call, instance, owned)]
+            return [self._store(reference, value, new, method, call, instance, owned, json)]
         checked = []
         kept: set[int] = set()
         for reference, value in targets:
+            # the text is the first value's, and so a copy's of it
+            text = json if json is not None and value is targets[0][1] else None
             if not owned or id(value) in kept:
                 value = copy_json(value)
             else:
                 kept.add(id(value))
             prepared = self._prepare(reference, value, method, instance, walk)
-            checked.append((reference, value, prepared))
+            checked.append((reference, value, prepared, text))
         return [
-            self._store(reference, value, new, method, call, instance, owned)
-            for reference, value, new in checked
+            self._store(reference, value, new, method, call, instance, owned, text)
+            for reference, value, new, text in checked
         ]
 
     def _store(
@@ -421,9 +427,10 @@ class State:
         call: int | None,
         instance: str | None,
         owned: bool,
+        json: bytes | None = None,
     ) -> WriteEntry:
-        """Apply one checked write (``new``, from :meth:`_prepare`) and log ``value``;
-        returns the log entry."""
+        """Apply one checked write (``new``, from :meth:`_prepare`) and log ``value``
+        (``json``: its text, if made already); returns the log entry."""
         stored = _ERASED if method == "erase" else new
         if isinstance(stored, _Extend):
             stored.target.extend(stored.items)
@@ -435,7 +442,7 @@ class State:
             self._layers.setdefault(instance, []).append((reference, layered))
         if self._views:
             self._views.clear()
-        entry = self._entry(call, instance, str(reference), method, value, owned)
+        entry = self._entry(call, instance, str(reference), method, value, owned, json)
         self.log.append(entry)
         return entry
 
@@ -447,16 +454,21 @@ class State:
         method: OutputMethod,
         value: Any,
         owned: bool,
+        json: bytes | None = None,
     ) -> WriteEntry:
         """The log entry of one write: it never shares objects with the state.  A
         scalar is shared as it is; an owned value (plain JSON data) is kept as compact
-        JSON text, decoded when first read; anything else is copied."""
+        JSON text (``json`` when given), decoded when first read; anything else is
+        copied."""
         seq, at = len(self.log), time.time()
         if type(value) in _IMMUTABLE:
             return WriteEntry(seq, call, instance, path, method, value, at)
         if owned:
+            if json is not None:
+                return WriteEntry(seq, call, instance, path, method, time=at, json=json)
             try:
-                return WriteEntry(seq, call, instance, path, method, time=at, json=to_json(value))
+                json = log_text(value)
+                return WriteEntry(seq, call, instance, path, method, time=at, json=json)
             except ValueError:  # not UTF-8 text (a lone surrogate): a copy instead
                 pass
         return WriteEntry(seq, call, instance, path, method, copy_json(value), at)
@@ -482,3 +494,11 @@ class State:
         if not isinstance(value, list):
             raise StateWriteError(f"cannot concat onto {reference}: the value is not a list")
         return [*current, *value]
+
+
+def log_text(value: Any) -> bytes:
+    """The compact JSON text (UTF-8 bytes) the write log keeps of ``value`` (JSON data;
+    NaN and infinities become the constants ``NaN`` and ``Infinity``).  Raises
+    ``ValueError`` when it has no UTF-8 text (a lone surrogate).  The engine makes it
+    once, measuring a result's size, and hands it to :meth:`State.write_many`."""
+    return to_json(value, inf_nan_mode="constants")
