@@ -181,6 +181,39 @@ def test_runtime_limits_fail_the_call_that_passes_them() -> None:
     assert result.state == {"small": list(range(10)), "shallow": [[[[0]]]]}
 
 
+def test_output_limits_hold_for_results_with_a_lone_surrogate() -> None:
+    # UTF-8 cannot hold a lone surrogate, so the result has no compact UTF-8 text;
+    # its size and depth are measured all the same
+    limits = obelisk.Limits(max_output_bytes=1_000, max_output_depth=5)
+
+    @obelisk.tool
+    def odd(n: int, depth: int) -> Any:
+        """n characters and a lone surrogate, nested depth lists deep."""
+        value: Any = "x" * n + "\ud800"
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    plan = [
+        {"_tool": "odd", "n": 10, "depth": 1, "_outputPath": "†state.small"},
+        {"_tool": "odd", "n": 2_000, "depth": 1, "_outputPath": "†state.large"},
+        {"_tool": "odd", "n": 10, "depth": 6, "_outputPath": "†state.deep"},
+    ]
+    result = obelisk.run_sync(plan, [odd], limits=limits)
+    assert [r.status for r in result.calls] == ["succeeded", "failed", "failed"]
+    assert result.calls[1].error == {
+        "type": "OutputValidationError",
+        "message": "the output of odd is 2,007 bytes of JSON; at most 1,000 are allowed "
+        "(Limits.max_output_bytes)",
+    }
+    assert result.calls[2].error == {
+        "type": "OutputValidationError",
+        "message": "the output of odd nests 6 levels deep; at most 5 are allowed "
+        "(Limits.max_output_depth)",
+    }
+    assert result.state == {"small": ["x" * 10 + "\ud800"]}
+
+
 def test_the_state_limit_refuses_the_write_that_would_pass_it() -> None:
     @obelisk.tool
     def text(n: int) -> str:

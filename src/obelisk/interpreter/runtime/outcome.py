@@ -21,6 +21,7 @@ the call record get one more copy, which never shares objects with the state.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -143,8 +144,10 @@ def json_result_text(
     made: bytes | None = None
     try:
         text = made = log_text(converted)
-    except Exception:
-        text = b"NaN"
+    except ValueError:  # a lone surrogate, which UTF-8 cannot hold: measure it all the same
+        text = json.dumps(converted, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"
+        )
     if b"NaN" in text or b"Infinity" in text:
         where = _non_finite(converted)
         if where is not None:
