@@ -19,6 +19,7 @@ from obelisk.interpreter.runtime.journal import Journal
 from obelisk.interpreter.runtime.journal_data import RunRow, load, plan_calls
 from obelisk.interpreter.runtime.journal_writer import RunWriter
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, run_status
+from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State
 
 __all__ = ["settled_result"]
@@ -84,15 +85,14 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
         writer.close()
     finally:
         book.unlock(run_id, token, ended)
-    documents = {kind: state.document(kind) for kind in state.kinds}
-    return RunResult(
-        status=status,
-        state=documents.get("state") or {},
-        calls=tuple(records),
-        log=tuple(state.log),
-        documents=documents,
-        instances={name: state.document("state", name) for name in state.instances},
+    return run_result(
+        status,
+        state,
+        records,
+        owns_state=False,
+        pending={},
         outcomes=_outcomes(progress.outcomes),
+        unknown={},
         run_id=run_id,
     )
 
