@@ -33,8 +33,9 @@ from obelisk.interpreter.analysis.schema_types import (
     types_compatible,
 )
 from obelisk.interpreter.plan.call import Collector
+from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
-from obelisk.interpreter.plan.parse import PartialPlan, gc_paused, parse_partial
+from obelisk.interpreter.plan.parse import PartialPlan, parse_partial
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import preview

@@ -18,39 +18,20 @@ what can be read of a plan with errors, so the checker can report every problem.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from obelisk.errors import Diagnostic, PlanError, limit_per_code, sort_diagnostics
 from obelisk.interpreter.plan.call import Collector, json_kind, parse_reported_call
+from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, PlanMode, new_call
 from obelisk.interpreter.plan.plain import plain_call
 from obelisk.json_values import loads_strict, preview
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["PartialPlan", "gc_paused", "parse_partial", "parse_plan"]
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a plan is parsed, analysed or set up.
-
-    These stages allocate many small objects and no reference cycles; letting the
-    collector walk the growing heap costs about a third of the time on large
-    plans (benchmarks/check_throughput.py).  Reference counting still frees
-    everything; the collector resumes, in its previous state, on exit.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+__all__ = ["PartialPlan", "parse_partial", "parse_plan"]
 
 
 def _decode(source: str | bytes | bytearray, out: Collector) -> Any:

@@ -37,8 +37,8 @@ from obelisk.errors import (
 from obelisk.grammar import Reference
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan
-from obelisk.interpreter.plan.parse import gc_paused
 from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener

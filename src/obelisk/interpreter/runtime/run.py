@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Plan
-from obelisk.interpreter.plan.parse import gc_paused
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.durable import new_run_id, run_journaled
