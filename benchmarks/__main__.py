@@ -205,7 +205,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"({m['machine']}); obelisk {m['obelisk']}, LangGraph {m['langgraph']}, "
         f"Hamilton {m['hamilton']}; median of {results['repeat']} runs.  Times are wall "
         "time / CPU time of the process (`time.process_time`, every thread); ratios "
-        "compare wall with wall and CPU with CPU.",
+        "compare wall with wall and CPU with CPU.  Every obelisk run parses its plan as "
+        "a plan it has never seen: the parser's expression cache is emptied before each "
+        "run.",
         "",
         targets.markdown(results).rstrip("\n"),
         "",
