@@ -113,6 +113,20 @@ class Reference:
     _text: str | None = field(default=None, compare=False, repr=False)
     _key: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
 
+    @classmethod
+    def parsed(
+        cls,
+        kind: str,
+        segments: tuple[Segment, ...],
+        span: Span,
+        text: str | None,
+        key: tuple[object, ...],
+    ) -> Reference:
+        """A reference whose :attr:`key` and canonical text (``str()``; ``None``:
+        made on first use) its parser already has, so neither is computed again.
+        Both must be what :attr:`key` and ``str()`` would compute."""
+        return cls(kind, segments, span, text, key)
+
     @property
     def key(self) -> tuple[object, ...]:
         """The path as one hashable tuple, for indexes of paths: the kind, then each

@@ -24,6 +24,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from obelisk.errors import ReferenceSyntaxError
 from obelisk.grammar.nodes import (
+    ANY_INDEX,
     Alternatives,
     Conjunction,
     Escaped,
@@ -286,19 +287,31 @@ def _conjunction(parts: list[Reference]) -> Reference | Conjunction:
 
 
 def _parse_dotted(text: str) -> Reference:
-    """``†kind.a.2.b`` (already matched by ``_DOTTED``) without a second regex."""
+    """``†kind.a.2.b`` (already matched by ``_DOTTED``) without a second regex.
+
+    The reference's key is made on the way, and ``text`` is its canonical text when
+    it has no index (a dotted name matches ``_NAME``, which ``Field`` writes as
+    ``.name``; an index is written ``[2]``), so neither is computed again."""
     kind, *parts = text[1:].split(".")
     segments: list[Segment] = []
+    key: list[object] = [kind]
+    canonical = True
     offset = len(kind) + 1
     for part in parts:
         end = offset + 1 + len(part)
         first = part[0]
         if first == "-" or "0" <= first <= "9":
-            segments.append(Index(int(part), (offset, end)))
+            index = int(part)
+            segments.append(Index(index, (offset, end)))
+            key.append(index if index >= 0 else ANY_INDEX)
+            canonical = False
         else:
             segments.append(Field(part, (offset, end)))
+            key.append(part)
         offset = end
-    return Reference(kind, tuple(segments), (0, len(text)))
+    return Reference.parsed(
+        kind, tuple(segments), (0, len(text)), text if canonical else None, tuple(key)
+    )
 
 
 def _parse_plain(text: str) -> Expression | None:
