@@ -13,11 +13,12 @@ instead use the sync driver with Hamilton's ``FutureAdapter``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import sys
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from typing import Any, Literal
 
@@ -84,6 +85,19 @@ def _module(deps: list[list[int]], body: Callable[[int], list[str]], asynchronou
     return module
 
 
+@contextlib.contextmanager
+def _deep(deps: list[list[int]]) -> Iterator[None]:
+    """Room for Hamilton's recursive walk of the DAG (about one frame per node on the
+    longest path, so a 1,000-call chain reached Python's default limit of 1,000,
+    depending on the hash seed's order of the walk); the limit is put back after."""
+    found = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(found, 4 * len(deps) + 1_000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(found)
+
+
 async def _run_async(
     deps: list[list[int]], module: Any
 ) -> tuple[float, float, float, dict[str, Any]]:
@@ -97,9 +111,10 @@ async def _run_async(
         build = time.perf_counter() - start
     finally:
         del sys.modules[module.__name__]
-    start, cpu = time.perf_counter(), time.process_time()
-    results: dict[str, Any] = await dr.execute(final_vars)
-    cpu = time.process_time() - cpu
+    with _deep(deps):
+        start, cpu = time.perf_counter(), time.process_time()
+        results: dict[str, Any] = await dr.execute(final_vars)
+        cpu = time.process_time() - cpu
     return build, time.perf_counter() - start, cpu, results
 
 
@@ -116,9 +131,10 @@ def _run_threads(deps: list[list[int]], module: Any) -> tuple[float, float, floa
     finally:
         del sys.modules[module.__name__]
     try:
-        start, cpu = time.perf_counter(), time.process_time()
-        results: dict[str, Any] = dr.execute(final_vars)
-        cpu = time.process_time() - cpu
+        with _deep(deps):
+            start, cpu = time.perf_counter(), time.process_time()
+            results: dict[str, Any] = dr.execute(final_vars)
+            cpu = time.process_time() - cpu
         return build, time.perf_counter() - start, cpu, results
     finally:
         adapter.executor.shutdown(wait=True)
