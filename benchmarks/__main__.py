@@ -79,9 +79,10 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": machine(), "repeat": repeat, "quick": quick}
     layered_rows = []
     for n in sizes:
-        # Competitors at 100k would take minutes per run: 1k and 10k only.
+        # Competitors at 100k would take minutes per run: 1k and 10k only.  obelisk at
+        # 100k is a median of ``repeat`` runs like the rest (one run swung 60-87 us).
         chosen = systems if n <= 10_000 else ("floor", "obelisk")
-        row = suite.overhead(layered(n), repeat if n < 100_000 else 1, chosen)
+        row = suite.overhead(layered(n), repeat, chosen)
         layered_rows.append({"calls": n, **row})
     results["overhead_layered"] = layered_rows
     shapes = {"chain": suite.chain(1_000), "fan-out + join": suite.fan(1_000)}
