@@ -1,7 +1,12 @@
 """The collector while a plan is parsed, checked or set up (docs/semantics.md, "The
 garbage collector"): a big stage ends by moving its objects to the oldest generation
 without a walk; a small one, a collector that was off and frozen objects are left
-as they are."""
+as they are.
+
+A young collection moves what it walks to the middle generation, so an object found
+in the oldest generation right after a stage was moved there without a walk.  The
+tests judge by that, not by counting collections: other threads of the test process
+may start collections of their own at any time."""
 
 from __future__ import annotations
 
@@ -26,31 +31,22 @@ def collector_on() -> Iterator[None]:
         gc.disable()
 
 
-def _young(value: object) -> bool:
-    """Whether ``value`` is in the youngest generation."""
-    return any(item is value for item in gc.get_objects(generation=0))
+def _in(generation: int, value: object) -> bool:
+    """Whether ``value`` is in ``generation`` (0: the youngest, 2: the oldest)."""
+    return any(item is value for item in gc.get_objects(generation=generation))
 
 
 def _allocate(count: int) -> list[list[int]]:
     return [[i] for i in range(count)]
 
 
-def _collections() -> int:
-    """How many collections of any generation have run in this process."""
-    return sum(generation["collections"] for generation in gc.get_stats())
-
-
-def test_a_big_stage_leaves_nothing_young_and_nothing_frozen() -> None:
+def test_a_big_stage_moves_its_objects_to_the_oldest_generation() -> None:
     with gc_paused():
         assert not gc.isenabled()
         made = _allocate(PROMOTE_AT)
-        assert _young(made)
-        before = _collections()
+        assert _in(0, made)
     assert gc.isenabled()
-    young = _young(made) or _young(made[0])
-    assert _collections() == before  # moved without a walk: no young collection started
-    assert not young
-    assert gc.get_count()[0] < PROMOTE_AT
+    assert _in(2, made) and _in(2, made[0])
     assert gc.get_freeze_count() == 0
 
 
@@ -58,7 +54,7 @@ def test_a_small_stage_leaves_its_objects_young() -> None:
     with gc_paused():
         made = _allocate(100)
     assert gc.isenabled()
-    assert _young(made)
+    assert not _in(2, made)
 
 
 def test_a_collector_that_was_off_stays_off_and_nothing_moves() -> None:
@@ -66,7 +62,7 @@ def test_a_collector_that_was_off_stays_off_and_nothing_moves() -> None:
     with gc_paused():
         made = _allocate(PROMOTE_AT)
     assert not gc.isenabled()
-    assert _young(made)
+    assert _in(0, made)
     assert gc.get_count()[0] >= PROMOTE_AT
 
 
@@ -78,7 +74,7 @@ def test_objects_the_program_froze_stay_frozen() -> None:
             made = _allocate(PROMOTE_AT)
         # neither thawed (the count would be 0) nor frozen again (it would grow)
         assert gc.get_freeze_count() == frozen
-        assert made
+        assert not _in(2, made)
     finally:
         gc.unfreeze()
 
@@ -88,8 +84,8 @@ def test_nested_stages_resume_the_collector_once_the_outermost_ends() -> None:
         with gc_paused():
             made = _allocate(PROMOTE_AT)
         assert not gc.isenabled()
-        assert _young(made)
-    assert gc.isenabled() and not _young(made)
+        assert _in(0, made)
+    assert gc.isenabled() and _in(2, made)
 
 
 def test_cyclic_garbage_moved_by_a_big_stage_is_freed_by_a_full_collection() -> None:
@@ -103,12 +99,11 @@ def test_cyclic_garbage_moved_by_a_big_stage_is_freed_by_a_full_collection() -> 
     del first, second
     with gc_paused():
         _allocate(PROMOTE_AT)
-    assert freed == []  # moved to the oldest generation, not walked
     gc.collect()
     assert freed == ["cycle"]
 
 
-def test_checking_a_big_plan_leaves_its_objects_out_of_the_young_generation() -> None:
+def test_checking_a_big_plan_moves_its_objects_to_the_oldest_generation() -> None:
     @obelisk.tool
     def zero(a: int = 0) -> int:
         """Nothing."""
@@ -118,9 +113,6 @@ def test_checking_a_big_plan_leaves_its_objects_out_of_the_young_generation() ->
         {"_tool": "zero", "a": f"†state.v{i - 1}", "_outputPath": f"†state.v{i}"}
         for i in range(1, 1_000)
     ]
-    before = _collections()
     result = obelisk.check(plan, [zero])
-    assert _collections() == before
     assert result.ok and result.plan is not None
-    assert gc.get_count()[0] < PROMOTE_AT
-    assert not _young(result.plan.calls[500])
+    assert _in(2, result.plan.calls[500])

@@ -16,8 +16,12 @@ moving every tracked object to the oldest generation without a walk
 (``gc.freeze()`` then ``gc.unfreeze()``, which also resets the young count): the
 next full collection is the first to walk them, as for any other long-lived
 object.  Two things are left as they are: a collector that was off (``gc.disable()``)
-and a program that froze objects itself (``gc.get_freeze_count()`` above 0), whose
-frozen objects must stay frozen.  Cyclic garbage that the program left young
+and a program that froze objects itself, whose frozen objects must stay frozen
+(``gc.unfreeze()`` would thaw them).  That is told by the number of frozen objects:
+more than when this module was imported, or 1,000 or more then.  The interpreter may
+freeze a few of its own (Python 3.12 keeps a few hundred immortal tuples frozen);
+those are thawed with the rest and stay in the oldest generation, as
+``gc.unfreeze()`` would leave them.  Cyclic garbage that the program left young
 when such a stage ends moves to the oldest generation too, and is freed by the next
 full collection instead of the next young one.
 """
@@ -35,22 +39,27 @@ PROMOTE_AT = 10_000
 those freed) from which a paused stage ends by moving every tracked object to the
 oldest generation."""
 
+_FROZEN_AT_IMPORT = gc.get_freeze_count()
+_MAY_THAW = _FROZEN_AT_IMPORT if _FROZEN_AT_IMPORT < 1_000 else -1
+"""The most frozen objects a big stage may thaw: the interpreter's own, counted when
+this module was imported; -1 (never) when a program had frozen its objects by then."""
+
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for the block; on exit it resumes in its
     previous state, having first moved every tracked object to the oldest
-    generation when the block allocated at least :data:`PROMOTE_AT` of them and
-    nothing is frozen (see the module's docstring).  Reference counting frees
-    everything that is not in a cycle, as always.  Blocks may nest: the outermost
-    one resumes the collector."""
+    generation when the block allocated at least :data:`PROMOTE_AT` of them and the
+    program froze no objects itself (see the module's docstring).  Reference
+    counting frees everything that is not in a cycle, as always.  Blocks may nest:
+    the outermost one resumes the collector."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_count()[0] >= PROMOTE_AT and not gc.get_freeze_count():
+            if gc.get_count()[0] >= PROMOTE_AT and gc.get_freeze_count() <= _MAY_THAW:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
