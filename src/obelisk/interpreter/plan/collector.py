@@ -8,8 +8,8 @@ still counts the allocations while it is paused, so the first allocation after i
 resumes would start a young collection that walks every object the stage made,
 and later collections would walk them again in the middle generation and in the
 oldest: three walks of objects that are not garbage.  On a 100,000-call plan each
-walk took over a second, together about 40% of the run (``benchmarks/run_overhead.py``, the
-collector's time read with ``gc.callbacks``).
+walk took over a second, together about 40% of the run
+(``benchmarks/run_overhead.py``, the collector's time read with ``gc.callbacks``).
 
 So a stage that allocated at least :data:`PROMOTE_AT` tracked objects ends by
 moving every tracked object to the oldest generation without a walk
