@@ -101,6 +101,9 @@ _fast_path_candidates = st.one_of(
 @given(_fast_path_candidates)
 @example("†state.a-1.-1[0] ||\t†x && †y.b")
 @example("†state.²")
+@example("†state.r12.items[0].id")
+@example("†state[0][-1].a.-0")
+@example("†state.a[-0]")
 def test_fast_path_agrees_with_lark(text: str) -> None:
     plain = _parse_plain(text)
     if plain is None:

@@ -44,7 +44,7 @@ _NAME = r"[^\W\d][\w\-]*"
 _INT = r"-?(?:0|[1-9][0-9]*)"
 _PLAIN = re.compile(rf"†({_NAME})((?:\.{_NAME}|\.{_INT}|\[{_INT}\])*)")
 _PLAIN_SEGMENT = re.compile(rf"\.({_NAME})|\.({_INT})|\[({_INT})\]")
-_DOTTED = re.compile(rf"†{_NAME}(?:\.(?:{_NAME}|{_INT}))*")
+_DOTTED = re.compile(rf"†{_NAME}(?:\.(?:{_NAME}|{_INT})|\[{_INT}\])*")
 _OPERATOR = re.compile(r"[ \t]*(\|\||&&)[ \t]*")
 _PLAIN_REF_TEXT = rf"†{_NAME}(?:\.{_NAME}|\.{_INT}|\[{_INT}\])*"
 _PLAIN_EXPRESSION = re.compile(rf"{_PLAIN_REF_TEXT}(?:[ \t]*(?:\|\||&&)[ \t]*{_PLAIN_REF_TEXT})*")
@@ -287,25 +287,36 @@ def _conjunction(parts: list[Reference]) -> Reference | Conjunction:
 
 
 def _parse_dotted(text: str) -> Reference:
-    """``†kind.a.2.b`` (already matched by ``_DOTTED``) without a second regex.
+    """``†kind.a.2.b[0]`` (already matched by ``_DOTTED``) without a second regex.
 
     The reference's key is made on the way, and ``text`` is its canonical text when
-    it has no index (a dotted name matches ``_NAME``, which ``Field`` writes as
-    ``.name``; an index is written ``[2]``), so neither is computed again."""
-    kind, *parts = text[1:].split(".")
+    it has no dotted index and no ``[-0]`` (a dotted name matches ``_NAME``, which
+    ``Field`` writes as ``.name``; an index is written ``[2]``), so neither is
+    computed again."""
+    # "a[0]" splits as "a.[0]": a piece that starts with "[" is an index
+    kind, *parts = (text[1:].replace("[", ".[") if "[" in text else text[1:]).split(".")
     segments: list[Segment] = []
     key: list[object] = [kind]
     canonical = True
     offset = len(kind) + 1
     for part in parts:
-        end = offset + 1 + len(part)
         first = part[0]
-        if first == "-" or "0" <= first <= "9":
+        if first == "[":  # "[2]": no dot before it in the text
+            end = offset + len(part)
+            digits = part[1:-1]
+            index = int(digits)
+            segments.append(Index(index, (offset, end)))
+            key.append(index if index >= 0 else ANY_INDEX)
+            if digits == "-0":  # written back as [0]
+                canonical = False
+        elif first == "-" or "0" <= first <= "9":
+            end = offset + 1 + len(part)
             index = int(part)
             segments.append(Index(index, (offset, end)))
             key.append(index if index >= 0 else ANY_INDEX)
             canonical = False
         else:
+            end = offset + 1 + len(part)
             segments.append(Field(part, (offset, end)))
             key.append(part)
         offset = end
@@ -316,7 +327,7 @@ def _parse_dotted(text: str) -> Reference:
 
 def _parse_plain(text: str) -> Expression | None:
     """Fast path: plain references joined by ``||``/``&&``; None for anything else."""
-    if _DOTTED.fullmatch(text) is not None:  # the commonest form: one dotted reference
+    if _DOTTED.fullmatch(text) is not None:  # the commonest form: one plain reference
         return _parse_dotted(text)
     if _PLAIN_EXPRESSION.fullmatch(text) is None:
         return None
