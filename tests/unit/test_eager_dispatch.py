@@ -1,6 +1,6 @@
-"""Eager dispatch (docs/semantics.md, "When a call starts"): on Python 3.12+ a ready
-call's first step runs at once, and a chain of calls that never suspend still lets
-the event loop run between them."""
+"""Eager dispatch (docs/semantics.md, "When a call starts"): a ready call's first step
+runs at once, as its own task, and a chain of calls that never suspend still lets the
+event loop run between them."""
 
 from __future__ import annotations
 
@@ -14,19 +14,20 @@ import obelisk
 from obelisk.interpreter.runtime.events import CallStarted
 
 
-@pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks are Python 3.12+")
 def test_a_ready_call_runs_before_the_event_loop_takes_another_turn() -> None:
     order: list[str] = []
+    tasks: dict[str, asyncio.Task[object] | None] = {}
 
     @obelisk.tool
     async def note() -> int:
         """Say when it ran."""
         order.append("tool")
-        assert asyncio.current_task() is not None  # it runs as its own task
+        tasks["tool"] = asyncio.current_task()
         return 1
 
     def on_event(event: obelisk.Event) -> None:
         if isinstance(event, CallStarted):  # just before the call's task is made
+            tasks["starter"] = asyncio.current_task()
             asyncio.get_running_loop().call_soon(order.append, "loop turn")
 
     result = obelisk.run_sync(
@@ -34,6 +35,59 @@ def test_a_ready_call_runs_before_the_event_loop_takes_another_turn() -> None:
     )
     assert result.state == {"x": 1}
     assert order == ["tool", "loop turn"]
+    # the tool runs as its own task, not as the task that started it
+    assert tasks["tool"] is not None and tasks["tool"] is not tasks["starter"]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.timeout is Python 3.11+")
+def test_a_timeout_inside_an_eager_call_cancels_that_call_only() -> None:
+    # the first step runs inside the dispatch pass: asyncio.timeout must cancel the
+    # call's own task, never the run's
+    @obelisk.tool
+    async def patient(n: int) -> str:
+        """Wait for something that never comes, for 10 ms."""
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(10)
+        except TimeoutError:
+            return f"gave up {n}"
+        return "never"
+
+    @obelisk.tool
+    async def quick(n: int) -> int:
+        """Answer at once."""
+        return n
+
+    plan = [
+        {"_tool": "patient", "n": 1, "_outputPath": "†state.a"},
+        {"_tool": "quick", "n": 2, "_outputPath": "†state.b"},
+        {"_tool": "patient", "n": 3, "_outputPath": "†state.c"},
+    ]
+    result = obelisk.run_sync(plan, [patient, quick])
+    assert result.status == "completed"
+    assert result.state == {"a": "gave up 1", "b": 2, "c": "gave up 3"}
+
+
+def test_calls_that_finish_at_once_and_calls_that_suspend_mix() -> None:
+    # a call that never suspends is settled during the dispatch pass; one that awaits
+    # goes on as an ordinary task; the run waits for both and keeps both results
+    @obelisk.tool
+    async def now(n: int) -> int:
+        """Answer at once."""
+        return n
+
+    @obelisk.tool
+    async def later(n: int) -> int:
+        """Answer after a turn of the loop."""
+        await asyncio.sleep(0)
+        return n + 100
+
+    plan: list[dict[str, object]] = []
+    for i in range(40):
+        plan.append({"_tool": "now" if i % 2 else "later", "n": i, "_outputPath": f"†state.v{i}"})
+    result = obelisk.run_sync(plan, [now, later])
+    assert result.status == "completed"
+    assert result.state == {f"v{i}": i if i % 2 else i + 100 for i in range(40)}
 
 
 def test_a_chain_of_calls_that_never_suspend_still_lets_the_run_time_out() -> None:

@@ -380,6 +380,9 @@ class Engine:
         self._per_tool[tool.name] = self._per_tool.get(tool.name, 0) + 1
         eager = time.perf_counter() < self._eager_until
         task = start_task(self._execute(call, tool, record, arguments), eager)
+        if task.done():  # it finished in its first step: no callback, no turn of the loop
+            self._task_ended(tool.name, task)
+            return
         self._running[index] = task
         task.add_done_callback(functools.partial(self._on_task_done, index, tool.name))
 
@@ -550,15 +553,19 @@ class Engine:
 
     def _on_task_done(self, index: int, tool_name: str, task: asyncio.Task[None]) -> None:
         self._running.pop(index, None)
-        self._per_tool[tool_name] -= 1
-        if not task.cancelled() and task.exception() is not None:  # an engine bug: surface it
-            assert self._done is not None
-            if not self._done.done():
-                self._done.set_exception(task.exception())  # type: ignore[arg-type]
-            return
-        if self._ready:  # a slot is free: start what waits for one
+        if self._task_ended(tool_name, task) and self._ready:  # a slot is free: fill it
             self._dispatch()
         self._check_done()
+
+    def _task_ended(self, tool_name: str, task: asyncio.Task[None]) -> bool:
+        """Free the task's slot; False when it raised (an engine bug: run raises it)."""
+        self._per_tool[tool_name] -= 1
+        if task.cancelled() or task.exception() is None:
+            return True
+        assert self._done is not None
+        if not self._done.done():
+            self._done.set_exception(task.exception())  # type: ignore[arg-type]
+        return False
 
     # -- commit, in plan order among overlapping writers --------------------------
     def _settle(self, index: int, pending: Writes, *, succeeded: bool) -> None:

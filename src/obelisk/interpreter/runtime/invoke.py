@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
+from asyncio.tasks import _enter_task, _leave_task
+from collections import deque
 from collections.abc import Awaitable, Coroutine
 from typing import Any
 
@@ -29,16 +31,48 @@ lets the event loop run timers, cancellation and streaming in between."""
 def start_task(coroutine: Coroutine[Any, Any, None], eager: bool) -> asyncio.Task[None]:
     """A task running ``coroutine`` on the running event loop.
 
-    With ``eager`` on Python 3.12 and later, the coroutine's first step runs now,
-    inside this call (an asyncio *eager* task, the tool seeing it as its
-    ``asyncio.current_task()``): a call that never suspends finishes without a trip
-    through the event loop, and one that suspends goes on as an ordinary task.
-    Otherwise, and on Python 3.10 and 3.11, the task starts on the loop's next turn.
+    With ``eager``, the coroutine's first step runs now, inside this call, as the
+    task's own step (an *eager* task: the tool sees the new task as its
+    ``asyncio.current_task()``, and ``asyncio.timeout()`` in it cancels that task):
+    a call that never suspends is done when this returns, without a trip through
+    the event loop, and one that suspends goes on as an ordinary task.  Python 3.12
+    and later do this themselves (``eager_start``); on 3.10 and 3.11 the task's
+    first step is taken from the loop's queue and run now, the way 3.12 runs it,
+    when the loop is asyncio's own (another loop, such as uvloop's, starts the task
+    on its next turn).  Without ``eager`` the task starts on the loop's next turn.
     """
     loop = asyncio.get_running_loop()
     if eager and sys.version_info >= (3, 12):
         return asyncio.Task(coroutine, loop=loop, eager_start=True)
-    return loop.create_task(coroutine)  # what asyncio.ensure_future does, less its checks
+    task = loop.create_task(coroutine)  # what asyncio.ensure_future does, less its checks
+    if eager:
+        _run_first_step(loop, task)
+    return task
+
+
+def _run_first_step(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+    """Run the step ``task`` just queued on ``loop``, now (Python 3.10 and 3.11).
+
+    The step is the last handle of the ready queue of asyncio's ``BaseEventLoop``;
+    anything else (another loop class, another handle) leaves the task to the loop.
+    As in 3.12's eager start, the task running now (the engine's, or the task of
+    a call that just settled) stops being current while the step runs, and is
+    current again afterwards."""
+    ready = getattr(loop, "_ready", None)
+    if type(ready) is not deque or not ready:
+        return
+    handle = ready[-1]
+    if getattr(getattr(handle, "_callback", None), "__self__", None) is not task:
+        return
+    ready.pop()
+    current = asyncio.current_task(loop)
+    if current is not None:
+        _leave_task(loop, current)
+    try:
+        handle._run()
+    finally:
+        if current is not None:
+            _enter_task(loop, current)
 
 
 class Invoker:
