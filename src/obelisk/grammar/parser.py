@@ -34,6 +34,8 @@ from obelisk.grammar.nodes import (
     Reference,
     Segment,
     Wildcard,
+    new_field,
+    new_index,
 )
 
 __all__ = ["DAGGER", "is_expression", "parse_expression", "parse_reference"]
@@ -265,18 +267,18 @@ def _plain_reference(match: re.Match[str]) -> Reference:
             span = (offset, offset + len(part) + 1)
             first = part[0]
             if first == "-" or "0" <= first <= "9":
-                segments.append(Index(int(part), span))
+                segments.append(new_index(int(part), span))
             else:
-                segments.append(Field(part, span))
+                segments.append(new_field(part, span))
             offset = span[1]
         return Reference(kind, tuple(segments), (start, end))
     for seg in _PLAIN_SEGMENT.finditer(path):
         span = (offset + seg.start(), offset + seg.end())
         name, dotted, bracketed = seg.groups()
         if name is not None:
-            segments.append(Field(name, span))
+            segments.append(new_field(name, span))
         else:
-            segments.append(Index(int(dotted if dotted is not None else bracketed), span))
+            segments.append(new_index(int(dotted if dotted is not None else bracketed), span))
     return Reference(kind, tuple(segments), (start, end))
 
 
@@ -305,19 +307,19 @@ def _parse_dotted(text: str) -> Reference:
             end = offset + len(part)
             digits = part[1:-1]
             index = int(digits)
-            segments.append(Index(index, (offset, end)))
+            segments.append(new_index(index, (offset, end)))
             key.append(index if index >= 0 else ANY_INDEX)
             if digits == "-0":  # written back as [0]
                 canonical = False
         elif first == "-" or "0" <= first <= "9":
             end = offset + 1 + len(part)
             index = int(part)
-            segments.append(Index(index, (offset, end)))
+            segments.append(new_index(index, (offset, end)))
             key.append(index if index >= 0 else ANY_INDEX)
             canonical = False
         else:
             end = offset + 1 + len(part)
-            segments.append(Field(part, (offset, end)))
+            segments.append(new_field(part, (offset, end)))
             key.append(part)
         offset = end
     return Reference.parsed(
