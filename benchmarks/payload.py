@@ -32,8 +32,13 @@ Every figure is µs per call, wall time (``time.perf_counter``) beside CPU time
 checked after its clock stops.  The floor's and obelisk's runs take the kinds in
 turn (int, 0.5 KB, 20 KB, int, ...), so a change in the machine's load hits every
 kind alike.  Ratios, wall by wall and CPU by CPU: each system ÷ the
-floor, and each kind ÷ ``int`` for the same system (the target for obelisk:
-``0.5 KB ÷ int`` at most 1.5x).
+floor (of the medians), and each kind ÷ ``int`` for the same system (the target
+for obelisk: ``0.5 KB ÷ int`` at most 1.5x).  For the floor and obelisk, a kind ÷
+``int`` is the median of the ratios of each round's two runs, measured side by
+side (:func:`paired_ratio`): a machine that gets slower or faster between rounds
+moves a ratio of two medians, taken from different rounds, but not these.
+LangGraph runs each kind in a block of its own, so its ``÷ int`` is the ratio of
+the medians.
 
 Sizes: ``int`` and ``0.5 KB`` at 1k and 5k calls, ``20 KB`` at 1k (``--sizes`` and
 ``--large-sizes`` choose others; 5k calls of 20 KB took 37 s of CPU and a peak RSS
@@ -55,6 +60,7 @@ import io
 import itertools
 import json
 import pstats
+import statistics
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -77,6 +83,8 @@ __all__ = [
     "markdown",
     "measure",
     "measure_kinds",
+    "measure_samples",
+    "paired_ratio",
     "plan_for",
     "small_value",
 ]
@@ -284,18 +292,34 @@ def _runner(deps: list[list[int]], found: Kind, system: str) -> tuple[Callable[[
     raise ValueError(f"unknown system {system!r}")
 
 
+Samples = list[tuple[float, float]]
+"""``(wall, cpu)`` seconds of each run, in the order they ran."""
+
+
 def measure_kinds(
     deps: list[list[int]], kinds: list[Kind], repeat: int, systems: tuple[str, ...]
 ) -> list[dict[str, Times | None]]:
-    """Median seconds per run of ``deps`` with results of each kind, per system; each
+    """Median seconds per run of ``deps`` with results of each kind, per system
+    (:func:`measure_samples`, reduced to medians); ``None`` where a system is missing."""
+    return [
+        {system: None if taken is None else cpu_wall(taken) for system, taken in found.items()}
+        for found in measure_samples(deps, kinds, repeat, systems)
+    ]
+
+
+def measure_samples(
+    deps: list[list[int]], kinds: list[Kind], repeat: int, systems: tuple[str, ...]
+) -> list[dict[str, Samples | None]]:
+    """Seconds of each run of ``deps`` with results of each kind, per system; each
     run's results are checked after its clock stops; ``None`` where a system is
     missing.
 
     The floor's and obelisk's runs take the kinds in turn (int, 0.5 KB, 20 KB, int,
-    ...), so a change in the machine's load hits every kind alike and the ratios
-    between kinds stay fair; LangGraph runs each kind's graph ``repeat`` times in a
-    row (compiled once per kind)."""
-    found: list[dict[str, Times | None]] = [{} for _ in kinds]
+    ...), so a change in the machine's load hits every kind alike, and the ``i``-th
+    samples of two kinds were measured side by side (:func:`paired_ratio`);
+    LangGraph runs each kind's graph ``repeat`` times in a row (compiled once per
+    kind)."""
+    found: list[dict[str, Samples | None]] = [{} for _ in kinds]
     for system in systems:
         if system == "langgraph":
             runner = _langgraph()
@@ -307,17 +331,27 @@ def measure_kinds(
                 for timing, values in runner.payload(deps, kind_.produce, kind_.reads, repeat):
                     _check_values(values, kind_, "langgraph")
                     samples.append((timing.run_s, timing.cpu_s))
-                times[system] = cpu_wall(samples)
+                times[system] = samples
             continue
         runs = [_runner(deps, kind_, system) for kind_ in kinds]
-        samples: list[list[tuple[float, float]]] = [[] for _ in kinds]
+        taken: list[Samples] = [[] for _ in kinds]
         for _ in range(repeat):
-            for (run, check), taken in zip(runs, samples, strict=True):
+            for (run, check), own in zip(runs, taken, strict=True):
                 once = median_times(run, 1, check)
-                taken.append((once["wall"], once["cpu"]))
-        for times, taken in zip(found, samples, strict=True):
-            times[system] = cpu_wall(taken)
+                own.append((once["wall"], once["cpu"]))
+        for times, own in zip(found, taken, strict=True):
+            times[system] = own
     return found
+
+
+def paired_ratio(samples: Samples, reference: Samples) -> Times:
+    """The median of ``samples[i] ÷ reference[i]``, wall by wall and CPU by CPU: for
+    runs measured side by side, a ratio that a slower or faster machine between
+    rounds does not move, as a ratio of the two medians can."""
+    return {
+        "wall": statistics.median(s[0] / r[0] for s, r in zip(samples, reference, strict=True)),
+        "cpu": statistics.median(s[1] / r[1] for s, r in zip(samples, reference, strict=True)),
+    }
 
 
 def measure(
@@ -325,6 +359,16 @@ def measure(
 ) -> dict[str, Times | None]:
     """:func:`measure_kinds` of one kind."""
     return measure_kinds(deps, [found], repeat, systems)[0]
+
+
+def _to_int(samples: Samples | None, base: Samples | None, system: str) -> Times | None:
+    """A kind ÷ ``int`` for one system: paired round by round where the kinds ran in
+    turn (the floor, obelisk), else the ratio of the medians (LangGraph's blocks)."""
+    if samples is None or base is None:
+        return None
+    if system == "langgraph":
+        return ratio(cpu_wall(samples), cpu_wall(base))
+    return paired_ratio(samples, base)
 
 
 def collect(
@@ -351,23 +395,22 @@ def collect(
             for label, found in kinds.items()
             if n in (large_sizes if label == "20 KB" else sizes)
         ]
-        measured = measure_kinds(layered(n), chosen, repeat, systems)
-        for found, times in zip(chosen, measured, strict=True):
-            rows.append(
-                {
-                    "calls": n,
-                    "kind": found.label,
-                    "bytes": found.bytes if found.label != "int" else 0,
-                }
-                | {system: per_call_us(t, n) for system, t in times.items()}
-            )
-    by = {(r["calls"], r["kind"]): r for r in rows}
-    for row in rows:
-        base = by.get((row["calls"], "int"))
-        row["ratios"] = {
-            "to_floor": {s: ratio(row[s], row.get("floor")) for s in systems if s != "floor"},
-            "to_int": {s: ratio(row[s], base and base[s]) for s in systems},
-        }
+        measured = measure_samples(layered(n), chosen, repeat, systems)
+        base = measured[0] if chosen[0].label == "int" else None
+        for found, samples in zip(chosen, measured, strict=True):
+            times = {s: None if t is None else cpu_wall(t) for s, t in samples.items()}
+            row: dict[str, Any] = {
+                "calls": n,
+                "kind": found.label,
+                "bytes": found.bytes if found.label != "int" else 0,
+            } | {system: per_call_us(t, n) for system, t in times.items()}
+            row["ratios"] = {
+                "to_floor": {s: ratio(row[s], row.get("floor")) for s in systems if s != "floor"},
+                "to_int": {
+                    s: _to_int(samples[s], None if base is None else base[s], s) for s in systems
+                },
+            }
+            rows.append(row)
     return {"repeat": repeat, "systems": list(systems), "rows": rows, "target": TARGET}
 
 
@@ -403,7 +446,9 @@ def markdown(results: dict[str, Any]) -> str:
         "**Payloads**: the layered DAG with tools returning JSON objects, each call reading "
         "one field of each dependency (`†state.r12.items[0].id`, `†state.r30.owner.name`); "
         "`int` is the zero-work reference reading whole values.  µs per call, wall / CPU, "
-        f"median of {results['repeat']} runs; ratios wall / CPU.  obelisk includes checking "
+        f"median of {results['repeat']} runs; ratios wall / CPU.  The floor's and obelisk's "
+        "`÷ int` are medians of the ratios of runs measured side by side, one pair per round; "
+        "LangGraph's are ratios of medians.  obelisk includes checking "
         "the plan; LangGraph excludes compiling its graph.",
         "",
         "| " + " | ".join(head) + " |",

@@ -253,6 +253,16 @@ def test_payload_collect_and_report() -> None:
     assert [r["kind"] for r in rows] == ["int", "0.5 KB"]
 
 
+def test_payload_ratios_to_int_pair_the_runs_of_each_round() -> None:
+    # the machine slows down twofold in round 2, after that round's int run: the
+    # ratio of the medians reads 3x, the rounds' own ratios say 1.5x (and 3x once)
+    ints = [(1.0, 0.5), (1.0, 0.5), (1.0, 0.5), (2.0, 1.0), (2.0, 1.0)]
+    objects = [(1.5, 0.75), (1.5, 0.75), (3.0, 1.5), (3.0, 1.5), (3.0, 1.5)]
+    assert payload.paired_ratio(objects, ints) == {"wall": 1.5, "cpu": 1.5}
+    medians = timing.ratio(timing.cpu_wall(objects), timing.cpu_wall(ints))
+    assert medians == {"wall": 3.0, "cpu": 3.0}
+
+
 def test_payload_profile_lists_the_top_functions() -> None:
     text = payload.profile(n=60, top=5)
     assert "Ordered by: internal time" in text and "Ordered by: cumulative time" in text
