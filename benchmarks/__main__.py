@@ -157,6 +157,15 @@ def _ms(value: Any) -> str:
     return f"{wall * 1000:,.0f} / {cpu * 1000:,.0f} ms"
 
 
+def _paired(row: dict[str, Any], system: str, reference: str) -> str:
+    """``system ÷ reference`` of an overhead row: paired round by round
+    (:func:`suite.side_by_side`), or the ratio of the medians of older results."""
+    paired = suite.side_by_side(row, system, reference)
+    if paired is None:
+        return _x(row.get(system), row.get(reference))
+    return _x(paired, {"wall": 1.0, "cpu": 1.0})
+
+
 def _x(value: Any, reference: Any) -> str:
     """``value ÷ reference``, wall by wall and CPU by CPU."""
     (vw, vc), (rw, rc) = _wall_cpu(value), _wall_cpu(reference)
@@ -212,9 +221,10 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         targets.markdown(results).rstrip("\n"),
         "",
-        "**Overhead**: zero-work async calls; µs per call, wall / CPU; ratios to the asyncio "
-        "floor. obelisk includes checking the plan; LangGraph and Hamilton exclude building "
-        "their graph.",
+        "**Overhead**: zero-work async calls; µs per call, wall / CPU.  The systems take "
+        "turns, one run each per round; each ratio is the median of the ratios of the two "
+        "systems' runs of one round.  obelisk includes checking the plan; LangGraph and "
+        "Hamilton exclude building their graph.",
         "",
         "| DAG | calls | floor | obelisk | LangGraph | Hamilton | obelisk ÷ floor "
         "| LangGraph ÷ obelisk |",
@@ -227,8 +237,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(
             f"| {shape} | {n:,} | {_us(row.get('floor'), n)} | {_us(row.get('obelisk'), n)} | "
             f"{_us(row.get('langgraph'), n)} | {_us(row.get('hamilton'), n)} | "
-            f"{_x(row.get('obelisk'), row.get('floor'))} | "
-            f"{_x(row.get('langgraph'), row.get('obelisk'))} |"
+            f"{_paired(row, 'obelisk', 'floor')} | {_paired(row, 'langgraph', 'obelisk')} |"
         )
     layered_rows = {r["calls"]: r for r in results["overhead_layered"]}
     if 100_000 in layered_rows and 10_000 in layered_rows:

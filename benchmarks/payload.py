@@ -60,7 +60,6 @@ import io
 import itertools
 import json
 import pstats
-import statistics
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -68,7 +67,7 @@ from typing import Any
 import obelisk
 
 from .run_overhead import layered
-from .timing import Times, cpu_wall, median_times, per_call_us, ratio
+from .timing import Samples, Times, cpu_wall, median_times, paired_ratio, per_call_us, ratio
 
 __all__ = [
     "KINDS",
@@ -84,7 +83,6 @@ __all__ = [
     "measure",
     "measure_kinds",
     "measure_samples",
-    "paired_ratio",
     "plan_for",
     "small_value",
 ]
@@ -292,10 +290,6 @@ def _runner(deps: list[list[int]], found: Kind, system: str) -> tuple[Callable[[
     raise ValueError(f"unknown system {system!r}")
 
 
-Samples = list[tuple[float, float]]
-"""``(wall, cpu)`` seconds of each run, in the order they ran."""
-
-
 def measure_kinds(
     deps: list[list[int]], kinds: list[Kind], repeat: int, systems: tuple[str, ...]
 ) -> list[dict[str, Times | None]]:
@@ -342,16 +336,6 @@ def measure_samples(
         for times, own in zip(found, taken, strict=True):
             times[system] = own
     return found
-
-
-def paired_ratio(samples: Samples, reference: Samples) -> Times:
-    """The median of ``samples[i] ÷ reference[i]``, wall by wall and CPU by CPU: for
-    runs measured side by side, a ratio that a slower or faster machine between
-    rounds does not move, as a ratio of the two medians can."""
-    return {
-        "wall": statistics.median(s[0] / r[0] for s, r in zip(samples, reference, strict=True)),
-        "cpu": statistics.median(s[1] / r[1] for s, r in zip(samples, reference, strict=True)),
-    }
 
 
 def measure(

@@ -27,7 +27,7 @@ from typing import Any
 import obelisk
 
 from .run_overhead import floor, layered, sleeping_dag
-from .timing import Times, cpu_wall, median_times, per_call_us
+from .timing import Samples, Times, cpu_wall, median_times, paired_ratio, per_call_us
 
 __all__ = [
     "SYSTEMS",
@@ -39,6 +39,7 @@ __all__ = [
     "makespan",
     "memory",
     "overhead",
+    "side_by_side",
     "sync_tools",
 ]
 
@@ -116,23 +117,46 @@ def _timings(timings: list[Any]) -> Times:
 
 def overhead(deps: list[list[int]], repeat: int, systems: tuple[str, ...]) -> dict[str, Any]:
     """Seconds per run (medians, wall and CPU) of zero-work nodes, per system; None
-    where skipped; ``<system>_build``: a competitor's seconds to build its graph."""
+    where skipped; ``<system>_build``: a competitor's seconds to build its graph;
+    ``samples``: each system's ``(wall, cpu)`` seconds, one per round.
+
+    The systems take turns, one run each per round (floor, obelisk, LangGraph,
+    Hamilton, floor, ...), so round ``i`` of two systems ran side by side and
+    :func:`side_by_side` can pair them: a change in the machine's load between
+    rounds moves no ratio."""
     plan = plan_for(deps, "zero")
+    modules = {s: competitor(s) for s in systems if s not in ("floor", "obelisk")}
+    samples: dict[str, Samples] = {s: [] for s in systems if modules.get(s, True) is not None}
+    builds: dict[str, list[float]] = {s: [] for s in modules}
+    for _ in range(repeat):
+        for system in samples:
+            if system == "floor":
+                once = median_times(lambda: asyncio.run(floor(deps)), 1)
+            elif system == "obelisk":
+                once = median_times(lambda: obelisk.run_sync(plan, [zero]), 1)
+            else:
+                timing = modules[system].overhead(deps)
+                builds[system].append(timing.build_s)
+                once = {"wall": timing.run_s, "cpu": timing.cpu_s}
+            samples[system].append((once["wall"], once["cpu"]))
     found: dict[str, Any] = {}
     for system in systems:
-        if system == "floor":
-            found[system] = median_times(lambda: asyncio.run(floor(deps)), repeat)
-        elif system == "obelisk":
-            found[system] = median_times(lambda: obelisk.run_sync(plan, [zero]), repeat)
-        else:
-            module = competitor(system)
-            if module is None:
-                found[system] = None
-                continue
-            runs = [module.overhead(deps) for _ in range(repeat)]
-            found[system] = _timings(runs)
-            found[f"{system}_build"] = statistics.median(t.build_s for t in runs)
+        found[system] = cpu_wall(samples[system]) if system in samples else None
+        if builds.get(system):
+            found[f"{system}_build"] = statistics.median(builds[system])
+    found["samples"] = samples
     return found
+
+
+def side_by_side(row: dict[str, Any], system: str, reference: str) -> Times | None:
+    """``system ÷ reference`` in one :func:`overhead` row: the median of the ratios of
+    the two systems' runs of each round, or ``None`` where the row has no runs of
+    either (a skipped system, or results saved before rounds were paired: their
+    readers fall back on the ratio of the medians)."""
+    pairs = row.get("samples") or {}
+    if system in pairs and reference in pairs:
+        return paired_ratio(pairs[system], pairs[reference])
+    return None
 
 
 def makespan(repeat: int, systems: tuple[str, ...], n: int = 60, seed: int = 11) -> dict[str, Any]:

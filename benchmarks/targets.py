@@ -16,7 +16,8 @@ needs no measurement of its own:
 
 ``TARGETS`` holds each figure's target, ``(comparison, value)`` with comparison
 ``"<="`` or ``">="``, or ``None`` where none is set; a figure measured both ways is
-judged on its CPU time, which other jobs on the machine disturb least.  A figure
+judged on its CPU time, which other jobs on the machine disturb least.  Figures 1
+and 6 pair the runs of each round (:func:`~benchmarks.suite.side_by_side`).  A figure
 the run did not measure (``--quick`` runs no 100k plans, a competitor may be
 missing) is reported as not measured.
 """
@@ -24,6 +25,8 @@ missing) is reported as not measured.
 from __future__ import annotations
 
 from typing import Any
+
+from .suite import side_by_side
 
 __all__ = ["TARGETS", "Figure", "figures", "markdown"]
 
@@ -59,6 +62,17 @@ def _div(a: Any, b: Any) -> tuple[float | None, float | None]:
     )
 
 
+def _paired(row: dict[str, Any] | None, system: str, reference: str) -> tuple[Any, Any]:
+    """``system ÷ reference`` of an overhead row, paired round by round where it can be
+    (:func:`~benchmarks.suite.side_by_side`), else the ratio of the medians."""
+    if row is None:
+        return None, None
+    paired = side_by_side(row, system, reference)
+    if paired is not None:
+        return _times(paired)
+    return _div(row.get(system), row.get(reference))
+
+
 def _by_calls(rows: list[dict[str, Any]], calls: int) -> dict[str, Any] | None:
     return next((r for r in rows if r.get("calls") == calls), None)
 
@@ -81,7 +95,7 @@ def figures(results: dict[str, Any]) -> list[Figure]:
     add(
         "overhead_10k",
         "zero-work async, layered 10k calls, obelisk run incl. check ÷ floor",
-        _div(row.get("obelisk"), row.get("floor")) if row else (None, None),
+        _paired(row, "obelisk", "floor"),
         "x",
     )
     big, ten = _by_calls(layered, 100_000), _by_calls(layered, 10_000)
@@ -128,7 +142,7 @@ def figures(results: dict[str, Any]) -> list[Figure]:
     add(
         "langgraph_1k",
         "LangGraph (in-place reducer) ÷ obelisk, zero-work async, layered 1k calls",
-        _div(row.get("langgraph"), row.get("obelisk")) if row else (None, None),
+        _paired(row, "langgraph", "obelisk"),
         "x",
     )
     memory = results.get("memory", {})

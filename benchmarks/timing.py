@@ -21,7 +21,16 @@ from typing import Any, TypedDict
 
 from obelisk.grammar.parser import parse_expression
 
-__all__ = ["Times", "cpu_wall", "fresh", "median_times", "per_call_us", "ratio"]
+__all__ = [
+    "Samples",
+    "Times",
+    "cpu_wall",
+    "fresh",
+    "median_times",
+    "paired_ratio",
+    "per_call_us",
+    "ratio",
+]
 
 
 def fresh() -> None:
@@ -61,7 +70,11 @@ def median_times(
     return {"wall": statistics.median(walls), "cpu": statistics.median(cpus)}
 
 
-def cpu_wall(samples: list[tuple[float, float]]) -> Times:
+Samples = list[tuple[float, float]]
+"""``(wall, cpu)`` seconds of each run, in the order they ran."""
+
+
+def cpu_wall(samples: Samples) -> Times:
     """The medians of ``(wall, cpu)`` samples measured elsewhere."""
     return {
         "wall": statistics.median(s[0] for s in samples),
@@ -83,4 +96,15 @@ def ratio(value: Times | None, reference: Times | None) -> Times | None:
     return {
         "wall": value["wall"] / reference["wall"],
         "cpu": value["cpu"] / reference["cpu"],
+    }
+
+
+def paired_ratio(samples: Samples, reference: Samples) -> Times:
+    """The median of ``samples[i] ÷ reference[i]``, wall by wall and CPU by CPU: for
+    runs measured side by side (round ``i`` of each), a ratio that a slower or faster
+    machine between rounds does not move, as a ratio of two medians taken from
+    different rounds can."""
+    return {
+        "wall": statistics.median(s[0] / r[0] for s, r in zip(samples, reference, strict=True)),
+        "cpu": statistics.median(s[1] / r[1] for s, r in zip(samples, reference, strict=True)),
     }

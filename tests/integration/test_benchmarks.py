@@ -33,11 +33,20 @@ def test_plan_for_reads_every_dependency() -> None:
 
 
 def test_overhead_and_makespan_run_for_floor_and_obelisk() -> None:
-    found = suite.overhead(suite.fan(50), 1, ("floor", "obelisk"))
-    assert set(found) == {"floor", "obelisk"}
+    found = suite.overhead(suite.fan(50), 3, ("floor", "obelisk"))
+    assert set(found) == {"floor", "obelisk", "samples"}
     for system in ("floor", "obelisk"):
         assert set(found[system]) == {"wall", "cpu"}
         assert found[system]["wall"] > 0 and found[system]["cpu"] >= 0
+        # one run per round, and the medians are those of the rounds' runs
+        assert len(found["samples"][system]) == 3
+        assert found[system] == timing.cpu_wall(found["samples"][system])
+    paired = suite.side_by_side(found, "obelisk", "floor")
+    assert paired == timing.paired_ratio(found["samples"]["obelisk"], found["samples"]["floor"])
+    assert suite.side_by_side(found, "langgraph", "obelisk") is None  # not run
+    # a row saved before rounds were paired has no runs to pair
+    medians = {"floor": {"wall": 2.0, "cpu": 1.0}, "obelisk": {"wall": 6.0, "cpu": 4.0}}
+    assert suite.side_by_side(medians, "obelisk", "floor") is None
     span = suite.makespan(1, ("floor", "obelisk"), n=8)
     assert span["critical_path_s"] > 0
     assert span["obelisk"] >= 0.99  # a run can never beat its critical path
@@ -258,7 +267,7 @@ def test_payload_ratios_to_int_pair_the_runs_of_each_round() -> None:
     # ratio of the medians reads 3x, the rounds' own ratios say 1.5x (and 3x once)
     ints = [(1.0, 0.5), (1.0, 0.5), (1.0, 0.5), (2.0, 1.0), (2.0, 1.0)]
     objects = [(1.5, 0.75), (1.5, 0.75), (3.0, 1.5), (3.0, 1.5), (3.0, 1.5)]
-    assert payload.paired_ratio(objects, ints) == {"wall": 1.5, "cpu": 1.5}
+    assert timing.paired_ratio(objects, ints) == {"wall": 1.5, "cpu": 1.5}
     medians = timing.ratio(timing.cpu_wall(objects), timing.cpu_wall(ints))
     assert medians == {"wall": 3.0, "cpu": 3.0}
 
@@ -411,6 +420,25 @@ def test_targets_figures_and_verdicts() -> None:
     # A quick run lacks the 10k and 100k plans: reported, not guessed.
     quick = targets.markdown({"overhead_layered": [], "memory": {}})
     assert quick.count("not measured") == 7
+
+
+def test_targets_pair_the_runs_of_each_round_where_a_row_has_them() -> None:
+    # round 2 ran on a machine twice as slow from its obelisk run on: the medians
+    # read 10 / 1 = 10x, the rounds' own ratios 5x (and 10x once)
+    row = {
+        "calls": 10_000,
+        "floor": {"wall": 1.0, "cpu": 1.0},
+        "obelisk": {"wall": 10.0, "cpu": 10.0},
+        "samples": {
+            "floor": [(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (2.0, 2.0), (2.0, 2.0)],
+            "obelisk": [(5.0, 5.0), (5.0, 5.0), (10.0, 10.0), (10.0, 10.0), (10.0, 10.0)],
+        },
+    }
+    figure = targets.figures({"overhead_layered": [row]})[0]
+    assert (figure["key"], figure["wall"], figure["cpu"]) == ("overhead_10k", 5.0, 5.0)
+    del row["samples"]  # results saved before rounds were paired
+    figure = targets.figures({"overhead_layered": [row]})[0]
+    assert (figure["wall"], figure["cpu"]) == (10.0, 10.0)
 
 
 def test_journal_benchmark_measures_both_runs_and_a_resume() -> None:
