@@ -85,6 +85,8 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
         row = suite.overhead(layered(n), repeat, chosen)
         layered_rows.append({"calls": n, **row})
     results["overhead_layered"] = layered_rows
+    if not quick:  # 100k and 10k in turn: their ratio, paired round by round
+        results["growth"] = suite.growth(10_000, 100_000, repeat)
     shapes = {"chain": suite.chain(1_000), "fan-out + join": suite.fan(1_000)}
     results["overhead_shapes"] = [
         {"shape": name, "calls": len(deps), **suite.overhead(deps, repeat, systems)}
@@ -240,7 +242,14 @@ def markdown(results: dict[str, Any]) -> str:
             f"{_paired(row, 'obelisk', 'floor')} | {_paired(row, 'langgraph', 'obelisk')} |"
         )
     layered_rows = {r["calls"]: r for r in results["overhead_layered"]}
-    if 100_000 in layered_rows and 10_000 in layered_rows:
+    if "growth" in results:
+        growth = _x(results["growth"]["ratio"], {"wall": 1.0, "cpu": 1.0})
+        lines += [
+            "",
+            f"obelisk at 100k calls takes {growth} its 10k time (linear: 10x; the two sizes "
+            "run in turn, the median of each round's ratio).",
+        ]
+    elif 100_000 in layered_rows and 10_000 in layered_rows:  # results saved before
         growth = _x(layered_rows[100_000]["obelisk"], layered_rows[10_000]["obelisk"])
         lines += ["", f"obelisk at 100k calls takes {growth} its 10k time (linear: 10x)."]
     if "payload" in results:

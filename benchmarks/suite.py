@@ -37,6 +37,7 @@ __all__ = [
     "inline_supported",
     "inline_tool",
     "makespan",
+    "growth",
     "memory",
     "overhead",
     "side_by_side",
@@ -146,6 +147,25 @@ def overhead(deps: list[list[int]], repeat: int, systems: tuple[str, ...]) -> di
             found[f"{system}_build"] = statistics.median(builds[system])
     found["samples"] = samples
     return found
+
+
+def growth(small: int, large: int, repeat: int) -> dict[str, Any]:
+    """obelisk's time for ``large`` zero-work calls of the layered DAG ÷ its time for
+    ``small`` (linear: ``large / small``), the two sizes run in turn, one run each per
+    round: ``{"small", "large", "samples": {"small": [...], "large": [...]}, "ratio"}``,
+    ``ratio`` paired round by round (:func:`~benchmarks.timing.paired_ratio`)."""
+    plans = {"small": plan_for(layered(small), "zero"), "large": plan_for(layered(large), "zero")}
+    samples: dict[str, Samples] = {"small": [], "large": []}
+    for _ in range(repeat):
+        for key, plan in plans.items():
+            once = median_times(lambda plan=plan: obelisk.run_sync(plan, [zero]), 1)
+            samples[key].append((once["wall"], once["cpu"]))
+    return {
+        "small": small,
+        "large": large,
+        "samples": samples,
+        "ratio": paired_ratio(samples["large"], samples["small"]),
+    }
 
 
 def side_by_side(row: dict[str, Any], system: str, reference: str) -> Times | None:

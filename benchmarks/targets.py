@@ -16,8 +16,9 @@ needs no measurement of its own:
 
 ``TARGETS`` holds each figure's target, ``(comparison, value)`` with comparison
 ``"<="`` or ``">="``, or ``None`` where none is set; a figure measured both ways is
-judged on its CPU time, which other jobs on the machine disturb least.  Figures 1
-and 6 pair the runs of each round (:func:`~benchmarks.suite.side_by_side`).  A figure
+judged on its CPU time, which other jobs on the machine disturb least.  Figures 1,
+2 and 6 pair the runs of each round (:func:`~benchmarks.suite.side_by_side`,
+:func:`~benchmarks.suite.growth`).  A figure
 the run did not measure (``--quick`` runs no 100k plans, a competitor may be
 missing) is reported as not measured.
 """
@@ -73,6 +74,16 @@ def _paired(row: dict[str, Any] | None, system: str, reference: str) -> tuple[An
     return _div(row.get(system), row.get(reference))
 
 
+def _growth(results: dict[str, Any]) -> tuple[Any, Any]:
+    """obelisk's 100k ÷ 10k: paired round by round (``results["growth"]``), else the
+    ratio of the medians of the two overhead rows (results saved before)."""
+    if "growth" in results:
+        return _times(results["growth"]["ratio"])
+    layered = results.get("overhead_layered", [])
+    big, ten = _by_calls(layered, 100_000), _by_calls(layered, 10_000)
+    return _div(big.get("obelisk"), ten.get("obelisk")) if big and ten else (None, None)
+
+
 def _by_calls(rows: list[dict[str, Any]], calls: int) -> dict[str, Any] | None:
     return next((r for r in rows if r.get("calls") == calls), None)
 
@@ -98,11 +109,10 @@ def figures(results: dict[str, Any]) -> list[Figure]:
         _paired(row, "obelisk", "floor"),
         "x",
     )
-    big, ten = _by_calls(layered, 100_000), _by_calls(layered, 10_000)
     add(
         "growth_100k",
         "obelisk 100k calls ÷ 10k calls, time",
-        _div(big.get("obelisk"), ten.get("obelisk")) if big and ten else (None, None),
+        _growth(results),
         "x",
         "linear: 10x",
     )

@@ -441,6 +441,21 @@ def test_targets_pair_the_runs_of_each_round_where_a_row_has_them() -> None:
     assert (figure["wall"], figure["cpu"]) == (10.0, 10.0)
 
 
+def test_growth_runs_both_sizes_in_turn_and_pairs_them() -> None:
+    found = suite.growth(20, 200, 3)
+    assert (found["small"], found["large"]) == (20, 200)
+    assert [len(found["samples"][k]) for k in ("small", "large")] == [3, 3]
+    assert found["ratio"] == timing.paired_ratio(
+        found["samples"]["large"], found["samples"]["small"]
+    )
+    assert found["ratio"]["cpu"] > 1  # ten times the calls take longer
+    by_key = {f["key"]: f for f in targets.figures({"growth": found})}
+    assert (by_key["growth_100k"]["wall"], by_key["growth_100k"]["cpu"]) == (
+        found["ratio"]["wall"],
+        found["ratio"]["cpu"],
+    )
+
+
 def test_journal_benchmark_measures_both_runs_and_a_resume() -> None:
     from benchmarks import journal
 
