@@ -170,8 +170,8 @@ def growth(small: int, large: int, repeat: int) -> dict[str, Any]:
 
 def side_by_side(row: dict[str, Any], system: str, reference: str) -> Times | None:
     """``system ÷ reference`` in one :func:`overhead` row: the median of the ratios of
-    the two systems' runs of each round, or ``None`` where the row has no runs of
-    either (a skipped system, or results saved before rounds were paired: their
+    the two systems' runs of each round, or ``None`` where the row lacks the runs of
+    one of them (a skipped system, or results saved before rounds were paired: their
     readers fall back on the ratio of the medians)."""
     pairs = row.get("samples") or {}
     if system in pairs and reference in pairs:
