@@ -118,3 +118,35 @@ def test_a_chain_of_calls_that_never_suspend_still_lets_the_run_time_out() -> No
         for call in result.calls[succeeded:]
     )
     assert elapsed < 2.0
+
+
+def test_a_call_that_runs_a_plan_of_its_own_stays_its_own_task() -> None:
+    # the inner run starts its calls eagerly inside the outer call's first step: the
+    # outer call's task is current again when the inner run returns, with or without
+    # a task factory on the loop
+    @obelisk.tool
+    async def inner(n: int) -> int:
+        """Double."""
+        return n * 2
+
+    @obelisk.tool
+    async def outer(n: int) -> int:
+        """Run a one-call plan of its own."""
+        me = asyncio.current_task()
+        done = await obelisk.run([{"_tool": "inner", "n": n, "_outputPath": "†state.x"}], [inner])
+        assert asyncio.current_task() is me
+        return int(done.state["x"]) + 1
+
+    plan = [{"_tool": "outer", "n": i, "_outputPath": f"†state.v{i}"} for i in range(10)]
+
+    async def main(factory: bool) -> obelisk.RunResult:
+        if factory:
+            asyncio.get_running_loop().set_task_factory(
+                lambda loop, coro, **options: asyncio.Task(coro, loop=loop, **options)
+            )
+        return await obelisk.run(plan, [outer, inner])
+
+    for factory in (False, True):
+        result = asyncio.run(main(factory))
+        assert result.status == "completed"
+        assert result.state == {f"v{i}": 2 * i + 1 for i in range(10)}
