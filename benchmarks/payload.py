@@ -24,21 +24,20 @@ Systems:
   tool function: no state, no checks, no copies;
 * ``obelisk``: ``obelisk.run_sync`` of the plan, checking included;
 * ``langgraph`` (the ``bench`` extra; skipped when missing): the same nodes as a
-  ``StateGraph`` (``competitors.langgraph_runner.payload``), compiled once per DAG
-  and kind before the clock starts.
+  ``StateGraph`` (``competitors.langgraph_runner.payload_runner``), compiled once per
+  DAG and kind before the clock starts; each run is timed inside its event loop, as
+  in the overhead table.
 
 Every figure is µs per call, wall time (``time.perf_counter``) beside CPU time
 (``time.process_time``), the median of ``repeat`` runs; each run's results are
-checked after its clock stops.  The floor's and obelisk's runs take the kinds in
-turn (int, 0.5 KB, 20 KB, int, ...), so a change in the machine's load hits every
-kind alike.  Ratios, wall by wall and CPU by CPU: each system ÷ the
-floor (of the medians), and each kind ÷ ``int`` for the same system (the target
-for obelisk: ``0.5 KB ÷ int`` at most 1.5x).  For the floor and obelisk, a kind ÷
-``int`` is the median of the ratios of each round's two runs, measured side by
-side (:func:`paired_ratio`): a machine that gets slower or faster between rounds
-moves a ratio of two medians, taken from different rounds, but not these.
-LangGraph runs each kind in a block of its own, so its ``÷ int`` is the ratio of
-the medians.
+checked after its clock stops.  The systems and kinds take turns, one run each per
+round (floor int, floor 0.5 KB, ..., obelisk int, ..., LangGraph int, ..., floor
+int, ...), so a change in the machine's load hits them alike.  Ratios, wall by wall
+and CPU by CPU: each system ÷ the floor, and each kind ÷ ``int`` for the same system
+(the target for obelisk: ``0.5 KB ÷ int`` at most 1.5x).  Each is the median of the
+ratios of each round's two runs, measured side by side (:func:`paired_ratio`): a
+machine that gets slower or faster between rounds moves a ratio of two medians,
+taken from different rounds, but not these.
 
 Sizes: ``int`` and ``0.5 KB`` at 1k and 5k calls, ``20 KB`` at 1k (``--sizes`` and
 ``--large-sizes`` choose others; 5k calls of 20 KB took 37 s of CPU and a peak RSS
@@ -56,6 +55,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import itertools
 import json
@@ -67,7 +67,7 @@ from typing import Any
 import obelisk
 
 from .run_overhead import layered
-from .timing import Samples, Times, cpu_wall, median_times, paired_ratio, per_call_us, ratio
+from .timing import Samples, Times, cpu_wall, fresh, median_times, paired_ratio, per_call_us
 
 __all__ = [
     "KINDS",
@@ -277,17 +277,45 @@ def _langgraph() -> Any | None:
     return langgraph_runner
 
 
-def _runner(deps: list[list[int]], found: Kind, system: str) -> tuple[Callable[[], Any], Any]:
-    """``(run once, check its result)`` for floor or obelisk."""
+def _runner(deps: list[list[int]], found: Kind, system: str) -> Callable[[], tuple[float, float]]:
+    """A function that runs ``deps`` once with results of kind ``found`` on ``system``,
+    checks the results after the clock stops and gives the run's ``(wall, cpu)``
+    seconds.  LangGraph's graph is compiled here, once, and each run is timed inside
+    its event loop (as in the overhead table); the floor's and obelisk's runs are
+    timed whole, event loop included."""
     if system == "floor":
-        return (
+        return _timed(
             lambda: asyncio.run(floor(deps, found)),
             lambda values: _check_values(values, found, "floor"),
         )
     if system == "obelisk":
         plan = plan_for(deps, found)
-        return lambda: obelisk.run_sync(plan, [found.tool]), _obelisk_checked(deps, found)
+        return _timed(lambda: obelisk.run_sync(plan, [found.tool]), _obelisk_checked(deps, found))
+    if system == "langgraph":
+        runner = _langgraph()
+        if runner is None:
+            raise ValueError("langgraph is not installed")
+        run_once = runner.payload_runner(deps, found.produce, found.reads)
+
+        def run_langgraph() -> tuple[float, float]:
+            fresh()
+            gc.collect()
+            timing, values = run_once()
+            _check_values(values, found, "langgraph")
+            return timing.run_s, timing.cpu_s
+
+        return run_langgraph
     raise ValueError(f"unknown system {system!r}")
+
+
+def _timed(
+    run: Callable[[], Any], check: Callable[[Any], None]
+) -> Callable[[], tuple[float, float]]:
+    def once() -> tuple[float, float]:
+        taken = median_times(run, 1, check)
+        return taken["wall"], taken["cpu"]
+
+    return once
 
 
 def measure_kinds(
@@ -308,34 +336,21 @@ def measure_samples(
     run's results are checked after its clock stops; ``None`` where a system is
     missing.
 
-    The floor's and obelisk's runs take the kinds in turn (int, 0.5 KB, 20 KB, int,
-    ...), so a change in the machine's load hits every kind alike, and the ``i``-th
-    samples of two kinds were measured side by side (:func:`paired_ratio`);
-    LangGraph runs each kind's graph ``repeat`` times in a row (compiled once per
-    kind)."""
-    found: list[dict[str, Samples | None]] = [{} for _ in kinds]
-    for system in systems:
-        if system == "langgraph":
-            runner = _langgraph()
-            for times, kind_ in zip(found, kinds, strict=True):
-                if runner is None:
-                    times[system] = None
-                    continue
-                samples = []
-                for timing, values in runner.payload(deps, kind_.produce, kind_.reads, repeat):
-                    _check_values(values, kind_, "langgraph")
-                    samples.append((timing.run_s, timing.cpu_s))
-                times[system] = samples
-            continue
-        runs = [_runner(deps, kind_, system) for kind_ in kinds]
-        taken: list[Samples] = [[] for _ in kinds]
-        for _ in range(repeat):
-            for (run, check), own in zip(runs, taken, strict=True):
-                once = median_times(run, 1, check)
-                own.append((once["wall"], once["cpu"]))
-        for times, own in zip(found, taken, strict=True):
-            times[system] = own
-    return found
+    The systems and kinds take turns, one run each per round (floor int, floor
+    0.5 KB, ..., obelisk int, ..., LangGraph int, ..., floor int, ...), so a change in
+    the machine's load hits them alike, and the ``i``-th samples of any two were
+    measured side by side (:func:`paired_ratio`)."""
+    present = [s for s in systems if s != "langgraph" or _langgraph() is not None]
+    runs = {s: [_runner(deps, kind_, s) for kind_ in kinds] for s in present}
+    taken: dict[str, list[Samples]] = {s: [[] for _ in kinds] for s in present}
+    for _ in range(repeat):
+        for system in present:
+            for run, own in zip(runs[system], taken[system], strict=True):
+                own.append(run())
+    return [
+        {s: taken[s][position] if s in taken else None for s in systems}
+        for position in range(len(kinds))
+    ]
 
 
 def measure(
@@ -345,14 +360,11 @@ def measure(
     return measure_kinds(deps, [found], repeat, systems)[0]
 
 
-def _to_int(samples: Samples | None, base: Samples | None, system: str) -> Times | None:
-    """A kind ÷ ``int`` for one system: paired round by round where the kinds ran in
-    turn (the floor, obelisk), else the ratio of the medians (LangGraph's blocks)."""
-    if samples is None or base is None:
+def _paired(samples: Samples | None, reference: Samples | None) -> Times | None:
+    """``samples ÷ reference``, paired round by round; None where either is missing."""
+    if samples is None or reference is None:
         return None
-    if system == "langgraph":
-        return ratio(cpu_wall(samples), cpu_wall(base))
-    return paired_ratio(samples, base)
+    return paired_ratio(samples, reference)
 
 
 def collect(
@@ -389,9 +401,11 @@ def collect(
                 "bytes": found.bytes if found.label != "int" else 0,
             } | {system: per_call_us(t, n) for system, t in times.items()}
             row["ratios"] = {
-                "to_floor": {s: ratio(row[s], row.get("floor")) for s in systems if s != "floor"},
+                "to_floor": {
+                    s: _paired(samples[s], samples.get("floor")) for s in systems if s != "floor"
+                },
                 "to_int": {
-                    s: _to_int(samples[s], None if base is None else base[s], s) for s in systems
+                    s: _paired(samples[s], None if base is None else base[s]) for s in systems
                 },
             }
             rows.append(row)
@@ -430,10 +444,10 @@ def markdown(results: dict[str, Any]) -> str:
         "**Payloads**: the layered DAG with tools returning JSON objects, each call reading "
         "one field of each dependency (`†state.r12.items[0].id`, `†state.r30.owner.name`); "
         "`int` is the zero-work reference reading whole values.  µs per call, wall / CPU, "
-        f"median of {results['repeat']} runs; ratios wall / CPU.  The floor's and obelisk's "
-        "`÷ int` are medians of the ratios of runs measured side by side, one pair per round; "
-        "LangGraph's are ratios of medians.  obelisk includes checking "
-        "the plan; LangGraph excludes compiling its graph.",
+        f"median of {results['repeat']} runs; ratios wall / CPU.  The systems and kinds take "
+        "turns, one run each per round; every ratio is the median of the ratios of the two "
+        "runs of each round, measured side by side.  obelisk includes checking the plan; "
+        "LangGraph excludes compiling its graph.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---:|" * len(head),

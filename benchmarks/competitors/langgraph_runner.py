@@ -40,7 +40,7 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the bench extra
     raise CompetitorUnavailable("langgraph is not installed: pip install -e '.[bench]'") from error
 
-__all__ = ["blocking", "describe", "makespan", "merge", "overhead", "payload"]
+__all__ = ["blocking", "describe", "makespan", "merge", "overhead", "payload", "payload_runner"]
 
 
 def merge(old: dict[int, Any], new: dict[int, Any]) -> dict[int, Any]:
@@ -187,18 +187,19 @@ def blocking(n: int, ms: int) -> Timing:
     return Timing(build, seconds, max(ended) - min(started), cpu)
 
 
-def payload(
+def payload_runner(
     deps: list[list[int]],
     produce: Callable[..., Awaitable[Any]],
     reads: Sequence[Callable[[Any], Any]],
-    runs: int,
-) -> list[tuple[Timing, list[Any]]]:
+) -> Callable[[], tuple[Timing, list[Any]]]:
     """Nodes that pass real results: node ``i`` reads ``reads[j](value)`` of its
     ``j``-th dependency's value and returns ``await produce(*those)``.
 
-    The graph is compiled once (``build_s``) and run ``runs`` times (a garbage
-    collection before each); each item is a run's :class:`Timing` and every node's
-    value in node order.  Raises ``AssertionError`` unless each node ran once a run.
+    The graph is compiled now, once (``build_s``); each call of the function returned
+    runs it once, in an event loop of its own, and gives that run's :class:`Timing`
+    and every node's value in node order, so a caller can take turns between graphs
+    (one run of each per round).  A run raises ``AssertionError`` unless each node
+    ran once in it.
     """
     check_deps(deps)
     runs_of = [0] * len(deps)
@@ -213,23 +214,39 @@ def payload(
 
         return work
 
-    async def main() -> list[tuple[Timing, list[Any]]]:
-        start = time.perf_counter()
-        graph = _build(deps, make_node)
-        build = time.perf_counter() - start
-        found = []
-        for run in range(1, runs + 1):
-            gc.collect()
-            seconds, cpu, values = await _run(graph, len(deps))
-            assert all(count == run for count in runs_of), (
-                f"nodes not run exactly once in run {run}: "
-                f"{[(i, c) for i, c in enumerate(runs_of) if c != run][:10]}"
-            )
-            assert len(values) == len(deps), "LangGraph lost values"
-            found.append((Timing(build, seconds, cpu_s=cpu), [values[i] for i in range(len(deps))]))
-        return found
+    start = time.perf_counter()
+    graph = _build(deps, make_node)
+    build = time.perf_counter() - start
+    done = 0
 
-    return asyncio.run(main())
+    def run_once() -> tuple[Timing, list[Any]]:
+        nonlocal done
+        seconds, cpu, values = asyncio.run(_run(graph, len(deps)))
+        done += 1
+        assert all(count == done for count in runs_of), (
+            f"nodes not run exactly once in run {done}: "
+            f"{[(i, c) for i, c in enumerate(runs_of) if c != done][:10]}"
+        )
+        assert len(values) == len(deps), "LangGraph lost values"
+        return Timing(build, seconds, cpu_s=cpu), [values[i] for i in range(len(deps))]
+
+    return run_once
+
+
+def payload(
+    deps: list[list[int]],
+    produce: Callable[..., Awaitable[Any]],
+    reads: Sequence[Callable[[Any], Any]],
+    runs: int,
+) -> list[tuple[Timing, list[Any]]]:
+    """:func:`payload_runner`'s graph, compiled once and run ``runs`` times in a row
+    (a garbage collection before each): each run's :class:`Timing` and values."""
+    run_once = payload_runner(deps, produce, reads)
+    found = []
+    for _ in range(runs):
+        gc.collect()
+        found.append(run_once())
+    return found
 
 
 def describe() -> dict[str, Any]:

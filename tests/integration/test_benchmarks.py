@@ -262,14 +262,49 @@ def test_payload_collect_and_report() -> None:
     assert [r["kind"] for r in rows] == ["int", "0.5 KB"]
 
 
-def test_payload_ratios_to_int_pair_the_runs_of_each_round() -> None:
-    # the machine slows down twofold in round 2, after that round's int run: the
-    # ratio of the medians reads 3x, the rounds' own ratios say 1.5x (and 3x once)
-    ints = [(1.0, 0.5), (1.0, 0.5), (1.0, 0.5), (2.0, 1.0), (2.0, 1.0)]
-    objects = [(1.5, 0.75), (1.5, 0.75), (3.0, 1.5), (3.0, 1.5), (3.0, 1.5)]
-    assert timing.paired_ratio(objects, ints) == {"wall": 1.5, "cpu": 1.5}
-    medians = timing.ratio(timing.cpu_wall(objects), timing.cpu_wall(ints))
-    assert medians == {"wall": 3.0, "cpu": 3.0}
+def test_payload_systems_and_kinds_take_turns_and_ratios_pair_each_round(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Scripted runs, no timing: the floor's int run takes 1 s in rounds 0-2 and 2 s in
+    # rounds 3-4; every other run takes 1.5x the floor's int run of its round, except
+    # that the machine slows down twofold in round 2 right after the floor's int run.
+    # The ratio of the medians would read 3x; each round's own ratio says 1.5x.
+    order: list[tuple[str, str]] = []
+
+    def scripted(deps: list[list[int]], found: payload.Kind, system: str) -> Any:
+        def run() -> tuple[float, float]:
+            rounds = sum(1 for s, k in order if (s, k) == ("floor", "int"))
+            order.append((system, found.label))
+            if (system, found.label) == ("floor", "int"):
+                base = 1.0 if rounds < 3 else 2.0
+                return base, base / 2
+            base = 1.0 if rounds - 1 < 2 else 2.0
+            return 1.5 * base, 0.75 * base
+
+        return run
+
+    monkeypatch.setattr(payload, "_runner", scripted)
+    monkeypatch.setattr(payload, "_langgraph", lambda: object())
+    systems = ("floor", "obelisk", "langgraph")
+    found = payload.collect(False, 5, sizes=(50,), large_sizes=(), systems=systems)
+    one_round = [(s, k) for s in systems for k in ("int", "0.5 KB")]
+    assert order == one_round * 5
+    int_row, object_row = found["rows"]
+    assert object_row["ratios"]["to_int"]["floor"] == {"wall": 1.5, "cpu": 1.5}
+    assert object_row["ratios"]["to_int"]["langgraph"] == {"wall": 1.0, "cpu": 1.0}
+    assert int_row["ratios"]["to_floor"] == {
+        "obelisk": {"wall": 1.5, "cpu": 1.5},
+        "langgraph": {"wall": 1.5, "cpu": 1.5},
+    }
+    medians = timing.ratio(int_row["obelisk"], int_row["floor"])
+    assert medians == {"wall": 3.0, "cpu": 3.0}  # what pairing avoids
+    # A system that is not installed gets None, and no runs.
+    monkeypatch.setattr(payload, "_langgraph", lambda: None)
+    order.clear()
+    found = payload.collect(False, 1, sizes=(50,), large_sizes=(), systems=systems)
+    assert {s for s, _ in order} == {"floor", "obelisk"}
+    assert found["rows"][1]["langgraph"] is None
+    assert found["rows"][1]["ratios"]["to_int"]["langgraph"] is None
 
 
 def test_payload_profile_lists_the_top_functions() -> None:

@@ -133,6 +133,16 @@ def test_langgraph_payload_passes_real_results() -> None:
         _positive(timing)
         assert len(values) == len(LAYERED) and all(v in found.pool for v in values)
     assert len({timing.build_s for timing, _ in runs}) == 1  # compiled once
+    # Two graphs compiled once each and run in turn, one run of each per round.
+    whole = payload.kind("int")
+    runners = [
+        runner.payload_runner(LAYERED, kind_.produce, kind_.reads) for kind_ in (found, whole)
+    ]
+    for _ in range(2):
+        for run_once, kind_ in zip(runners, (found, whole), strict=True):
+            timing, values = run_once()
+            _positive(timing)
+            assert len(values) == len(LAYERED) and all(v in kind_.pool for v in values)
     # A read of a field the results lack fails the run.
     with pytest.raises(KeyError):
         runner.payload(LAYERED, found.produce, (lambda v: v["missing"],) * 2, 1)
