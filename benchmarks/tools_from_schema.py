@@ -12,8 +12,9 @@
    result is copied on its way into the state and the log, counted by wrapping the
    copy functions the runtime calls (``COPIERS``: ``copy_json`` and
    ``to_jsonable_python`` in the state module, the JSON conversion in the outcome
-   module, and the JSON text the log keeps, ``to_json`` in the state module; those a
-   version lacks are left out) during one extra run.
+   module (``from_json`` of the text, or ``to_jsonable_python``), and the JSON text
+   the log keeps, ``to_json`` in the outcome or state module; those a version lacks
+   are left out) during one extra run.
 
 Every figure is the median of ``repeat`` runs (at least 5), in CPU time
 (``time.process_time``) beside wall time (``time.perf_counter``).  Run
@@ -174,11 +175,14 @@ COPIERS = (
     ("state", "copy_json"),
     ("state", "to_jsonable_python"),
     ("outcome", "to_jsonable_python"),
+    ("outcome", "from_json"),
     ("state", "to_json"),
+    ("outcome", "to_json"),
 )
 """The runtime's copy functions, by module: wrapped to count copies of a result
-(``state.to_json`` makes the log's JSON text, counted apart as ``texts``)."""
-_TEXTS = ("state.to_json",)
+(``to_json`` makes the log's JSON text, counted apart as ``texts``; ``from_json``
+makes a copy by parsing that text)."""
+_TEXTS = ("state.to_json", "outcome.to_json")
 
 
 def count_copies(value: Any, plan: list[dict[str, Any]], tools: list[Any]) -> dict[str, int]:
@@ -198,7 +202,9 @@ def count_copies(value: Any, plan: list[dict[str, Any]], tools: list[Any]) -> di
         counts[key] = 0
 
         def counted(item: Any, *args: Any, _key: str = key, _f: Any = original, **kw: Any) -> Any:
-            if isinstance(item, dict) and item == value:
+            if (isinstance(item, dict) and item == value) or (
+                isinstance(item, bytes) and item[:1] == b"{" and json.loads(item) == value
+            ):
                 counts[_key] += 1
             return _f(item, *args, **kw)
 
@@ -251,8 +257,8 @@ def markdown(results: dict[str, Any]) -> str:
     copies = ", ".join(
         f"{n} `{k}`" for k, n in counted.items() if k not in ("total", "texts", *_TEXTS) and n
     )
-    texts = counted.get("texts", 0)
-    kept = f"; the log keeps its JSON text ({texts} `state.to_json`)" if texts else ""
+    made = ", ".join(f"{counted[k]} `{k}`" for k in _TEXTS if counted.get(k))
+    kept = f"; the log keeps its JSON text ({made})" if made else ""
     return (
         f"**Tools from JSON descriptions** ({b['parameters']}-parameter OpenAI spec, "
         f"`Tool.from_schema(spec, function=fn)`, per tool): first build of a schema "

@@ -146,15 +146,17 @@ def test_tools_from_schema_benchmark_measures_builds_and_copies() -> None:
     assert 20_000 <= big["bytes"] < 21_000
     assert big["copies"] == {
         "state.copy_json": 0,
-        "outcome.to_jsonable_python": 1,
-        "state.to_json": 1,
+        "outcome.to_jsonable_python": 0,
+        "outcome.from_json": 1,
+        "state.to_json": 0,
+        "outcome.to_json": 1,
         "texts": 1,
         "total": 1,
     }
     text = tools_from_schema.markdown({"build": built, "big_result": big})
     assert (
         "1 copy of it as objects on the way to the state and the log "
-        "(1 `outcome.to_jsonable_python`); the log keeps its JSON text (1 `state.to_json`)"
+        "(1 `outcome.from_json`); the log keeps its JSON text (1 `outcome.to_json`)"
     ) in text
     assert tools_from_schema.forged(tools_from_schema.spec()).parameter_names == (
         "origin",

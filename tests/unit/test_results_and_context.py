@@ -254,8 +254,9 @@ def test_a_fanned_out_result_is_not_shared_between_targets() -> None:
 def test_a_big_result_is_converted_once_and_the_log_keeps_its_json_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The conversion is the state's copy; the log keeps the value's compact JSON text,
-    decoded when first read, and the record shares that value (docs/semantics.md)."""
+    """The conversion makes the value's compact JSON text, which the log keeps, and the
+    state's copy by parsing it; the log decodes the text when first read, and the
+    record shares that value (docs/semantics.md)."""
     from obelisk.interpreter.runtime import outcome, state, write_log
 
     value = {"rows": [{"id": i, "tags": ["a", "b"], "nested": {"n": i}} for i in range(300)]}
@@ -265,6 +266,8 @@ def test_a_big_result_is_converted_once_and_the_log_keeps_its_json_text(
         (state, "to_json"),
         (write_log, "from_json"),
         (outcome, "to_jsonable_python"),
+        (outcome, "to_json"),
+        (outcome, "from_json"),
     ):
         original = getattr(module, name)
 
@@ -286,13 +289,13 @@ def test_a_big_result_is_converted_once_and_the_log_keeps_its_json_text(
 
     result = run([{"_tool": "big", "_outputPath": "†state.big"}], [big])
     assert result.state == {"big": value}
-    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_json"]
+    assert sorted(calls) == ["outcome.from_json", "outcome.to_json"]
     entry, record = result.log[0], result.calls[0]
     assert entry.value == value  # decoded now, once
-    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_json", "write_log.from_json"]
+    assert sorted(calls) == ["outcome.from_json", "outcome.to_json", "write_log.from_json"]
     assert record.output is entry.value
     assert entry.value is not result.state["big"]
-    assert sorted(calls) == ["outcome.to_jsonable_python", "state.to_json", "write_log.from_json"]
+    assert sorted(calls) == ["outcome.from_json", "outcome.to_json", "write_log.from_json"]
 
 
 # -- per-run context ---------------------------------------------------------------------------

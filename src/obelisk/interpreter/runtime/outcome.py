@@ -2,8 +2,8 @@
 
 A result is turned into JSON data (:func:`json_result`): pydantic models,
 dataclasses, enums, dates and times (ISO 8601 strings), UUIDs, decimals (strings),
-tuples and sets (lists) become what ``pydantic_core.to_jsonable_python`` makes of
-them, so the state only ever holds JSON.  A bare value goes to the first
+tuples and sets (lists) become what pydantic-core's JSON serializer makes of them,
+so the state only ever holds JSON.  A bare value goes to the first
 alternative of the call's ``_outputPath``; an
 :class:`~obelisk.interpreter.tools.options.Outcome` picks its alternative by
 index or by a name the tool declares; a raised exception goes to the last
@@ -25,7 +25,8 @@ import json
 import math
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+from jiter import from_json
+from pydantic_core import to_json, to_jsonable_python
 
 from obelisk.errors import OutcomeError, OutputValidationError
 from obelisk.grammar import Reference
@@ -101,14 +102,22 @@ def json_result_text(
 ) -> tuple[Any, int, bytes | None]:
     """``(data, size, text)``: ``value`` as JSON data and its size as compact UTF-8 JSON
     (bytes; an estimate for scalars other than strings), and that compact JSON text
-    (UTF-8 bytes, what the write log keeps: ``state.log_text(data)``) when the size was measured
-    on it: ``None`` for a scalar ``value``, and for data with no UTF-8 text (a lone
-    surrogate).  The write log keeps that text instead of making it again.
+    (UTF-8 bytes, what the write log keeps: ``state.log_text(data)``, except for keys
+    that become one string, below) when the size was measured on it: ``None`` for a
+    scalar ``value``, and for data with no UTF-8 text (a lone surrogate).  The write
+    log keeps that text instead of making it again.
 
-    Uses ``pydantic_core.to_jsonable_python`` (aliases as in the tool's JSON
-    schema; dates and times as ISO 8601 strings; UUIDs and decimals as strings;
-    tuples, sets and frozensets as lists, sets in iteration order; bytes as UTF-8
-    text; non-string dict keys as strings).  Raises
+    The conversion is pydantic-core's JSON serializer (``to_json``; aliases as in the
+    tool's JSON schema; dates and times as ISO 8601 strings; UUIDs and decimals as
+    strings; tuples, sets and frozensets as lists, sets in iteration order; bytes as
+    UTF-8 text; non-string dict keys as strings), and the data is that text parsed
+    back by jiter: one pass makes the text, one makes the copy, and jiter shares the
+    strings of up to 64 bytes it has met before (keys, mostly).  A dict whose keys
+    become one string (``1`` and ``"1"``) keeps the last value, as before, and the
+    text keeps both keys, as the serializer wrote them (reading the text back gives
+    the data).
+    Values that the parser refuses (nested over 200 levels) or that have no UTF-8
+    text are converted by ``pydantic_core.to_jsonable_python`` instead.  Raises
     :class:`~obelisk.errors.OutputValidationError` when a part of it has no JSON
     form: ``the output of make_socket is not JSON data: socket is not JSON
     serializable``, or ``the output of price is not JSON data: nan at items[2].cost``
@@ -123,6 +132,31 @@ def json_result_text(
         size = _string_size(value) if kind is str else 8
         _check_size(tool, size, limits)
         return value, size, None
+    made: bytes | None
+    try:  # the common case: one pass to compact JSON text, and its parse is the new data
+        text = made = to_json(value, fallback=_refuse, inf_nan_mode="constants")
+        converted = from_json(text, allow_inf_nan=True)
+    except Exception:  # no JSON form, a lone surrogate, nested too deep for the parser
+        converted, text, made = _converted(tool, value, limits)
+    if b"NaN" in text or b"Infinity" in text:
+        where = _non_finite(converted)
+        if where is not None:
+            raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
+    _check_size(tool, len(text), limits)
+    limit = limits.max_output_depth
+    # conversion refuses anything deeper than _CONVERTIBLE_DEPTH; count only below that
+    if limit < _CONVERTIBLE_DEPTH and text.count(b"[") + text.count(b"{") > limit:
+        depth = nesting_depth(converted)
+        if depth > limit:
+            raise _too_deep(tool, str(depth), limits)
+    return converted, len(text), made
+
+
+def _converted(tool: Tool, value: Any, limits: Limits) -> tuple[Any, bytes, bytes | None]:
+    """``(data, text, made)`` of :func:`json_result_text` the long way, for a value
+    the short way refused: ``to_jsonable_python`` makes the data, then its text is
+    made (``made``), or measured with lone surrogates kept (``made`` is None).
+    Raises the :class:`~obelisk.errors.OutputValidationError` the value deserves."""
     try:
         converted = to_jsonable_python(value, fallback=_refuse)
     except _NotJSON as exc:
@@ -148,18 +182,7 @@ def json_result_text(
         text = json.dumps(converted, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogatepass"
         )
-    if b"NaN" in text or b"Infinity" in text:
-        where = _non_finite(converted)
-        if where is not None:
-            raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
-    _check_size(tool, len(text), limits)
-    limit = limits.max_output_depth
-    # conversion refuses anything deeper than _CONVERTIBLE_DEPTH; count only below that
-    if limit < _CONVERTIBLE_DEPTH and text.count(b"[") + text.count(b"{") > limit:
-        depth = nesting_depth(converted)
-        if depth > limit:
-            raise _too_deep(tool, str(depth), limits)
-    return converted, len(text), made
+    return converted, text, made
 
 
 # pydantic-core's serializer refuses values nested deeper than this (levels)
