@@ -102,22 +102,20 @@ def json_result_text(
 ) -> tuple[Any, int, bytes | None]:
     """``(data, size, text)``: ``value`` as JSON data and its size as compact UTF-8 JSON
     (bytes; an estimate for scalars other than strings), and that compact JSON text
-    (UTF-8 bytes, what the write log keeps: ``state.log_text(data)``, except for keys
-    that become one string, below) when the size was measured on it: ``None`` for a
-    scalar ``value``, and for data with no UTF-8 text (a lone surrogate).  The write
-    log keeps that text instead of making it again.
+    (UTF-8 bytes, what the write log keeps: ``state.log_text(data)``) when the size was measured
+    on it: ``None`` for a scalar ``value``, and for data with no UTF-8 text (a lone
+    surrogate).  The write log keeps that text instead of making it again.
 
     The conversion is pydantic-core's JSON serializer (``to_json``; aliases as in the
     tool's JSON schema; dates and times as ISO 8601 strings; UUIDs and decimals as
     strings; tuples, sets and frozensets as lists, sets in iteration order; bytes as
     UTF-8 text; non-string dict keys as strings), and the data is that text parsed
     back by jiter: one pass makes the text, one makes the copy, and jiter shares the
-    strings of up to 64 bytes it has met before (keys, mostly).  A dict whose keys
-    become one string (``1`` and ``"1"``) keeps the last value, as before, and the
-    text keeps both keys, as the serializer wrote them (reading the text back gives
-    the data).
-    Values that the parser refuses (nested over 200 levels) or that have no UTF-8
-    text are converted by ``pydantic_core.to_jsonable_python`` instead.  Raises
+    strings of up to 64 bytes it has met before (keys, mostly).  Values the parser
+    refuses are converted by ``pydantic_core.to_jsonable_python`` instead, and their
+    text made from that data: nested over 200 levels, with no UTF-8 text, or with a
+    dict whose keys become one string (``1`` and ``"1"``: the data keeps the last
+    value, and so does the text).  Raises
     :class:`~obelisk.errors.OutputValidationError` when a part of it has no JSON
     form: ``the output of make_socket is not JSON data: socket is not JSON
     serializable``, or ``the output of price is not JSON data: nan at items[2].cost``
@@ -135,8 +133,8 @@ def json_result_text(
     made: bytes | None
     try:  # the common case: one pass to compact JSON text, and its parse is the new data
         text = made = to_json(value, fallback=_refuse, inf_nan_mode="constants")
-        converted = from_json(text, allow_inf_nan=True)
-    except Exception:  # no JSON form, a lone surrogate, nested too deep for the parser
+        converted = from_json(text, allow_inf_nan=True, catch_duplicate_keys=True)
+    except Exception:  # no JSON form, a lone surrogate, too deep for the parser, keys that collide
         converted, text, made = _converted(tool, value, limits)
     if b"NaN" in text or b"Infinity" in text:
         where = _non_finite(converted)
