@@ -92,7 +92,10 @@ __all__ = [
 Severity = Literal["error", "warning"]
 
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]")
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029"
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidi controls reorder the text
+)
 _SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -104,9 +107,11 @@ def _escape(match: re.Match[str]) -> str:
 def printable(text: str) -> str:
     """``text`` safe to print on any terminal and to encode as UTF-8.
 
-    Control characters, lone surrogates (``"\\ud800"``, which UTF-8 cannot encode)
-    and line separators are written as JSON escapes (``\\t``, ``\\u001b``,
-    ``\\ud800``); everything else is kept as it is, ``†`` included.
+    Control characters, lone surrogates (``"\\ud800"``, which UTF-8 cannot encode),
+    line separators and the bidirectional controls that reorder what a terminal
+    shows (``\\u202e`` and the other embeddings, overrides, isolates and marks) are
+    written as JSON escapes (``\\t``, ``\\u001b``, ``\\ud800``, ``\\u202e``);
+    everything else is kept as it is, ``†`` included.
 
     >>> printable("†state.a\\tb\\ud800")
     '†state.a\\\\tb\\\\ud800'

@@ -58,7 +58,8 @@ def test_a_call_pauses_and_the_rest_goes_on() -> None:
     (pending,) = result.pending
     assert pending.call == 1 and pending.label == "#1 send_email"
     assert pending.arguments == {"to": "ada@example.com", "body": "BODY"}
-    assert pending.id == f"1-{pending.hash[:12]}" and len(pending.hash) == 64
+    call, _, bound = pending.id.partition("-")  # bound to the run, its plan and the hash
+    assert call == "1" and len(bound) == 32 and len(pending.hash) == 64
     assert result.to_dict()["pending"] == [pending.to_dict()]
     assert sorted(calls) == ["fetch body", "fetch independent"]
 
@@ -128,18 +129,18 @@ def test_a_decision_holds_only_for_its_arguments() -> None:
     with pytest.raises(ApprovalError) as refused:
         obelisk.resume_sync(second, {a_txt.id: Decision.accept()})
     assert str(refused.value) == (
-        f"no call awaits approval {a_txt.id!r}; #0 edit_file awaits {shadow.id}: its arguments "
-        f"are not the ones that decision was made for (pending: {shadow.id})"
+        f"approval {a_txt.id!r} is unknown: no call of run {second.run_id!r} awaits it "
+        f"(pending: {shadow.id})"
     )
     assert "edit /etc/shadow" not in calls
 
 
 def test_unknown_ids_and_wrong_decisions_are_clear_errors() -> None:
     paused = obelisk.run_sync(PLAN, make_tools([]))
-    with pytest.raises(ApprovalError, match=r"no call awaits approval 'nope' \(pending: 1-"):
+    with pytest.raises(ApprovalError, match=r"approval 'nope' is unknown: .* \(pending: 1-"):
         obelisk.resume_sync(paused, {"nope": Decision.accept()})
     with pytest.raises(ApprovalError, match=r"must be Decision\.accept\(\)"):
-        obelisk.resume_sync(paused, {paused.pending[0].id: True})  # type: ignore[dict-item]
+        obelisk.resume_sync(paused, {paused.pending[0].id: "yes"})  # type: ignore[dict-item]
     with pytest.raises(obelisk.UsageError, match="cannot be resumed"):
         obelisk.resume_sync(obelisk.RunResult("completed", {}, (), ()), {})
 
@@ -208,9 +209,9 @@ def test_the_loop_pauses_again_until_every_call_is_decided() -> None:
     paused = loop.run_sync()
     again = loop.resume_sync(paused, {})
     assert again.status == "awaiting_approval" and again.pending == paused.pending
-    with pytest.raises(obelisk.UsageError, match="already resumed"):
+    with pytest.raises(ApprovalError, match="resumed already"):
         loop.resume_sync(paused, {})
-    with pytest.raises(ApprovalError, match="no call awaits approval 'nope'"):
+    with pytest.raises(ApprovalError, match="approval 'nope' is unknown"):
         loop.resume_sync(again, {"nope": Decision.accept()})
     done = loop.resume_sync(again, {again.pending[0].id: Decision.accept()})
     assert done.output == "INDEPENDENT" and calls.count("send ada@example.com") == 1

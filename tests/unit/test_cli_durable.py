@@ -111,7 +111,7 @@ def test_an_approval_id_is_bound_to_the_arguments(tmp: Path) -> None:
     forged = f"{call}-{'0' * len(digest)}"
     done = cli("approve", forged, "--journal", "runs.db", "--run", "r1")
     assert done.exit_code == 2
-    assert "its arguments are not the ones that id was made for" in done.stderr
+    assert f"approval {forged!r} is unknown: no call awaits it in run 'r1'" in done.stderr
     assert len(json.loads(cli("approvals", "list", "--journal", "runs.db", "--json").stdout)) == 1
 
 

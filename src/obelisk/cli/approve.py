@@ -67,7 +67,7 @@ class TerminalApprover:
                 table.add_column(column, overflow="fold")
             for call in checked.plan.calls:
                 arguments = "\n".join(
-                    f"{printable(name)} = {json_for_output(value)[0]}"
+                    printable(f"{name} = {json_for_output(value)[0]}")
                     for name, value in call.arguments.items()
                 )
                 writes = call.output_path or "(nothing)"

@@ -41,8 +41,10 @@ __all__ = ["LoopJournal", "TurnRun"]
 class TurnRun:
     """What a turn's engine needs from the journal: the run id of the turn's calls,
     the ``recorder`` that journals them, the outcomes to ``replay``, the calls held
-    ``unknown``, the ``approvals`` people decided, the lock ``token``, and the
-    ``status`` its run ended with (``interrupted`` until it returns)."""
+    ``unknown``, the ``approvals`` people decided, the ids the journal gave its
+    paused calls (``approval_ids``, by call index and argument hash), the lock
+    ``token``, and the ``status`` its run ended with (``interrupted`` until it
+    returns)."""
 
     def __init__(
         self,
@@ -52,9 +54,11 @@ class TurnRun:
         replay: dict[int, CallOutcome],
         unknown: dict[int, UnknownCall],
         approvals: dict[str, Any],
+        approval_ids: dict[tuple[int, str], str] | None = None,
     ) -> None:
         self.run_id, self.token, self.recorder = run_id, token, recorder
         self.replay, self.unknown, self.approvals = replay, unknown, approvals
+        self.approval_ids = approval_ids or {}
         self.status = "interrupted"  # until the turn's run returns
 
 
@@ -185,6 +189,7 @@ class LoopJournal:
         replay: dict[int, CallOutcome] = {}
         unknown: dict[int, UnknownCall] = {}
         approvals: dict[str, Any] = {}
+        approval_ids: dict[tuple[int, str], str] = {}
         exists = book.db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if exists is None:
             token, session = book.create_run(
@@ -208,10 +213,11 @@ class LoopJournal:
                     intent.key(run_id, index), intent.time,
                 )  # fmt: skip
             approvals = check_decisions(
-                tuple(progress.approvals.values()), progress.decisions, registry
+                tuple(progress.approvals.values()), progress.decisions, registry, run_id
             )
+            approval_ids = {(a.call, a.hash): a.id for a in progress.approvals.values()}
         writer = RunWriter(book, run_id, session, frozenset(replay))
-        turn = TurnRun(run_id, token, writer, replay, unknown, approvals)
+        turn = TurnRun(run_id, token, writer, replay, unknown, approvals, approval_ids)
         try:
             yield turn
         finally:

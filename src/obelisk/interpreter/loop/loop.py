@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from obelisk.errors import (
+    ApprovalError,
     LoopBudgetExceeded,
     LoopError,
     UsageError,
@@ -285,10 +286,13 @@ class Loop:
         the journal first, then the loop goes on (docs/durable.md).
 
         Raises :class:`~obelisk.errors.ApprovalError` for a bad decision (nothing is
-        recorded), :class:`~obelisk.errors.JournalError` (and its kinds) for a durable
+        recorded; ``True`` and ``False`` are accept and reject, as for
+        :func:`obelisk.resume`) and for a paused result resumed already (it is used
+        once; the message names its run), :class:`~obelisk.errors.RunMismatch` for
+        ``tools`` other than those the turn paused with,
+        :class:`~obelisk.errors.JournalError` (and its kinds) for a durable
         loop that cannot be resumed, :class:`~obelisk.errors.UsageError` for a result that is not
-        paused, was made by another loop or was already resumed, and the loop's
-        own errors as :meth:`run` does.
+        paused or was made by another loop, and the loop's own errors as :meth:`run` does.
         """
         if isinstance(result, str):
             return await self._resume_journaled(result, decisions or {})
@@ -303,7 +307,11 @@ class Loop:
         if result.status != "awaiting_approval" or origin.run is None:
             raise UsageError(f"a loop result with status {result.status!r} cannot be resumed")
         if paused is None or paused.run is not origin.run:
-            raise UsageError("this result was already resumed: resume the latest result")
+            name = origin.name
+            raise ApprovalError(
+                f"run {name!r} was resumed already: a paused result is used once, so "
+                "nothing ran; resume the result its resume returned"
+            )
         if await session.resume(decisions or {}, tools):
             return session.result("completed", session.output)
         return await self._turns(session, paused.turn.index + 1)

@@ -20,6 +20,7 @@ from obelisk.errors import (
     LoopStopped,
     ModelError,
     RequestBudgetExceeded,
+    RunMismatch,
     SolutionError,
     UsageError,
 )
@@ -40,9 +41,15 @@ from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, Tur
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
-from obelisk.interpreter.runtime.approvals import Decision, check_decisions
+from obelisk.interpreter.runtime.approvals import (
+    ApprovalIds,
+    Decision,
+    check_decisions,
+    new_scope,
+)
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
@@ -87,8 +94,9 @@ class LoopSettings(Parent, Protocol):
 class Paused:
     """A turn whose run waits for approvals: ``start`` is the state before the turn
     ran (a resumed run starts from a fork of it and replays what already ran),
-    ``plan`` and ``graph`` the checked calls, ``run`` the paused run and
-    ``decisions`` every decision given so far, by approval id."""
+    ``plan`` and ``graph`` the checked calls, ``run`` the paused run,
+    ``decisions`` every decision given so far, by approval id, and ``pinned`` the
+    tools it paused with (``live_pins``: resuming with others is refused)."""
 
     turn: Turn
     start: State
@@ -96,15 +104,18 @@ class Paused:
     graph: PlanGraph
     run: RunResult
     decisions: dict[str, Decision] = field(default_factory=dict)
+    pinned: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class LoopOrigin:
     """What ``Loop.resume`` continues: the ``session`` and, for a paused result,
-    the paused ``run`` it saw (a result resumed since is out of date)."""
+    the paused ``run`` it saw (a result resumed since is out of date) and that
+    run's ``name`` (:meth:`Session.run_name`)."""
 
     session: Session
     run: RunResult | None
+    name: str | None = None
 
 
 class Session:
@@ -126,6 +137,7 @@ class Session:
         self.output: Any = None
         self.paused: Paused | None = None
         self.journal: LoopJournal | None = None  # a durable loop's (docs/durable.md)
+        self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause keeps the state it started from
         self.approvals = any(tool.requires_approval for tool in loop.registry)
 
@@ -140,7 +152,11 @@ class Session:
             log=list(state.log),
             instances={name: state.document("state", name) for name in state.instances},
             pending=paused.run.pending if paused is not None else (),
-            origin=LoopOrigin(self, paused.run if paused is not None else None),
+            origin=LoopOrigin(
+                self,
+                paused.run if paused is not None else None,
+                self.run_name(paused.turn) if paused is not None else None,
+            ),
             run_id=self.journal.run_id if self.journal is not None else None,
         )
 
@@ -329,7 +345,16 @@ class Session:
             recorder=durable.recorder if durable is not None else None,
             unknown=durable.unknown if durable is not None else None,
             run_id=durable.run_id if durable is not None else "",
+            approval_ids=ApprovalIds(self.run_name(turn))
+            if durable is None
+            else ApprovalIds(durable.run_id, durable.approval_ids),
         )
+
+    def run_name(self, turn: Turn) -> str:
+        """What names the run of ``turn`` in messages, and binds its approval ids:
+        ``<loop run id>.t<n>``, the journal's name for a durable loop's turn run."""
+        loop = self.journal.run_id if self.journal is not None else self.scope
+        return f"{loop}.t{turn.index}"
 
     async def run_plan(self, plan: Plan, graph: PlanGraph, turn: Turn) -> RunResult:
         """Run a turn's checked calls; in a durable loop as a journaled run of the
@@ -354,20 +379,31 @@ class Session:
         )
         if checked.plan is None or checked.graph is None or checked.errors:
             return
-        self.paused = Paused(turn, start, checked.plan, checked.graph, run)
+        pinned = live_pins(checked.plan, self.loop.registry)
+        self.paused = Paused(turn, start, checked.plan, checked.graph, run, pinned=pinned)
 
     async def resume(self, decisions: Mapping[str, Any], tools: Any = None) -> bool:
         """Continue the paused turn with ``decisions`` (approval id -> Decision);
         True when the loop is done (its output taken, or paused again).
 
-        Raises :class:`~obelisk.errors.ApprovalError` for a bad decision, before
-        anything runs, and :class:`~obelisk.errors.UsageError` when nothing is paused.
+        Raises :class:`~obelisk.errors.ApprovalError` for a bad decision and
+        :class:`~obelisk.errors.RunMismatch` for ``tools`` that are not the ones the
+        turn paused with (schemas, options or functions), before anything runs, and
+        :class:`~obelisk.errors.UsageError` when nothing is paused.
         """
         paused = self.paused
         if paused is None:
             raise UsageError("this loop result is not awaiting approval: nothing to resume")
         registry = self.loop.registry if tools is None else Registry.coerce(tools)
-        given = check_decisions(paused.run.pending, decisions, registry)
+        name = self.run_name(paused.turn)
+        changed = live_changes(paused.pinned, registry)
+        if changed:
+            raise RunMismatch(
+                f"run {name!r} is pinned to the tools it paused with, and these changed: "
+                f"{'; '.join(changed)}; nothing was run",
+                changed,
+            )
+        given = check_decisions(paused.run.pending, decisions, registry, name)
         every = {**paused.decisions, **given}
         turn, started = paused.turn, time.perf_counter()
         self.state = paused.start.fork()
@@ -462,7 +498,8 @@ class Session:
         run = await self.run_plan(checked.plan, checked.graph, turn)
         errors = self.absorb(run, calls)  # the calls that ran, after any edit
         if run.status == "awaiting_approval" and start is not None:
-            self.paused = Paused(turn, start, checked.plan, checked.graph, run)
+            pinned = live_pins(checked.plan, self.loop.registry)
+            self.paused = Paused(turn, start, checked.plan, checked.graph, run, pinned=pinned)
         return run, errors
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:

@@ -39,7 +39,12 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan
-from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
+from obelisk.interpreter.runtime.approvals import (
+    ApprovalIds,
+    Decision,
+    Resolution,
+    check_decisions,
+)
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.journal import Journal
@@ -502,9 +507,9 @@ def _prepare(
         for approval in progress.approvals.values()
         if approval.id not in progress.decisions
     )
-    given = check_decisions(undecided, decisions or {}, registry)
+    given = check_decisions(undecided, decisions or {}, registry, run_id)
     stored = check_decisions(
-        tuple(progress.approvals.values()), progress.decisions, registry
+        tuple(progress.approvals.values()), progress.decisions, registry, run_id
     )  # edits recorded without tools are checked now
     # everything is checked: record the person's word before anything runs
     for approval_id, decision in given.items():
@@ -538,5 +543,8 @@ def _prepare(
             unknown=held,
             run_id=run_id,
             owns_state=True,
+            approval_ids=ApprovalIds(
+                run_id, {(a.call, a.hash): a.id for a in progress.approvals.values()}
+            ),
         )
     return engine, writer

@@ -33,10 +33,12 @@ from obelisk.errors import (
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime.approvals import (
+    ApprovalIds,
     Decision,
     PendingApproval,
-    approval_id,
     argument_hash,
+    needs_approval,
+    new_scope,
 )
 from obelisk.interpreter.runtime.budget import StateBudget
 from obelisk.interpreter.runtime.collector import run_collector
@@ -105,6 +107,7 @@ class Engine:
     then what runs is cancelled and what has not started is ``cancelled``.
     Durable runs (docs/durable.md): ``recorder`` journals each call (its intent before
     its tool runs); a call in ``unknown`` is held, not run; ``run_id`` names the run.
+    ``approval_ids`` names paused calls (default: bound to ``run_id``, docs/approvals.md).
     """
 
     def __init__(
@@ -128,6 +131,7 @@ class Engine:
         unknown: Mapping[int, UnknownCall] | None = None,
         run_id: str = "",
         owns_state: bool = False,
+        approval_ids: ApprovalIds | None = None,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.owns_state = owns_state  # the result takes the state's documents uncopied
@@ -157,6 +161,7 @@ class Engine:
         self._done: asyncio.Future[None] | None = None
         self._closed = not growing
         self.approvals = dict(approvals or {})
+        self._ids = approval_ids or ApprovalIds(run_id or new_scope())
         self.replay = dict(replay or {})
         self.pending: dict[int, PendingApproval] = {}  # calls awaiting a person
         self.outcomes: dict[int, CallOutcome] = {}  # what each call that ran did
@@ -355,11 +360,12 @@ class Engine:
             self.unknown[index] = self._unknown[index]
             return
         decision: Decision | None = None
-        if tool.requires_approval is not False and tool.needs_approval(arguments):
+        if tool.requires_approval is not False and needs_approval(tool, arguments):
             digest = argument_hash(call.tool, arguments)
-            decision = self.approvals.get(approval_id(index, digest))
+            approval = self._ids(self.plan, index, digest)
+            decision = self.approvals.get(approval)
             if decision is None:
-                self._await_approval(index, call.tool, arguments, digest)
+                self._await_approval(index, approval, call.tool, arguments, digest)
                 return
             if decision.action == "edit":
                 arguments = record.arguments = dict(decision.arguments)
@@ -387,13 +393,11 @@ class Engine:
         task.add_done_callback(functools.partial(self._on_task_done, index, tool.name))
 
     def _await_approval(
-        self, index: int, tool: str, arguments: dict[str, Any], digest: str
+        self, index: int, approval: str, tool: str, arguments: dict[str, Any], digest: str
     ) -> None:
         record = self.records[index]
         record.status = "awaiting_approval"
-        pending = PendingApproval(
-            approval_id(index, digest), index, record.label, tool, arguments, digest
-        )
+        pending = PendingApproval(approval, index, record.label, tool, arguments, digest)
         self.pending[index] = pending
         if self.recorder is not None:
             self.recorder.awaiting(pending)

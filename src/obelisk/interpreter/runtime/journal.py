@@ -103,8 +103,8 @@ class Journal(Store):
     ) -> str:
         """Record a person's decision on a pending approval; returns the run's id.
 
-        ``approval`` is the approval's id (``"1-c4055464b622"``, bound to the call's
-        argument hash); ``run_id`` is needed when several runs wait on that id.
+        ``approval`` is the approval's id (bound to the run, its plan and the call's
+        argument hash; docs/approvals.md); ``run_id`` is needed when several runs wait on that id.
         ``tools`` (anything :meth:`Registry.coerce` takes) checks an edit's arguments
         now; without them they are checked when the run resumes.  Raises
         :class:`~obelisk.errors.ApprovalError` for an id no run waits on, a decided
@@ -117,14 +117,6 @@ class Journal(Store):
             if decided is not None:
                 raise ApprovalError(f"approval {approval!r} of run {decided!r} is decided already")
             runs = sorted({run for run, _ in waiting})
-            call = approval.split("-", 1)[0]
-            hint = [p for _, p in waiting if str(p.call) == call]
-            extra = (
-                f"; {hint[0].label} awaits {hint[0].id}: its arguments are not the ones "
-                "that id was made for"
-                if hint and run_id is not None
-                else ""
-            )
             ids = ", ".join(p.id for _, p in waiting) or "none"
             where = (
                 f"run {run_id!r}"
@@ -132,7 +124,7 @@ class Journal(Store):
                 else f"{len(runs)} run{'s' * (len(runs) != 1)}"
             )
             raise ApprovalError(
-                f"no call awaits approval {approval!r} in {where}{extra} (pending: {ids})"
+                f"approval {approval!r} is unknown: no call awaits it in {where} (pending: {ids})"
             )
         if len(same) > 1:
             names = ", ".join(run for run, _ in same)

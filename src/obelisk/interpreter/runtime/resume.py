@@ -3,12 +3,15 @@ again what already ran.
 
 A run whose calls wait for a person returns with ``status ==
 "awaiting_approval"``.  :func:`resume` takes that result and decisions by approval
-id, checks every decision (known id, arguments unchanged, an edit that fits the
-tool's schema) before anything runs, then runs the plan again from the start: every
+id, checks the tools (pinned as a journal pins them, and the same functions) and
+every decision (an id of this run's pending calls, an edit that fits the tool's
+schema) before anything runs, then runs the plan again from the start: every
 call that ran is replayed from its recorded outcome instead of being called, so the
 state comes out the same, and only the calls still to run are called
-(docs/approvals.md).  A run id with ``journal=`` resumes a durable run from its
-journal (docs/durable.md, :mod:`~obelisk.interpreter.runtime.durable`).
+(docs/approvals.md).  A result kept in memory is used once: its first resume
+consumes it, and the result that resume returns is the one to resume next.  A run
+id with ``journal=`` resumes a durable run from its journal (docs/durable.md,
+:mod:`~obelisk.interpreter.runtime.durable`).
 """
 
 from __future__ import annotations
@@ -18,18 +21,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from obelisk.errors import Diagnostic, UsageError
+from obelisk.errors import ApprovalError, Diagnostic, RunMismatch, UsageError
+from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
 from obelisk.interpreter.runtime.durable import DurableOrigin, resume_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["EngineFactory", "RunOrigin", "resume"]
+__all__ = ["EngineFactory", "Once", "RunOrigin", "resume"]
 
 EngineFactory = Callable[[Registry, Mapping[str, Decision], Mapping[int, CallOutcome]], Engine]
 """Builds the engine of a run again: ``(registry, decisions, outcomes to replay)``."""
+
+
+@dataclass(eq=False)
+class Once:
+    """Whether a result was resumed already (``taken``): each result has its own."""
+
+    taken: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,12 +49,18 @@ class RunOrigin:
     """What a run was started with, so that it can be resumed: ``make`` builds its
     engine again (same plan, graph, starting state and settings), ``registry`` the
     tools, ``diagnostics`` the check's warnings, ``decisions`` every decision given
-    so far (by approval id)."""
+    so far (by approval id).  ``plan`` is the checked plan and ``pinned`` its tools'
+    :func:`~obelisk.interpreter.runtime.durable.live_pins` when the run paused
+    (``None``: worked out from ``registry`` when resumed); ``once`` marks the result
+    resumed."""
 
     make: EngineFactory
     registry: Registry
     diagnostics: tuple[Diagnostic, ...] = ()
     decisions: Mapping[str, Decision] = field(default_factory=dict)
+    plan: Plan | None = None
+    pinned: Mapping[str, Any] | None = None
+    once: Once = field(default_factory=Once, compare=False)
 
 
 async def resume(
@@ -63,8 +81,12 @@ async def resume(
     :class:`~obelisk.interpreter.runtime.approvals.Decision`: accepted calls run,
     edited ones run with the edited arguments, rejected ones fail with the reason
     (``ApprovalRejected``, which an error arm may take).  Calls without a decision
-    keep waiting.  ``tools`` replaces the run's tools (default: the same; a run
-    resumed by id needs them).  Nothing that already ran is run again.
+    keep waiting.  ``True`` and ``False`` are ``Decision.accept()`` and
+    ``Decision.reject("rejected")``.  ``tools`` replaces the run's tools (default:
+    the same; a run resumed by id needs them); a run kept in memory is pinned to its
+    tools' schemas and options, as a journal pins them, and to their functions.
+    Nothing that already ran is run again, and a result kept in memory is resumed
+    once: resume the result its resume returned.
 
     Durable runs only: ``unknown`` maps calls whose outcome is unknown (by index or
     ``_id``; ``result.unknown``) to a
@@ -73,7 +95,9 @@ async def resume(
     ``on_event`` a listener or listeners, as for :func:`obelisk.run`.
 
     Raises :class:`~obelisk.errors.ApprovalError` for a bad decision or resolution
-    (see :func:`~obelisk.interpreter.runtime.approvals.check_decisions`),
+    (see :func:`~obelisk.interpreter.runtime.approvals.check_decisions`) and for a
+    result resumed already (naming its run),
+    :class:`~obelisk.errors.RunMismatch` for tools that changed,
     :class:`~obelisk.errors.UsageError` for a result that cannot be resumed, and for
     a durable run :class:`~obelisk.errors.JournalError` (no such run, a run that is
     over), :class:`~obelisk.errors.JournalCorrupted`,
@@ -112,13 +136,31 @@ async def resume(
         raise UsageError("journal= and unknown= apply to durable runs (run with journal=)")
     if not isinstance(origin, RunOrigin):
         raise UsageError("this result cannot be resumed: it was not made by obelisk.run")
+    if origin.once.taken:
+        raise ApprovalError(
+            f"run {run.run_id!r} was resumed already: a paused result is used once, "
+            "so nothing ran; resume the result its resume returned"
+        )
     registry = origin.registry if tools is None else Registry.coerce(tools)
-    given = check_decisions(run.pending, decisions or {}, registry)
+    pinned = origin.pinned
+    if pinned is None and origin.plan is not None:
+        pinned = live_pins(origin.plan, origin.registry)
+    changed = live_changes(pinned, registry) if pinned is not None else []
+    if changed:
+        raise RunMismatch(
+            f"run {run.run_id!r} is pinned to the tools it paused with, and these "
+            f"changed: {'; '.join(changed)}; nothing was run",
+            changed,
+        )
+    given = check_decisions(run.pending, decisions or {}, registry, run.run_id)
+    origin.once.taken = True
     every = {**origin.decisions, **given}
     engine = origin.make(registry, every, run.outcomes)
     result = await engine.run()
     return dataclasses.replace(
         result,
         diagnostics=origin.diagnostics,
-        origin=dataclasses.replace(origin, registry=registry, decisions=every),
+        origin=dataclasses.replace(
+            origin, registry=registry, decisions=every, pinned=pinned, once=Once()
+        ),
     )

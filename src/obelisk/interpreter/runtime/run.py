@@ -16,6 +16,7 @@ from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.durable import new_run_id, run_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Event, Listener
+from obelisk.interpreter.runtime.pinning import live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.state import State
@@ -171,7 +172,8 @@ async def run(
                 )
 
         result = await make(registry, {}, {}).run()
-        origin = RunOrigin(make, registry, checked.diagnostics)
+        pinned = live_pins(parsed, registry) if result.pending else None
+        origin = RunOrigin(make, registry, checked.diagnostics, plan=parsed, pinned=pinned)
         return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
 
 
