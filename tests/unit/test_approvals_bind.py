@@ -349,3 +349,14 @@ def test_printable_escapes_every_bidi_control() -> None:
     controls = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
     text = obelisk.errors.printable(f"a{controls}b")
     assert text == "a" + "".join(f"\\u{ord(c):04x}" for c in controls) + "b"
+
+
+def test_the_dry_run_asks_the_predicate_with_validated_arguments_too() -> None:
+    @obelisk.tool(requires_approval=lambda arguments: arguments["recursive"] is True)
+    def delete(path: str, recursive: bool = False) -> str:
+        """Delete a path."""
+        return path
+
+    plan = [{"_tool": "delete", "path": "/srv", "recursive": "†input.flag"}]
+    report = obelisk.simulate(plan, [delete], input={"flag": "true"})
+    assert report.scenarios[0].approvals == ["#0 delete"]

@@ -25,6 +25,7 @@ from obelisk.errors import (
 )
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.runtime.approvals import needs_approval
 from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
@@ -178,7 +179,7 @@ class Explorer:
                         dict(written),
                     )
                 )
-            if tool.needs_approval(arguments):
+            if needs_approval(tool, arguments):  # as the run decides: validated arguments
                 played.approvals.append(index)
             branch = options[choice]
             played.branches[index] = branch
