@@ -360,3 +360,19 @@ def test_the_dry_run_asks_the_predicate_with_validated_arguments_too() -> None:
     plan = [{"_tool": "delete", "path": "/srv", "recursive": "†input.flag"}]
     report = obelisk.simulate(plan, [delete], input={"flag": "true"})
     assert report.scenarios[0].approvals == ["#0 delete"]
+
+
+def test_a_durable_loop_and_a_journal_take_true_and_false_too(tmp_path: Path) -> None:
+    paid: list[tuple[str, int]] = []
+    tools = refund_tools(paid)
+    plan = [{**REFUND[1], "to": "ada", "amount": 30}]
+    loop = obelisk.Loop(obelisk.ScriptedModel(script(plan)), tools, journal=tmp_path / "l.db")
+    paused = loop.run_sync()
+    done = loop.resume_sync(paused, {paused.pending[0].id: True})
+    assert done.status == "completed" and paid == [("ada", 30)]
+    waiting = obelisk.run_sync([plan[0]], tools, journal=tmp_path / "r.db", run_id="r")
+    with obelisk.Journal(tmp_path / "r.db") as book:
+        assert book.decide(waiting.pending[0].id, False) == "r"
+    refused = obelisk.resume_sync("r", journal=tmp_path / "r.db", tools=tools)
+    assert refused.calls[0].error is not None and paid == [("ada", 30)]
+    assert refused.calls[0].error["type"] == "ApprovalRejected"

@@ -96,12 +96,13 @@ class Journal(Store):
     def decide(
         self,
         approval: str,
-        decision: Decision,
+        decision: Decision | bool,
         *,
         run_id: str | None = None,
         tools: Any = None,
     ) -> str:
-        """Record a person's decision on a pending approval; returns the run's id.
+        """Record a person's decision (``True``/``False``: accept/reject) on a pending
+        approval; returns the run's id.
 
         ``approval`` is the approval's id (bound to the run, its plan and the call's
         argument hash; docs/approvals.md); ``run_id`` is needed when several runs wait on that id.
@@ -133,7 +134,7 @@ class Journal(Store):
             )
         run, pending = same[0]
         registry = Registry.coerce(tools) if tools is not None else Registry()
-        check_decisions((pending,), {approval: decision}, registry)
+        decision = check_decisions((pending,), {approval: decision}, registry, run)[approval]
         now = time.time()
         stored = {"action": decision.action, "reason": decision.reason, "plan": decision.plan}
         with self.errors():
