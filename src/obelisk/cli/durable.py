@@ -203,8 +203,9 @@ def approve_command(
 ) -> None:
     """Approve a call a durable run waits on; `obelisk resume` then runs it.
 
-    The id is bound to the call's arguments (their hash): it approves those
-    arguments only.  Exits 2 when no run waits on it (nothing recorded).
+    The id is bound to the run, its plan and the call's arguments (their hash): it
+    approves those arguments of that run only.  Exits 2 when no run waits on it
+    (nothing recorded).
     """
     _decide(journal, approval, Decision.accept(), run)
 

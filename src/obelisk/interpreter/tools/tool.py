@@ -88,8 +88,9 @@ class Tool:
       when it was in flight, instead of reporting it ``unknown`` (docs/durable.md).
     - ``effects``: the world resources the tool touches, ``{"slack.users": "read" |
       "write"}``; calls whose effects conflict run in plan order (docs/semantics.md).
-    - ``requires_approval``: ``True``, or a function of the resolved arguments
-      returning ``True``, pauses a call until a person decides (docs/approvals.md).
+    - ``requires_approval``: ``True``, or a function of the call's validated
+      arguments (as the function would get them) returning ``True``, pauses a call
+      until a person decides (docs/approvals.md).
     - ``retry``: a :class:`RetryPolicy`, or ``None`` to try once.
     - ``isolation``: ``"thread"`` (default: a sync tool runs in a worker thread) or
       ``"process"`` (a worker process, stopped for good at its timeout; the function
@@ -200,8 +201,9 @@ class Tool:
             )
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
-        """Whether a call with these resolved arguments waits for a person.  A
-        predicate that raises counts as ``True`` (ask rather than guess)."""
+        """Whether a call with these arguments waits for a person.  A predicate
+        that raises counts as ``True`` (ask rather than guess).  Runs and dry runs
+        give it the validated arguments (``runtime.approvals.needs_approval``)."""
         rule = self.requires_approval
         if isinstance(rule, bool):
             return rule
