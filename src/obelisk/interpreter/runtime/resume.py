@@ -136,6 +136,13 @@ async def resume(
         raise UsageError("journal= and unknown= apply to durable runs (run with journal=)")
     if not isinstance(origin, RunOrigin):
         raise UsageError("this result cannot be resumed: it was not made by obelisk.run")
+    return await _resume_in_memory(run, origin, decisions or {}, tools)
+
+
+async def _resume_in_memory(
+    run: RunResult, origin: RunOrigin, decisions: Mapping[str, Any], tools: Any
+) -> RunResult:
+    """:func:`resume` of a result kept in memory: used once, pinned to its tools."""
     if origin.once.taken:
         raise ApprovalError(
             f"run {run.run_id!r} was resumed already: a paused result is used once, "
@@ -152,7 +159,7 @@ async def resume(
             f"changed: {'; '.join(changed)}; nothing was run",
             changed,
         )
-    given = check_decisions(run.pending, decisions or {}, registry, run.run_id)
+    given = check_decisions(run.pending, decisions, registry, run.run_id)
     origin.once.taken = True
     every = {**origin.decisions, **given}
     engine = origin.make(registry, every, run.outcomes)
