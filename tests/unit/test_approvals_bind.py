@@ -376,3 +376,20 @@ def test_a_durable_loop_and_a_journal_take_true_and_false_too(tmp_path: Path) ->
     refused = obelisk.resume_sync("r", journal=tmp_path / "r.db", tools=tools)
     assert refused.calls[0].error is not None and paid == [("ada", 30)]
     assert refused.calls[0].error["type"] == "ApprovalRejected"
+
+
+def test_resume_with_a_predicate_that_no_longer_asks_is_refused() -> None:
+    edited: list[str] = []
+
+    def edit(path: str) -> str:
+        """Edit a file."""
+        edited.append(path)
+        return path
+
+    asking = obelisk.tool(edit, requires_approval=lambda arguments: True)
+    paused = obelisk.run_sync([{"_tool": "edit", "path": "/etc/shadow"}], [asking])
+    assert paused.status == "awaiting_approval"
+    waving = obelisk.tool(edit, requires_approval=lambda arguments: False)
+    with pytest.raises(obelisk.RunMismatch, match="asks for approval with another predicate"):
+        obelisk.resume_sync(paused, {}, tools=[waving])
+    assert edited == []
