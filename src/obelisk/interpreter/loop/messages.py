@@ -252,7 +252,8 @@ def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Soluti
     strictly (``NaN``, ``Infinity``, integers too long for Python and nesting too
     deep to decode are errors, located); a value nested deeper than
     ``Limits.max_argument_depth`` + 3 levels, or holding an integer too long for
-    Python, is an error too (docs/limits.md).
+    Python, is an error too (docs/limits.md).  A :class:`Solution` built by hand is
+    returned as it is, after the same checks of its values.
 
     >>> parse_solution('{"calls": [], "output": 42}').output
     42
@@ -263,6 +264,9 @@ def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Soluti
 calls.0: Input should be a valid dictionary
     """
     if isinstance(answer, Solution):
+        problem = _unusable_value(answer.to_data(), _SOLUTION_DEPTH)
+        if problem is not None:  # a Solution built by hand, nested too deep
+            raise SolutionError(f"the answer cannot be used: {problem}")
         return answer
     text = None
     if isinstance(answer, (str, bytes)):

@@ -292,7 +292,10 @@ class Session:
         empty = Plan(calls=())
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
         assert isinstance(loop.model, StreamingModel)
-        return await stream_solution(loop.model.stream(turn.request), engine, check_plan)
+        chunks = loop.model.stream(turn.request)
+        solution, run = await stream_solution(chunks, engine, check_plan)
+        usage = getattr(chunks, "usage", None)  # GuardedStream: token counts, once ended
+        return (solution if usage is None else solution.with_usage(usage)), run
 
     def engine(
         self,
