@@ -55,7 +55,8 @@ argument may be a reference: a string starting with †, such as "†state.x" or
 "†state.result") says where the call's result is written. Calls run as soon as the \
 values they reference exist.
 Set "output" to the final answer when the task is done, or to null to go on: the \
-next request shows the new state."""
+next request shows the new state. "output" may hold references too, at any depth \
+(such as "†state.summary"), read once the answer's calls have run."""
 
 _JSON_MODE_NOTE = '\nThe answer must fit the JSON schema given as "schema" in the request.'
 
