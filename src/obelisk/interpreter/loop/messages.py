@@ -106,8 +106,10 @@ class DataMessage(_Message):
 
 
 class PlanMessage(_Message):
-    """Calls carried into this request: those that could not run yet (eager), or
-    the plan under correction (lazy)."""
+    """Calls carried into this request: every call of the last answer that was a
+    solution, as the model wrote it (after any edit by the approver), those that ran
+    included (the state shows what they did); on the first turn, the plan given to
+    ``Loop.run``.  ``mode`` is the loop's (docs/loop.md, "The carried plan")."""
 
     type: Literal["plan"] = "plan"
     plan: list[dict[str, Any]]
