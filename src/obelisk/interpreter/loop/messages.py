@@ -207,18 +207,27 @@ class Solution(_Message):
         return {"calls": self.calls, "output": self.output}
 
 
+def _path_text(link: Any) -> str:
+    """``"calls.0.x"`` for a chain of ``(parent link, key)`` pairs (``None`` ends it)."""
+    parts: list[str] = []
+    while link is not None:
+        link, key = link
+        parts.append(str(key))
+    return ".".join(reversed(parts)) or "the answer"
+
+
 def _unusable_value(value: Any, max_depth: int) -> str | None:
     """Why a decoded answer cannot be used as JSON data (``"calls.0.x: ..."``), or None.
 
     Iterative, so any nesting is safe: a value nested deeper than ``max_depth``
     levels, an integer of more digits than Python converts to text, an object key
-    that is not a string.
+    that is not a string.  The path of an item is a chain of links, made into text
+    only for the problem found, so a large answer is walked in linear time.
     """
     digits_limit = int_digits_limit()
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    stack: list[tuple[Any, int, Any]] = [(value, 0, None)]
     while stack:
-        item, path = stack.pop()
-        where = ".".join(str(part) for part in path) or "the answer"
+        item, depth, link = stack.pop()
         if isinstance(item, bool) or not isinstance(item, (int, dict, list)):
             continue
         if isinstance(item, int):
@@ -226,20 +235,29 @@ def _unusable_value(value: Any, max_depth: int) -> str | None:
                 digits = decimal_digits(item)
                 if digits > digits_limit:
                     return (
-                        f"{where}: integer of {digits} digits is too long (Python converts at "
-                        f"most {digits_limit} digits)"
+                        f"{_path_text(link)}: integer of {digits} digits is too long (Python "
+                        f"converts at most {digits_limit} digits)"
                     )
             continue
-        if len(path) >= max_depth:
-            return f"{where}: nested deeper than {max_depth} levels"
+        if depth >= max_depth:
+            return f"{_path_text(link)}: nested deeper than {max_depth} levels"
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    return f"{where}: object keys must be strings, found {type(key).__name__}"
-                stack.append((child, (*path, key)))
+                    kind = type(key).__name__
+                    return f"{_path_text(link)}: object keys must be strings, found {kind}"
+                if isinstance(child, _WALKED):  # text, numbers and null need no look
+                    stack.append((child, depth + 1, (link, key)))
         else:
-            stack.extend((child, (*path, n)) for n, child in enumerate(item))
+            stack.extend(
+                (child, depth + 1, (link, n))
+                for n, child in enumerate(item)
+                if isinstance(child, _WALKED)
+            )
     return None
+
+
+_WALKED = (dict, list, int)
 
 
 _SOLUTION_DEPTH = DEFAULT_LIMITS.max_argument_depth + 3
