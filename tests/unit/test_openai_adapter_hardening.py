@@ -345,3 +345,31 @@ def test_a_malformed_stream_chunk_is_the_servers_fault() -> None:
     )
     with pytest.raises(obelisk.LoopStopped, match="sent a malformed response \\(a stream chunk"):
         obelisk.Loop(model, [], stream=True).run_sync()
+
+
+def test_a_truncated_stream_says_so_in_the_correction() -> None:
+    cut = '{"calls": [], "output": {"summary": "A lo'
+
+    def chunks(pieces: list[str], finish: str) -> str:
+        def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+            return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}  # fmt: skip
+
+        events = [chunk({"content": piece}) for piece in pieces] + [chunk({}, finish)]
+        return "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+
+    answers = [
+        chunks([cut[:10], cut[10:]], "length"),
+        chunks(['{"calls": [], "output": 1}'], "stop"),
+    ]
+    model, _ = mock_model(
+        lambda request: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, content=answers.pop(0)
+        )
+    )
+    result = obelisk.Loop(model, [], stream=True, max_turns=2).run_sync()
+    assert result.output == 1
+    (error,) = result.turns[0].errors
+    message = error.error["message"]
+    assert message.startswith("the answer was cut off at the token limit (finish_reason='length')")
+    assert "not JSON" in message

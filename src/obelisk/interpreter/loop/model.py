@@ -38,7 +38,9 @@ class StreamingModel(Model, Protocol):
     ``stream(request)`` returns an async iterator of ``str`` chunks.  The iterator
     may have a ``usage`` attribute, read once the stream has ended: the answer's
     token counts ``{"prompt_tokens", "completion_tokens", "total_tokens"}`` or
-    ``None``; the loop keeps it as the turn's usage (docs/loop.md).
+    ``None``; the loop keeps it as the turn's usage (docs/loop.md).  It may also
+    have ``finish_reason``: ``"length"`` says the answer was cut off at the token
+    limit, which the correction of an unusable answer then says.
     """
 
     def stream(self, request: Request) -> AsyncIterator[str]: ...
@@ -72,6 +74,12 @@ class GuardedStream:
     def usage(self) -> dict[str, int] | None:
         """The answer's token counts, when the model's stream reported them."""
         return _usage_of(self._source)
+
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the model's stream stopped (``"length"``: cut off), when it says."""
+        reason = getattr(self._source, "finish_reason", None)
+        return reason if isinstance(reason, str) else None
 
     def __aiter__(self) -> GuardedStream:
         return self

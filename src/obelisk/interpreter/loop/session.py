@@ -293,7 +293,16 @@ class Session:
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
         assert isinstance(loop.model, StreamingModel)
         chunks = loop.model.stream(turn.request)
-        solution, run = await stream_solution(chunks, engine, check_plan)
+        try:
+            solution, run = await stream_solution(chunks, engine, check_plan)
+        except SolutionError as exc:
+            if getattr(chunks, "finish_reason", None) != "length":
+                raise
+            raise SolutionError(
+                "the answer was cut off at the token limit (finish_reason='length'), "
+                f"write a shorter one: {exc.reason}",
+                exc.text,
+            ) from None
         usage = getattr(chunks, "usage", None)  # GuardedStream: token counts, once ended
         return (solution if usage is None else solution.with_usage(usage)), run
 
