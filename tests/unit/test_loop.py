@@ -32,6 +32,7 @@ from obelisk import (
     Solution,
     Tool,
 )
+from obelisk.interpreter.loop.messages import output_schema_with_references
 
 # -- tools -----------------------------------------------------------------------------
 
@@ -825,7 +826,7 @@ def test_delegate_runs_an_isolated_sub_loop() -> None:
     assert state_of(second_child) == {"seen": True, "w": {"city": "Paris", "temp": 5}}
     assert any("#0 research" in t for t in texts(first_child))
     child_output = first_child.schema["properties"]["output"]
-    assert child_output == {"anyOf": [CITY, {"type": "null"}]}
+    assert child_output == output_schema_with_references(CITY)  # references allowed
     assert "w" not in result.state  # the child's writes stay in the child
     (summary,) = result.turns[0].delegated
     assert summary["call"] == "#0 research" and summary["kind"] == "delegate"

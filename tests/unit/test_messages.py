@@ -440,9 +440,10 @@ def test_latent_tool_without_output_schema_takes_any_output() -> None:
 
 def test_output_is_the_user_schema_made_nullable() -> None:
     schema = solution_schema(REGISTRY, {"type": "integer", "minimum": 0})
+    reference = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
     assert schema["properties"]["output"] == {
-        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]
-    }
+        "anyOf": [{"type": "integer", "minimum": 0}, reference, {"type": "null"}]
+    }  # a reference too (issue 24: the schema allows what the instructions ask for)
     assert is_valid(schema, {"calls": [], "output": 3})
     assert is_valid(schema, {"calls": [], "output": None})
     assert not is_valid(schema, {"calls": [], "output": -1})

@@ -10,14 +10,21 @@ system message that explains the task and a user message with the request's
 ``response_format`` (structured output, ``strict: false``).  A server that
 rejects structured output is asked for plain JSON mode instead, and its answers
 are checked against the schema here.
+
+The adapter works from any number of event loops (each ``asyncio.run``, so each
+``Loop.run_sync``, has its own): it keeps one SDK client per event loop and closes
+it when that loop shuts down.  ``timeout`` bounds a whole model call, the SDK's
+retries included.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
-from typing import Any
+import weakref
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -33,7 +40,7 @@ except ImportError:
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 
-__all__ = ["OpenAIChatModel", "SYSTEM_PROMPT"]
+__all__ = ["ChatStream", "OpenAIChatModel", "SYSTEM_PROMPT"]
 
 SYSTEM_PROMPT = """\
 You are the planner of a data-flow interpreter. Each request is a JSON object with \
@@ -48,9 +55,12 @@ argument may be a reference: a string starting with †, such as "†state.x" or
 "†state.result") says where the call's result is written. Calls run as soon as the \
 values they reference exist.
 Set "output" to the final answer when the task is done, or to null to go on: the \
-next request shows the new state."""
+next request shows the new state. "output" may hold references too, at any depth \
+(such as "†state.summary"), read once the answer's calls have run."""
 
 _JSON_MODE_NOTE = '\nThe answer must fit the JSON schema given as "schema" in the request.'
+
+T = TypeVar("T")
 
 
 def _usage(usage: Any) -> dict[str, int] | None:
@@ -70,6 +80,73 @@ def _detail(exc: openai.APIError) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def _first_bytes(content: bytes, limit: int = 120) -> str:
+    """The start of a response body, for an error message: ``b'<html>...'``."""
+    return repr(content[:limit]) + ("..." if len(content) > limit else "")
+
+
+def _unfenced(text: str) -> str:
+    """The JSON inside a Markdown code fence (```` ```json ... ``` ````), or ``text``
+    unchanged when it is not fenced."""
+    stripped = text.strip()
+    newline = stripped.find("\n")
+    if not (stripped.startswith("```") and stripped.endswith("```")) or newline < 0:
+        return text
+    if stripped[3:newline].strip().lower() not in ("", "json"):
+        return text
+    return stripped[newline + 1 : -3]
+
+
+async def _close_with_loop(
+    client: openai.AsyncOpenAI,
+    clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any],
+    loop: asyncio.AbstractEventLoop,
+) -> AsyncGenerator[None, None]:
+    """Waits, once started, until its event loop shuts down: ``asyncio.run`` closes
+    every async generator still suspended (``loop.shutdown_asyncgens``) while the
+    loop still runs, so the loop's SDK client is closed there, cleanly."""
+    try:
+        yield
+    finally:
+        clients.pop(loop, None)
+        await client.close()
+
+
+def _positive_seconds(name: str, value: Any) -> None:
+    if value is not None and (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value < float("inf")
+    ):
+        raise UsageError(f"{name} must be a number of seconds > 0 or None, got {value!r}")
+
+
+class ChatStream:
+    """One streamed answer: an async iterator of its text, one content delta at a
+    time (what :meth:`OpenAIChatModel.stream` returns).
+
+    Once the stream has ended, ``usage`` holds its token counts
+    ``{"prompt_tokens", "completion_tokens", "total_tokens"}`` when the server
+    reported them (else ``None``; the loop reads it for the turn's usage), and
+    ``finish_reason`` the server's reason to stop (``"stop"``, ``"length"``, ...).
+    """
+
+    def __init__(self, model: OpenAIChatModel, request: Request) -> None:
+        self.usage: dict[str, int] | None = None
+        self.finish_reason: str | None = None
+        self._chunks = model._stream(request, self)
+
+    def __aiter__(self) -> ChatStream:
+        return self
+
+    def __anext__(self) -> Awaitable[str]:
+        return self._chunks.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop reading the stream and release its connection."""
+        await self._chunks.aclose()
+
+
 class OpenAIChatModel:
     """A :class:`~obelisk.interpreter.loop.model.StreamingModel` backed by a chat API.
 
@@ -77,23 +154,38 @@ class OpenAIChatModel:
     ``"Qwen/Qwen2.5-7B-Instruct"``).  ``base_url``: the API root of an
     OpenAI-compatible server (``"http://localhost:8000/v1"``).  ``api_key``: by
     default ``$OPENAI_API_KEY``, or ``"not-needed"`` when ``base_url`` is given.
-    ``client``: a ready ``openai.AsyncOpenAI`` instead of ``base_url``/``api_key``.
-    ``structured``: ``True`` always sends the schema as structured output,
+    ``client``: a ready ``openai.AsyncOpenAI`` instead of ``base_url``/``api_key``
+    (used as it is, in every event loop: keep it to one).  ``structured``:
+    ``True`` always sends the schema as structured output,
     ``False`` always uses JSON mode and checks answers here, ``None`` (default)
     tries structured output and falls back to JSON mode, for this and later
     requests, when the server rejects it.  ``temperature``, ``max_tokens``
-    (tokens), ``timeout`` (seconds per request) and ``extra_body`` (extra JSON
-    fields, e.g. ``{"top_k": 20}`` for vLLM) are sent with every request.
+    (tokens) and ``extra_body`` (extra JSON fields, e.g. ``{"top_k": 20}`` for
+    vLLM) are sent with every request.  ``timeout`` (seconds, default none) bounds
+    each call of :meth:`complete` or :meth:`stream` as a whole, the SDK's retries
+    and a whole stream included; ``max_retries`` (count, default the SDK's, 2) is
+    how often the SDK sends a request again after a connection error, a timeout, 429
+    or 5xx.
+
+    Without ``client=``, one model serves any number of event loops: each gets its
+    own SDK client, closed when that loop shuts down (so ``Loop.run_sync`` may be
+    called again and again, as a sync web handler does).
 
     ``requests`` lists every :class:`Request` received; ``usage`` the token counts
     ``{"prompt_tokens", "completion_tokens", "total_tokens"}`` of every answer
-    whose server reported them.
+    whose server reported them (streams ask for them with
+    ``stream_options={"include_usage": true}``).
 
     :meth:`complete` raises :class:`~obelisk.errors.SolutionError`
     for an answer that is empty, a refusal, not JSON, or (JSON mode) off the
-    schema, and :class:`~obelisk.errors.ModelError` when the server
-    cannot be reached or answers with an error status (the message names it).
-    A missing API key raises :class:`~obelisk.errors.UsageError`.
+    schema; an answer cut off at ``max_tokens`` (``finish_reason="length"``) says
+    so, and a JSON answer in a Markdown code fence (```` ```json ````) is
+    accepted.  It raises :class:`~obelisk.errors.ModelError` when the server
+    cannot be reached, answers with an error status, sends a body that is not a
+    chat completion (the message quotes its first bytes) or does not answer within
+    ``timeout`` (the message names each).  Bad settings (a missing API key, a
+    ``timeout`` that is not a positive number, a negative ``max_retries``) raise
+    :class:`~obelisk.errors.UsageError`.  docs/loop.md describes the adapter.
     """
 
     def __init__(
@@ -107,10 +199,15 @@ class OpenAIChatModel:
         temperature: float | None = None,
         max_tokens: int | None = None,
         timeout: float | None = None,
+        max_retries: int | None = None,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         if client is not None and (base_url is not None or api_key is not None):
             raise UsageError("give OpenAIChatModel either client= or base_url=/api_key=, not both")
+        _positive_seconds("timeout", timeout)
+        if max_retries is not None and (type(max_retries) is not int or max_retries < 0):
+            raise UsageError(f"max_retries must be an integer >= 0 or None, got {max_retries!r}")
+        self._settings: dict[str, Any] | None = None  # how to make a client per event loop
         if client is None:
             key = api_key or os.environ.get("OPENAI_API_KEY")
             if not key and base_url is None:
@@ -118,20 +215,28 @@ class OpenAIChatModel:
                     "OpenAIChatModel needs an API key: pass api_key= or set OPENAI_API_KEY "
                     "(a local server given as base_url= needs none)"
                 )
-            client = openai.AsyncOpenAI(
-                api_key=key or "not-needed", base_url=base_url, timeout=timeout
-            )
+            self._settings = {"api_key": key or "not-needed", "base_url": base_url}
+            self._settings["timeout"] = timeout
+            if max_retries is not None:
+                self._settings["max_retries"] = max_retries
+            client = openai.AsyncOpenAI(**self._settings)  # the settings; never sends
+        elif max_retries is not None:
+            client = client.with_options(max_retries=max_retries)
         self.model = model
         self.client = client
         self.structured = structured
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.timeout = timeout
+        self.max_retries = max_retries
         self.extra_body = dict(extra_body) if extra_body else None
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
         self._json_mode = structured is False
         self._stream_usage = True
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def json_mode(self) -> bool:
@@ -140,6 +245,21 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return f"model {self.model!r} at {self.client.base_url}"
+
+    async def _client(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running event loop: the caller's ``client=``, or
+        one made for this loop and closed when it shuts down."""
+        if self._settings is None:
+            return self.client
+        loop = asyncio.get_running_loop()
+        held = self._clients.get(loop)
+        if held is not None:
+            return held[0]  # type: ignore[no-any-return]
+        client = openai.AsyncOpenAI(**self._settings)
+        closer = _close_with_loop(client, self._clients, loop)
+        self._clients[loop] = (client, closer)
+        await closer.__anext__()  # the loop's shutdown now closes the client
+        return client
 
     def _params(self, request: Request, *, stream: bool) -> dict[str, Any]:
         json_mode = self._json_mode or not request.schema
@@ -165,7 +285,6 @@ class OpenAIChatModel:
         optional = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "timeout": self.timeout,
             "extra_body": self.extra_body,
         }
         params.update({name: value for name, value in optional.items() if value is not None})
@@ -190,6 +309,14 @@ class OpenAIChatModel:
             return True
         return False
 
+    def _timed_out(self) -> ModelError:
+        return ModelError(
+            f"{self._where()} did not answer within timeout={self.timeout:g} s (retries included)"
+        )
+
+    def _malformed(self, what: str, detail: str) -> ModelError:
+        return ModelError(f"{self._where()} sent a malformed response ({what}): {detail}")
+
     def _error(self, exc: openai.OpenAIError) -> ModelError:
         if isinstance(exc, openai.APIStatusError):
             name = type(exc).__name__
@@ -197,77 +324,170 @@ class OpenAIChatModel:
                 f"{self._where()} answered HTTP {exc.status_code} ({name}): {_detail(exc)}"
             )
         if isinstance(exc, openai.APITimeoutError):
-            return ModelError(f"{self._where()} did not answer in time (timeout={self.timeout}s)")
+            if self.timeout is not None:
+                return self._timed_out()
+            return ModelError(f"{self._where()} did not answer in time (the SDK's timeout)")
         if isinstance(exc, openai.APIConnectionError):
             return ModelError(f"cannot reach {self._where()}: {_detail(exc)}")
         detail = _detail(exc) if isinstance(exc, openai.APIError) else str(exc)
         return ModelError(f"{self._where()} failed: {type(exc).__name__}: {detail}")
 
-    async def _create(self, request: Request, *, stream: bool) -> Any:
+    def _deadline(self) -> float | None:
+        if self.timeout is None:
+            return None
+        return asyncio.get_running_loop().time() + self.timeout
+
+    async def _within(self, deadline: float | None, awaitable: Awaitable[T]) -> T:
+        """``awaitable``'s result, or the timeout's ModelError at ``deadline``."""
+        if deadline is None:
+            return await awaitable
+        left = deadline - asyncio.get_running_loop().time()
+        try:
+            return await asyncio.wait_for(awaitable, max(left, 0))
+        except asyncio.TimeoutError:
+            raise self._timed_out() from None
+
+    async def _create(self, request: Request, *, stream: bool, deadline: float | None) -> Any:
+        """The raw response (``with_raw_response``) to ``request``, after any fallback."""
+        client = await self._client()
         while True:
+            params = self._params(request, stream=stream)
+            if deadline is not None:  # each attempt gets what is left, at least 1 ms
+                left = deadline - asyncio.get_running_loop().time()
+                params["timeout"] = max(left, 0.001)
             try:
-                return await self.client.chat.completions.create(
-                    **self._params(request, stream=stream)
-                )
+                create = client.chat.completions.with_raw_response.create(**params)
+                return await self._within(deadline, create)
             except openai.APIError as exc:
                 if not self._fallback(exc):
                     raise self._error(exc) from exc
             except openai.OpenAIError as exc:
                 raise self._error(exc) from exc
 
-    def _check(self, text: str, request: Request) -> Solution:
-        solution = parse_solution(text)
-        if self._json_mode and request.schema:
-            error = best_match(Draft202012Validator(request.schema).iter_errors(json.loads(text)))
-            if error is not None:
-                where = ".".join(str(part) for part in error.absolute_path) or "the top level"
-                message = (
-                    error.message if len(error.message) <= 200 else error.message[:197] + "..."
-                )
-                raise SolutionError(
-                    f"the answer does not fit the schema at {where}: {message}", text
-                )
+    def _check(self, text: str, request: Request, finish_reason: Any) -> Solution:
+        """The solution in an answer's ``text`` (a fenced block is unwrapped); a
+        problem is a SolutionError, which names a cut-off answer as such."""
+        text = _unfenced(text)
+        try:
+            solution = parse_solution(text)
+            if self._json_mode and request.schema:
+                self._fits(text, request.schema)
+        except SolutionError as exc:
+            if finish_reason != "length":
+                raise
+            limit = f"max_tokens={self.max_tokens}" if self.max_tokens else "the token limit"
+            raise SolutionError(
+                f"the answer was cut off at {limit} (finish_reason='length'), "
+                f"write a shorter one: {exc.reason}",
+                exc.text,
+            ) from None
         return solution
+
+    @staticmethod
+    def _fits(text: str, schema: dict[str, Any]) -> None:
+        error = best_match(Draft202012Validator(schema).iter_errors(json.loads(text)))
+        if error is not None:
+            where = ".".join(str(part) for part in error.absolute_path) or "the top level"
+            message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+            raise SolutionError(f"the answer does not fit the schema at {where}: {message}", text)
+
+    def _read(self, raw: Any) -> tuple[Any, Any, dict[str, int] | None]:
+        """``(message, finish_reason, usage)`` of a raw chat completion; ``message``
+        is ``None`` when it has no choices.  A body that is not a chat completion is
+        the server's fault: a ModelError quoting its first bytes."""
+        try:
+            response = raw.parse()
+            choices = response.choices
+            if not isinstance(choices, list):
+                raise TypeError(f"choices is {type(choices).__name__}, not a list")
+            if not choices:
+                return None, None, _usage(response.usage)
+            message, finish_reason = choices[0].message, choices[0].finish_reason
+            content, refusal = message.content, getattr(message, "refusal", None)
+            if not isinstance(content, (str, type(None))) or not isinstance(
+                refusal, (str, type(None))
+            ):
+                raise TypeError("message content is not text")
+            return message, finish_reason, _usage(response.usage)
+        except (ValueError, TypeError, AttributeError, LookupError) as exc:
+            content = bytes(raw.http_response.content)
+            detail = f"{type(exc).__name__}: {exc}"[:200]
+            raise self._malformed(
+                f"not a chat completion, {detail}", f"body starts {_first_bytes(content)}"
+            ) from None
 
     async def complete(self, request: Request) -> Solution:
         """The model's answer to ``request``, parsed (raises as described on the class)."""
         self.requests.append(request)
-        response = await self._create(request, stream=False)
-        if not response.choices:
+        deadline = self._deadline()
+        raw = await self._create(request, stream=False, deadline=deadline)
+        message, finish_reason, usage = self._read(raw)
+        if message is None:
             raise SolutionError("the model gave no answer (no choices)")
-        choice = response.choices[0]
-        message = choice.message
         refusal = getattr(message, "refusal", None)
         if refusal:
             raise SolutionError(f"the model refused: {refusal}")
         if not message.content:
             raise SolutionError(
-                f"the model's answer is empty (finish_reason={choice.finish_reason!r})", ""
+                f"the model's answer is empty (finish_reason={finish_reason!r})", ""
             )
-        usage = _usage(response.usage)
         if usage is not None:
             self.usage.append(usage)
-        return self._check(message.content, request).with_usage(usage)
+        return self._check(message.content, request, finish_reason).with_usage(usage)
 
-    async def stream(self, request: Request) -> AsyncIterator[str]:
-        """The answer's JSON text, one content delta at a time.  Not checked
+    def stream(self, request: Request) -> ChatStream:
+        """The answer's JSON text, one content delta at a time (a :class:`ChatStream`,
+        whose ``usage`` holds the token counts once it has ended).  Not checked
         against the schema: the caller parses it.  Raises like :meth:`complete`
-        for a refusal, an empty answer or a server error."""
+        for a refusal, an empty answer, a server error, a malformed chunk or the
+        ``timeout`` (which bounds the whole stream)."""
+        return ChatStream(self, request)
+
+    def _delta(self, chunk: Any, into: ChatStream) -> tuple[str, str]:
+        """``(content, refusal)`` of one stream chunk; its usage and finish reason
+        go to ``into``.  A chunk that is not a chat completion chunk is a ModelError."""
+        try:
+            usage = _usage(getattr(chunk, "usage", None))
+            content, refusal = "", ""
+            for choice in chunk.choices[:1]:
+                refusal = getattr(choice.delta, "refusal", None) or ""
+                content = choice.delta.content or ""
+                into.finish_reason = choice.finish_reason or into.finish_reason
+            if not isinstance(content, str) or not isinstance(refusal, str):
+                raise TypeError("delta content is not text")
+        except (ValueError, TypeError, AttributeError, LookupError) as exc:
+            raise self._malformed("a stream chunk", f"{type(exc).__name__}: {exc}"[:300]) from None
+        if usage is not None:
+            into.usage = usage
+            self.usage.append(usage)
+        return content, refusal
+
+    async def _stream(self, request: Request, into: ChatStream) -> AsyncGenerator[str, None]:
         self.requests.append(request)
-        chunks = await self._create(request, stream=True)
+        deadline = self._deadline()
+        raw = await self._create(request, stream=True, deadline=deadline)
+        try:
+            chunks = raw.parse()
+            iterator = chunks.__aiter__()
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise self._malformed("not a stream", f"{type(exc).__name__}: {exc}") from None
         wrote, refusal = False, ""
         try:
-            async for chunk in chunks:
-                usage = _usage(getattr(chunk, "usage", None))
-                if usage is not None:
-                    self.usage.append(usage)
-                for choice in chunk.choices[:1]:
-                    refusal += getattr(choice.delta, "refusal", None) or ""
-                    if choice.delta.content:
-                        wrote = True
-                        yield choice.delta.content
-        except openai.OpenAIError as exc:
-            raise self._error(exc) from exc
+            while True:
+                try:
+                    chunk = await self._within(deadline, iterator.__anext__())
+                except StopAsyncIteration:
+                    break
+                except openai.OpenAIError as exc:
+                    raise self._error(exc) from exc
+                except (ValueError, TypeError, AttributeError) as exc:
+                    detail = f"{type(exc).__name__}: {exc}"[:300]
+                    raise self._malformed("a stream chunk", detail) from None
+                content, refused = self._delta(chunk, into)
+                refusal += refused
+                if content:
+                    wrote = True
+                    yield content
         finally:
             await chunks.close()
         if refusal and not wrote:

@@ -45,7 +45,8 @@ _COMMON = (
     '"a && b" requires both. "_outputPath": "†state.ok || †state.error" lists alternative '
     "outcomes; a tool that fails writes its error to the last one. Calls run in parallel "
     "as soon as what they read is written. Set output to the final answer when you have "
-    "it, or null to go on."
+    'it, or null to go on; at any depth it may hold references such as "†state.summary", '
+    "read once the answer's calls have run."
 )
 EAGER_INSTRUCTIONS = (
     "You plan and execute. " + _COMMON + " For a latent tool, write its result yourself in "
@@ -57,8 +58,7 @@ EAGER_INSTRUCTIONS = (
 LAZY_INSTRUCTIONS = (
     "You write the whole plan before anything runs. " + _COMMON + " The plan is checked "
     "and may be shown to a person for approval; problems come back as error messages. "
-    'Do not write "_output": latent tools are answered separately. "output" may be a '
-    'reference such as "†state.summary", read once the plan has run.'
+    'Do not write "_output": latent tools are answered separately.'
 )
 LATENT_INSTRUCTIONS = (
     "Produce the result of one tool call. The tool is in the tool message and its "

@@ -6,11 +6,17 @@ input, current state, carried plan, error records) and gets a
 
 * **eager** (default): the solution's calls are checked and run at once (latent
   calls carrying ``_output`` are written inline); failures and skips become
-  error messages and the calls that did not run are carried into the next
-  request's plan message.
+  error messages.
 * **lazy**: the solution is a whole plan; it is checked (diagnostics go back for
-  correction), shown to ``approve``, then run, with each latent call answered
-  by one sub-request.
+  correction; a call carrying ``_output`` is one, ``lazy_output``), shown to
+  ``approve``, then run, with each latent call answered by one sub-request.
+
+In both modes the next request's plan message carries every call of the answer,
+as the model wrote it (after any edit by the approver): those that ran included,
+since the state shows what they did, and all of them when the plan had an error
+diagnostic or was rejected.  An answer that is not a solution leaves the plan
+message as it was.  The first request carries the plan given to :meth:`Loop.run`,
+if any (docs/loop.md, "The carried plan").
 
 The loop stops when ``output`` is not null and fits ``output_schema``, or after
 ``max_turns`` requests (:class:`LoopBudgetExceeded`; the last request carries a

@@ -18,7 +18,8 @@ A :class:`Solution` is ``{"calls": [call, ...], "output": <user schema> | null}`
 :func:`solution_schema` builds its schema from a registry: one item schema per
 tool in ``calls`` (its arguments, ``_tool`` as a const, ``_outputPath`` as a
 string starting with ``†``, ``_output`` for latent tools in eager mode), and the
-caller's output schema, made nullable, for ``output``.
+caller's output schema, made nullable, for ``output``, where any value may be a
+reference (``"†state.summary"``), as the loop reads them in every mode.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "ToolMessage",
     "parse_solution",
     "message_data",
+    "output_schema_with_references",
     "solution_schema",
     "tool_description",
 ]
@@ -104,8 +106,10 @@ class DataMessage(_Message):
 
 
 class PlanMessage(_Message):
-    """Calls carried into this request: those that could not run yet (eager), or
-    the plan under correction (lazy)."""
+    """Calls carried into this request: every call of the last answer that was a
+    solution, as the model wrote it (after any edit by the approver), those that ran
+    included (the state shows what they did); on the first turn, the plan given to
+    ``Loop.run``.  ``mode`` is the loop's (docs/loop.md, "The carried plan")."""
 
     type: Literal["plan"] = "plan"
     plan: list[dict[str, Any]]
@@ -203,18 +207,27 @@ class Solution(_Message):
         return {"calls": self.calls, "output": self.output}
 
 
+def _path_text(link: Any) -> str:
+    """``"calls.0.x"`` for a chain of ``(parent link, key)`` pairs (``None`` ends it)."""
+    parts: list[str] = []
+    while link is not None:
+        link, key = link
+        parts.append(str(key))
+    return ".".join(reversed(parts)) or "the answer"
+
+
 def _unusable_value(value: Any, max_depth: int) -> str | None:
     """Why a decoded answer cannot be used as JSON data (``"calls.0.x: ..."``), or None.
 
     Iterative, so any nesting is safe: a value nested deeper than ``max_depth``
     levels, an integer of more digits than Python converts to text, an object key
-    that is not a string.
+    that is not a string.  The path of an item is a chain of links, made into text
+    only for the problem found, so a large answer is walked in linear time.
     """
     digits_limit = int_digits_limit()
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    stack: list[tuple[Any, int, Any]] = [(value, 0, None)]
     while stack:
-        item, path = stack.pop()
-        where = ".".join(str(part) for part in path) or "the answer"
+        item, depth, link = stack.pop()
         if isinstance(item, bool) or not isinstance(item, (int, dict, list)):
             continue
         if isinstance(item, int):
@@ -222,20 +235,29 @@ def _unusable_value(value: Any, max_depth: int) -> str | None:
                 digits = decimal_digits(item)
                 if digits > digits_limit:
                     return (
-                        f"{where}: integer of {digits} digits is too long (Python converts at "
-                        f"most {digits_limit} digits)"
+                        f"{_path_text(link)}: integer of {digits} digits is too long (Python "
+                        f"converts at most {digits_limit} digits)"
                     )
             continue
-        if len(path) >= max_depth:
-            return f"{where}: nested deeper than {max_depth} levels"
+        if depth >= max_depth:
+            return f"{_path_text(link)}: nested deeper than {max_depth} levels"
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    return f"{where}: object keys must be strings, found {type(key).__name__}"
-                stack.append((child, (*path, key)))
+                    kind = type(key).__name__
+                    return f"{_path_text(link)}: object keys must be strings, found {kind}"
+                if isinstance(child, _WALKED):  # text, numbers and null need no look
+                    stack.append((child, depth + 1, (link, key)))
         else:
-            stack.extend((child, (*path, n)) for n, child in enumerate(item))
+            stack.extend(
+                (child, depth + 1, (link, n))
+                for n, child in enumerate(item)
+                if isinstance(child, _WALKED)
+            )
     return None
+
+
+_WALKED = (dict, list, int)
 
 
 _SOLUTION_DEPTH = DEFAULT_LIMITS.max_argument_depth + 3
@@ -252,7 +274,8 @@ def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Soluti
     strictly (``NaN``, ``Infinity``, integers too long for Python and nesting too
     deep to decode are errors, located); a value nested deeper than
     ``Limits.max_argument_depth`` + 3 levels, or holding an integer too long for
-    Python, is an error too (docs/limits.md).
+    Python, is an error too (docs/limits.md).  A :class:`Solution` built by hand is
+    returned as it is, after the same checks of its values.
 
     >>> parse_solution('{"calls": [], "output": 42}').output
     42
@@ -263,6 +286,9 @@ def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Soluti
 calls.0: Input should be a valid dictionary
     """
     if isinstance(answer, Solution):
+        problem = _unusable_value(answer.to_data(), _SOLUTION_DEPTH)
+        if problem is not None:  # a Solution built by hand, nested too deep
+            raise SolutionError(f"the answer cannot be used: {problem}")
         return answer
     text = None
     if isinstance(answer, (str, bytes)):
@@ -331,10 +357,76 @@ def _hoist(schema: Mapping[str, Any], prefix: str, defs: dict[str, Any]) -> dict
     return copied
 
 
+_SUBSCHEMA = ("additionalProperties", "items", "additionalItems", "contains",
+              "unevaluatedItems", "unevaluatedProperties")  # fmt: skip
+_SUBSCHEMA_MAPS = ("properties", "patternProperties")
+_SAME_VALUE = ("anyOf", "oneOf", "allOf")  # subschemas of the value itself
+_SAME_VALUE_ONE = ("then", "else")
+
+
+def _referable(schema: Any) -> Any:
+    """``schema`` for a value that may also be a reference (``"†state.x"``), read
+    before the value is used: ``anyOf [schema with its inner values referable,
+    reference]``.  Boolean schemas and ``{}`` (any value) stay as they are."""
+    if not isinstance(schema, dict) or not schema:
+        return schema
+    return {"anyOf": [_inner_referable(schema), _EXPRESSION]}
+
+
+def _inner_referable(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` whose inner values (properties, items, ...) may each be
+    a reference; applicators that look at the value itself (``anyOf``, ``oneOf``,
+    ``allOf``, ``then``, ``else``, ``$defs``) get the same treatment inside, and
+    ``not``, ``if`` and ``propertyNames`` are left alone (a key is never a reference)."""
+    out = dict(schema)
+    for key, value in schema.items():
+        if key in _SUBSCHEMA:
+            out[key] = (
+                [_referable(item) for item in value]
+                if isinstance(value, list)
+                else _referable(value)
+            )
+        elif key == "prefixItems" and isinstance(value, list):
+            out[key] = [_referable(item) for item in value]
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _referable(item) for name, item in value.items()}
+        elif key in _SAME_VALUE and isinstance(value, list):
+            out[key] = [
+                _inner_referable(item) if isinstance(item, dict) else item for item in value
+            ]
+        elif key in _SAME_VALUE_ONE and isinstance(value, dict):
+            out[key] = _inner_referable(value)
+        elif key in ("$defs", "definitions", "dependentSchemas") and isinstance(value, dict):
+            out[key] = {
+                name: _inner_referable(item) if isinstance(item, dict) else item
+                for name, item in value.items()
+            }
+    return out
+
+
+def output_schema_with_references(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The schema of a solution's ``output`` for the caller's ``schema``: the final
+    answer, where any value at any depth may be a reference (``"†state.total"``,
+    read once the turn's calls have run, docs/loop.md), or ``null`` to go on.
+    ``None`` (no output schema) gives ``{}``: any value.
+
+    >>> output_schema_with_references({"type": "integer"})["anyOf"][1]
+    {'type': 'string', 'pattern': '^†', 'description': 'a reference, e.g. †state.x'}
+    """
+    if schema is None:
+        return {}
+    inner = _inner_referable(dict(schema))
+    defs = inner.pop("$defs", None)  # stays at the top, where #/$defs/... points
+    made: dict[str, Any] = {"anyOf": [inner, _EXPRESSION, {"type": "null"}]}
+    if defs is not None:
+        made["$defs"] = defs
+    return made
+
+
 def _nullable(schema: Mapping[str, Any] | None, defs: dict[str, Any]) -> dict[str, Any]:
     if schema is None:
         return {}
-    return {"anyOf": [_hoist(schema, "output.", defs), {"type": "null"}]}
+    return _hoist(output_schema_with_references(schema), "output.", defs)
 
 
 def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
@@ -370,14 +462,18 @@ def solution_schema(
 
     ``calls`` items are ``anyOf`` one object schema per tool; each argument
     accepts its own schema or an expression string (``^†``).  ``output`` is
-    ``output_schema`` or ``null`` (any JSON value or ``null`` when no schema is
-    given).  Tools' ``$defs`` are hoisted to the top as ``<tool>.<name>``.
+    ``output_schema``, a reference, or ``null`` (any JSON value or ``null`` when
+    no schema is given); inside it too, any value may be a reference
+    (:func:`output_schema_with_references`), as the loop reads them
+    (docs/loop.md).  Tools' ``$defs`` are hoisted to the top as ``<tool>.<name>``,
+    the output schema's as ``output.<name>``.
 
     >>> from obelisk.interpreter.tools.registry import Registry
     >>> from obelisk.interpreter.tools.tool import Tool
     >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
-    >>> schema["properties"]["output"]
-    {'anyOf': [{'type': 'string'}, {'type': 'null'}]}
+    >>> output = schema["properties"]["output"]["anyOf"]
+    >>> [option.get("pattern", option["type"]) for option in output]
+    ['string', '^†', 'null']
     >>> schema["properties"]["calls"]["items"]["anyOf"][0]["properties"]["_tool"]
     {'const': 'ask'}
     """

@@ -308,7 +308,19 @@ class Session:
         empty = Plan(calls=())
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
         assert isinstance(loop.model, StreamingModel)
-        return await stream_solution(loop.model.stream(turn.request), engine, check_plan)
+        chunks = loop.model.stream(turn.request)
+        try:
+            solution, run = await stream_solution(chunks, engine, check_plan)
+        except SolutionError as exc:
+            if getattr(chunks, "finish_reason", None) != "length":
+                raise
+            raise SolutionError(
+                "the answer was cut off at the token limit (finish_reason='length'), "
+                f"write a shorter one: {exc.reason}",
+                exc.text,
+            ) from None
+        usage = getattr(chunks, "usage", None)  # GuardedStream: token counts, once ended
+        return (solution if usage is None else solution.with_usage(usage)), run
 
     def engine(
         self,
