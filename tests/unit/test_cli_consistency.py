@@ -287,11 +287,12 @@ def test_tool_objects_of_a_module_load(tmp: Path) -> None:
     assert json.loads(done.stdout) == {"e": 4}
 
 
+@pytest.mark.parametrize("command", ["run", "check"])
 @pytest.mark.parametrize("value", ["[1, 2]", '"text"', "3"])
-def test_state_that_is_not_an_object_is_a_usage_error(tmp: Path, value: str) -> None:
+def test_state_that_is_not_an_object_is_a_usage_error(tmp: Path, value: str, command: str) -> None:
     path = plan(tmp / "p.json", {"_tool": "add", "a": 1, "b": 2, "_outputPath": "†state.s"})
     (tmp / "s.json").write_text(value, encoding="utf-8")
-    done = cli("run", path, "--state", "s.json")
+    done = cli(command, path, "--state", "s.json")
     assert done.exit_code == 2
     assert done.exception is None or isinstance(done.exception, SystemExit)
     assert done.stderr.startswith("obelisk: error: state 's.json' must hold a JSON object")
@@ -359,3 +360,16 @@ def test_a_module_printing_at_import_or_exit_leaves_json_stdout_alone(
     assert done.stdout.count("\n") == 1
     for line in ("printed at import", "fd 1 at import", "printed at exit", "fd 1 at exit"):
         assert line in done.stderr
+
+
+def test_a_stubs_file_printing_as_it_loads_leaves_json_stdout_alone(tmp: Path) -> None:
+    (tmp / "stubs.py").write_text(
+        "import os\nprint('stubs printed')\nos.write(1, b'stubs fd 1\\n')\n"
+        "STUBS = {'quit_quietly': 5}\n",
+        encoding="utf-8",
+    )
+    path = plan(tmp / "p.json", {"_tool": "quit_quietly", "_outputPath": "†state.q"})
+    done = shell("simulate", path, "--tools", "cc_tools.py", "--stubs", "stubs.py", "--json")
+    assert done.returncode == 0, done.stderr
+    json.loads(done.stdout)
+    assert "stubs printed" in done.stderr and "stubs fd 1" in done.stderr

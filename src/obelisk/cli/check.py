@@ -24,6 +24,7 @@ from obelisk.cli.io import (
     out,
     plural,
     read_json,
+    read_object,
     read_plan,
 )
 from obelisk.errors import printable
@@ -83,7 +84,9 @@ def check_command(
     Exits 0 when the plan has no errors (warnings allowed), 2 when it has errors.
     """
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
-    result = check(read_plan(plan), registry, read_json(input, "input"), read_json(state, "state"))
+    result = check(
+        read_plan(plan), registry, read_json(input, "input"), read_object(state, "state")
+    )
     if as_json:
         sys.stdout.write(json_for_output(result.to_dict())[0] + "\n")
     else:
