@@ -373,3 +373,14 @@ def test_a_stubs_file_printing_as_it_loads_leaves_json_stdout_alone(tmp: Path) -
     assert done.returncode == 0, done.stderr
     json.loads(done.stdout)
     assert "stubs printed" in done.stderr and "stubs fd 1" in done.stderr
+
+
+def test_a_tools_module_exiting_as_it_loads_is_a_usage_error(tmp: Path) -> None:
+    (tmp / "exits.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
+    path = plan(tmp / "p.json", {"_tool": "add", "a": 1, "b": 2, "_outputPath": "†state.s"})
+    done = shell("run", path, "--tools", "exits.py", "--json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        "obelisk: error: cannot load tools from exits.py: it called sys.exit(0) as it loaded\n"
+    )

@@ -165,7 +165,8 @@ def load_registry(
     A ``--tools`` tool may replace a standard tool of the same name only with
     ``override``; two ``--tools`` targets that define the same name are an error
     naming both.  ``files_root`` confines the standard file tools.  Problems exit 2
-    through :func:`fail`.
+    through :func:`fail`, a module that calls ``sys.exit()`` as it loads included.  What
+    a module prints as it loads goes to standard error.
     """
     if not stdlib and files_root is not None:
         fail("--files-root applies to the standard file tools; it cannot go with --no-stdlib")
@@ -181,6 +182,8 @@ def load_registry(
                 loaded = Registry.from_module(target)
         except ObeliskError as exc:
             fail(str(exc))
+        except SystemExit as exc:  # sys.exit() at import: not a silent exit 0
+            fail(f"cannot load tools from {target}: it called sys.exit({exc.code!r}) as it loaded")
         for item in loaded:
             if item.name in origin:
                 fail(f"tool {item.name!r} is defined in both {origin[item.name]} and {target}")
