@@ -305,27 +305,33 @@ def run_command(
         err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
         raise typer.Exit(1) from None
     except PlanError as exc:
-        if as_json:
-            payload = {
-                "status": "invalid",
-                "state": None,
-                "calls": [],
-                "diagnostics": [d.to_dict() for d in exc.diagnostics],
-            }
-            sys.stdout.write(dump_json(payload) + "\n")
-        else:
-            for diagnostic in exc.diagnostics:
-                err.print(str(diagnostic), markup=False)
-            err.print(
-                f"{printable(plan)}: the plan has errors; nothing ran",
-                markup=False,
-                style="bold red",
-            )
-        raise typer.Exit(2) from None
+        _invalid(plan, exc, as_json)
     finally:
         if trace_file is not None:
             trace_file.close()
     report(result, as_json, flags)
+
+
+def _invalid(plan: str, problem: PlanError, as_json: bool) -> NoReturn:
+    """Print a plan's errors (``--json``: ``"status": "invalid"`` and its diagnostics)
+    and exit 2: nothing ran."""
+    if as_json:
+        payload = {
+            "status": "invalid",
+            "state": None,
+            "calls": [],
+            "diagnostics": [d.to_dict() for d in problem.diagnostics],
+        }
+        sys.stdout.write(dump_json(payload) + "\n")
+    else:
+        for diagnostic in problem.diagnostics:
+            err.print(str(diagnostic), markup=False)
+        err.print(
+            f"{printable(plan)}: the plan has errors; nothing ran",
+            markup=False,
+            style="bold red",
+        )
+    raise typer.Exit(2)
 
 
 def _output(result: RunResult, as_json: bool) -> tuple[str, int]:
