@@ -27,7 +27,7 @@ from obelisk.cli.durable import (
     runs_list_command,
     runs_show_command,
 )
-from obelisk.cli.io import out
+from obelisk.cli.io import out, stdout_to_stderr_from_now
 from obelisk.cli.loop import loop_command
 from obelisk.cli.run import run_command
 from obelisk.cli.simulate import simulate_command
@@ -105,5 +105,10 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (and ``python -m obelisk``).  When the command is done,
+    standard output is sent to standard error for the rest of the process, so that a
+    tools module's ``atexit`` handlers cannot add to it."""
+    try:
+        app()
+    finally:
+        stdout_to_stderr_from_now()

@@ -32,12 +32,15 @@ __all__ = ["TerminalApprover", "print_pending"]
 class TerminalApprover:
     """The ``approve`` callback of ``--approve``: shows the checked plan, its dry run
     and what changed on ``console`` and asks ``y`` (accept), ``n`` (reject, with a reason) or ``e``
-    (edit the plan JSON in ``$VISUAL`` / ``$EDITOR``).  Answers come from the
+    (edit the plan JSON in ``$VISUAL`` / ``$EDITOR``).  ``model``: whether a model plans
+    (``obelisk loop``), to which the reason of a rejected plan is sent; ``obelisk run``
+    has none, so its prompt says only ``Reason:``.  Answers come from the
     terminal, or line by line from standard input when it is not a terminal;
     running out of them raises :class:`ApprovalAborted`."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, model: bool = True) -> None:
         self.console = console
+        self.model = model  # is there a model the reason of a rejected plan is sent to
         self.edited: Any = []  # the last edit: what to edit when it did not parse
 
     def _ask(self, prompt: str) -> str:
@@ -118,7 +121,8 @@ class TerminalApprover:
             if answer in ("y", "yes"):
                 return Decision.accept()
             if answer in ("n", "no"):
-                return Decision.reject(self._ask("Reason (sent to the model): "))
+                prompt = "Reason (sent to the model): " if self.model else "Reason: "
+                return Decision.reject(self._ask(prompt))
             if answer in ("e", "edit"):
                 edited = self.edit(checked)
                 if edited is not None:

@@ -24,6 +24,7 @@ from obelisk.cli.io import (
     out,
     plural,
     read_json,
+    read_object,
     read_plan,
 )
 from obelisk.errors import printable
@@ -83,7 +84,9 @@ def check_command(
     Exits 0 when the plan has no errors (warnings allowed), 2 when it has errors.
     """
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
-    result = check(read_plan(plan), registry, read_json(input, "input"), read_json(state, "state"))
+    result = check(
+        read_plan(plan), registry, read_json(input, "input"), read_object(state, "state")
+    )
     if as_json:
         sys.stdout.write(json_for_output(result.to_dict())[0] + "\n")
     else:
@@ -123,6 +126,8 @@ def graph_command(
     ] = "mermaid",
     tools: ToolsOption = None,
     no_stdlib: NoStdlibOption = False,
+    files_root: FilesRootOption = None,
+    override: OverrideOption = False,
     trace: Annotated[
         Path | None,
         typer.Option(
@@ -135,12 +140,15 @@ def graph_command(
     Edges that come from one of several alternatives are dashed and labelled;
     the edges of a dependency cycle are red.  With --trace, calls are coloured by
     what happened to them in that run.  A plan with errors is still drawn when it
-    parses; its diagnostics go to standard error and the exit code is 2.
+    parses; its diagnostics go to standard error and the exit code is 2.  The tools are
+    the standard tools plus --tools, chosen as for `obelisk check` (--no-stdlib,
+    --override, --files-root).
     """
     if fmt not in ("mermaid", "dot"):
         fail(f"unknown --format {fmt!r}; expected 'mermaid' or 'dot'")
     statuses = _statuses(trace) if trace is not None else None
-    result = check(read_plan(plan), load_registry(tools, stdlib=not no_stdlib))
+    registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
+    result = check(read_plan(plan), registry)
     if result.graph is not None:
         graph_format: GraphFormat = "mermaid" if fmt == "mermaid" else "dot"
         sys.stdout.write(draw(result.graph, graph_format, statuses))

@@ -10,6 +10,7 @@ nothing recorded.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -31,9 +32,9 @@ from obelisk.cli.io import (
     load_registry,
     out,
     plural,
-    tools_print_to_stderr,
+    tool_flags,
 )
-from obelisk.cli.run import report
+from obelisk.cli.run import CLI_CONTEXT, report, settle
 from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError, printable
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.journal import Journal
@@ -148,22 +149,33 @@ def resume_command(
     """
     chosen = _resolutions(retry, succeeded, failed)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
-    approver = TerminalApprover(err) if approve else None
+    approver = TerminalApprover(err, model=False) if approve else None
     with _journal(journal) as book:
         try:
-            with tools_print_to_stderr():
-                result = resume_sync(run_id, tools=registry, journal=book, unknown=chosen)
+            result = settle(
+                functools.partial(
+                    resume_sync,
+                    run_id,
+                    tools=registry,
+                    journal=book,
+                    unknown=chosen,
+                    context=CLI_CONTEXT,
+                )
+            )
             while result.status == "awaiting_approval" and approver is not None:
                 decisions = {pending.id: approver.decide(pending) for pending in result.pending}
                 try:
-                    with tools_print_to_stderr():
-                        result = resume_sync(result, decisions)
+                    result = settle(functools.partial(resume_sync, result, decisions))
                 except ApprovalError as exc:
                     err.print(f"obelisk: {exc}", markup=False, style="red")
         except ApprovalAborted as exc:
             err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
             raise typer.Exit(1) from None
-    report(result, as_json)
+    report(
+        result,
+        as_json,
+        tool_flags(tools, no_stdlib=no_stdlib, files_root=files_root, override=override),
+    )
 
 
 def approvals_list_command(

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,8 @@ __all__ = [
     "read_json",
     "read_object",
     "read_plan",
+    "stdout_to_stderr_from_now",
+    "tool_flags",
     "tools_print_to_stderr",
 ]
 
@@ -65,7 +68,8 @@ ToolsOption = Annotated[
         "--tools",
         "-t",
         metavar="FILE|MODULE",
-        help="Python file or importable module whose @tool functions to load (repeatable).",
+        help="Python file or importable module whose tools to load: @tool functions and "
+        "other Tool objects (repeatable).",
     ),
 ]
 NoStdlibOption = Annotated[bool, typer.Option("--no-stdlib", help="Leave the standard tools out.")]
@@ -161,7 +165,8 @@ def load_registry(
     A ``--tools`` tool may replace a standard tool of the same name only with
     ``override``; two ``--tools`` targets that define the same name are an error
     naming both.  ``files_root`` confines the standard file tools.  Problems exit 2
-    through :func:`fail`.
+    through :func:`fail`, a module that calls ``sys.exit()`` as it loads included.  What
+    a module prints as it loads goes to standard error.
     """
     if not stdlib and files_root is not None:
         fail("--files-root applies to the standard file tools; it cannot go with --no-stdlib")
@@ -173,9 +178,12 @@ def load_registry(
     origin: dict[str, str] = {}
     for target in targets or ():
         try:
-            loaded = Registry.from_module(target)
+            with tools_print_to_stderr():  # a module that prints as it loads
+                loaded = Registry.from_module(target)
         except ObeliskError as exc:
             fail(str(exc))
+        except SystemExit as exc:  # sys.exit() at import: not a silent exit 0
+            fail(f"cannot load tools from {target}: it called sys.exit({exc.code!r}) as it loaded")
         for item in loaded:
             if item.name in origin:
                 fail(f"tool {item.name!r} is defined in both {origin[item.name]} and {target}")
@@ -188,6 +196,28 @@ def load_registry(
             registry.add(item, override=True)
             origin[item.name] = target
     return registry
+
+
+def tool_flags(
+    tools: list[str] | None,
+    *,
+    no_stdlib: bool = False,
+    files_root: Path | None = None,
+    override: bool = False,
+) -> str:
+    """The options that chose a command's tools, quoted for a shell, so that a hint
+    such as ``obelisk resume RUN_ID --journal FILE --tools shop.py`` works as printed
+    (``""`` for the standard tools alone)."""
+    parts: list[str] = []
+    for target in tools or ():
+        parts += ["--tools", target]
+    if no_stdlib:
+        parts.append("--no-stdlib")
+    if files_root is not None:
+        parts += ["--files-root", os.fspath(files_root)]
+    if override:
+        parts.append("--override")
+    return shlex.join(parts)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -332,3 +362,18 @@ def tools_print_to_stderr() -> Iterator[None]:
                 sys.stderr.flush()
             os.dup2(moved, 1)
             os.close(moved)
+
+
+def stdout_to_stderr_from_now() -> None:
+    """Once a command has printed its output: send whatever is written to standard
+    output from now on (``atexit`` handlers of a tools module, through ``print`` or file
+    descriptor 1) to standard error, so that ``--json`` output stays one JSON document
+    to the end of the process (docs/cli.md)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        if sys.stdout.fileno() == 1 and sys.stderr.fileno() == 2:
+            if sys.__stdout__ is not None:
+                sys.__stdout__.flush()
+            os.dup2(2, 1)
+    sys.stdout = sys.stderr

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shlex
 import sys
+import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Annotated, Any, NoReturn
 
@@ -26,8 +29,9 @@ from obelisk.cli.io import (
     load_registry,
     plural,
     read_input,
-    read_json,
+    read_object,
     read_plan,
+    tool_flags,
     tools_print_to_stderr,
     warn_replaced,
 )
@@ -35,17 +39,62 @@ from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanErr
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.runtime.durable import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["dump_json", "print_unknown", "report", "run_command", "sorted_keys", "summary"]
+__all__ = [
+    "CLI_CONTEXT",
+    "dump_json",
+    "print_unknown",
+    "report",
+    "run_command",
+    "settle",
+    "sorted_keys",
+    "summary",
+]
 
 _PROGRESS_FROM = 5
 """``obelisk run`` shows a progress bar on a terminal for plans of more calls than this."""
 _NAMED = 5
 """How many calls of one status a summary line names before it says how many more."""
+
+CLI_CONTEXT: Any = types.MappingProxyType({})
+"""The run context the commands give tools that take an ``obelisk.Context``: the command
+line has no object of the caller's to pass, so ``ctx.deps`` is an empty read-only mapping,
+with or without ``--journal`` (docs/cli.md); ``ctx.idempotency_key`` and the rest are
+as in any run."""
+
+
+def settle(start: Callable[[], RunResult]) -> RunResult:
+    """The result of ``start()`` (a run or a resume), with what tools print sent to
+    standard error.  A tool that raises ``SystemExit`` or ``KeyboardInterrupt`` stops
+    the run (docs/semantics.md): its call fails with that error recorded, and the run's
+    result so far is returned here to be reported, instead of ending the process
+    silently (``sys.exit(0)`` in a tool would otherwise exit 0 with nothing printed).
+    A stop that carries no result (Ctrl-C outside any tool) is raised again."""
+    try:
+        with tools_print_to_stderr():
+            return start()
+    except (KeyboardInterrupt, SystemExit) as stop:
+        result = getattr(stop, "result", None)
+        if not isinstance(result, RunResult):
+            raise
+        return result
+
+
+def _announce(run_id: str, journal: Path) -> Callable[[Event], None]:
+    """An event handler that names the durable run on standard error when it starts, so
+    that it can be found (and resumed) even if its process is killed."""
+
+    def announce(event: Event) -> None:
+        if event.event == "run_started":
+            err.print(f"run {run_id} (journal {printable(str(journal))})", markup=False)
+            sys.stderr.flush()
+
+    return announce
 
 
 def dump_json(value: Any, indent: int | None = None) -> str:
@@ -197,9 +246,13 @@ def run_command(
         fail("the plan and --input cannot both be read from standard input")
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
-    start = read_json(state, "state")
+    start = read_object(state, "state")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
+    flags = tool_flags(tools, no_stdlib=no_stdlib, files_root=files_root, override=override)
     handlers: list[Any] = []
+    if journal is not None:
+        run_id = run_id if run_id is not None else new_run_id()
+        handlers.append(_announce(run_id, journal))
     trace_file = _open_trace(trace) if trace is not None else None
     if trace_file is not None:
 
@@ -208,7 +261,7 @@ def run_command(
             trace_file.flush()
 
         handlers.append(write_trace)
-    approver = TerminalApprover(err) if approve else None
+    approver = TerminalApprover(err, model=False) if approve else None
     try:
         parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
         if approver is not None:
@@ -225,28 +278,25 @@ def run_command(
                     progress.advance(task)
 
             handlers.append(advance)
-        with (
-            progress if progress is not None else contextlib.nullcontext(),
-            tools_print_to_stderr(),
-        ):
-            result = run_sync(
-                parsed,
-                registry,
-                input_data,
-                start,
-                concurrency=concurrency,
-                on_event=handlers,
-                timeout=timeout,
-                journal=os.fspath(journal) if journal is not None else None,
-                run_id=run_id,
+        with progress if progress is not None else contextlib.nullcontext():
+            result = settle(
+                lambda: run_sync(
+                    parsed,
+                    registry,
+                    input_data,
+                    start,
+                    concurrency=concurrency,
+                    on_event=handlers,
+                    context=CLI_CONTEXT,
+                    timeout=timeout,
+                    journal=os.fspath(journal) if journal is not None else None,
+                    run_id=run_id,
+                )
             )
-        if journal is not None:
-            err.print(f"run {result.run_id} (journal {printable(str(journal))})", markup=False)
         while result.status == "awaiting_approval" and approver is not None:
             decisions = {pending.id: approver.decide(pending) for pending in result.pending}
             try:
-                with tools_print_to_stderr():
-                    result = resume_sync(result, decisions)
+                result = settle(functools.partial(resume_sync, result, decisions))
             except ApprovalError as exc:
                 err.print(f"obelisk: {exc}", markup=False, style="red")
     except JournalError as exc:
@@ -255,40 +305,66 @@ def run_command(
         err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
         raise typer.Exit(1) from None
     except PlanError as exc:
-        if as_json:
-            payload = {
-                "status": "invalid",
-                "state": None,
-                "calls": [],
-                "diagnostics": [d.to_dict() for d in exc.diagnostics],
-            }
-            sys.stdout.write(dump_json(payload) + "\n")
-        else:
-            for diagnostic in exc.diagnostics:
-                err.print(str(diagnostic), markup=False)
-            err.print(
-                f"{printable(plan)}: the plan has errors; nothing ran",
-                markup=False,
-                style="bold red",
-            )
-        raise typer.Exit(2) from None
+        _invalid(plan, exc, as_json)
     finally:
         if trace_file is not None:
             trace_file.close()
-    report(result, as_json)
+    report(result, as_json, flags)
 
 
-def report(result: RunResult, as_json: bool) -> NoReturn:
-    """Print a run's result and exit as ``obelisk run`` does: the final state (or
-    ``--json``: the whole result) on standard output; pending approvals, calls whose
-    outcome is unknown, failures and the summary on standard error.  Exits 0 when
-    every call completed, else 1."""
+def _invalid(plan: str, problem: PlanError, as_json: bool) -> NoReturn:
+    """Print a plan's errors (``--json``: ``"status": "invalid"`` and its diagnostics)
+    and exit 2: nothing ran."""
+    if as_json:
+        payload = {
+            "status": "invalid",
+            "state": None,
+            "calls": [],
+            "diagnostics": [d.to_dict() for d in problem.diagnostics],
+        }
+        sys.stdout.write(dump_json(payload) + "\n")
+    else:
+        for diagnostic in problem.diagnostics:
+            err.print(str(diagnostic), markup=False)
+        err.print(
+            f"{printable(plan)}: the plan has errors; nothing ran",
+            markup=False,
+            style="bold red",
+        )
+    raise typer.Exit(2)
+
+
+def _output(result: RunResult, as_json: bool) -> tuple[str, int]:
+    """What a run prints on standard output, and how many values were replaced: with
+    ``--json`` the result (``instances`` added when the plan has instances); else the
+    state, or with instances ``state:`` and ``instances:``, each followed by its JSON."""
     if as_json:
         payload = result.to_dict()
         payload["state"] = sorted_keys(payload["state"])
-        text, replaced = json_for_output(payload)
-    else:
-        text, replaced = json_for_output(result.state, indent=2, sort_keys=True)
+        if result.instances:
+            payload["instances"] = sorted_keys(result.instances)
+        return json_for_output(payload)
+    text, replaced = json_for_output(result.state, indent=2, sort_keys=True)
+    if not result.instances:
+        return text, replaced
+    layers, more = json_for_output(result.instances, indent=2, sort_keys=True)
+    return f"state:\n{text}\ninstances:\n{layers}", replaced + more
+
+
+def _printable_lines(text: str) -> str:
+    """``text`` made printable line by line: its newlines stay newlines (a tool's
+    message of several lines), other control characters are escaped."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def report(result: RunResult, as_json: bool, flags: str = "") -> NoReturn:
+    """Print a run's result and exit as ``obelisk run`` does: the final state (and the
+    instances' layers; ``--json``: the whole result) on standard output; pending
+    approvals, calls whose outcome is unknown, failures and the summary on standard
+    error.  ``flags`` are the options that chose the tools (:func:`tool_flags`), for the
+    ``obelisk resume`` hint of a paused durable run.  Exits 0 when every call
+    completed, else 1."""
+    text, replaced = _output(result, as_json)
     sys.stdout.write(text + "\n")
     warn_replaced(replaced)
     if not as_json:
@@ -297,7 +373,7 @@ def report(result: RunResult, as_json: bool) -> NoReturn:
         for record in result.calls:
             if record.status == "failed" and record.error:
                 err.print(
-                    printable(
+                    _printable_lines(
                         f"{record.label} failed: {record.error['type']}: {record.error['message']}"
                     ),
                     markup=False,
@@ -322,7 +398,8 @@ def report(result: RunResult, as_json: bool) -> NoReturn:
                         else "resolve each unknown call (--retry CALL, --succeeded CALL=JSON or "
                         "--failed CALL=MESSAGE) with "
                     )
-                    + f"obelisk resume {result.run_id} {where} (with the same --tools)"
+                    + f"obelisk resume {result.run_id} {where}"
+                    + (f" {flags}" if flags else "")
                 ),
                 markup=False,
                 style="yellow",

@@ -26,6 +26,7 @@ from obelisk.cli.io import (
     read_json,
     read_object,
     read_plan,
+    tools_print_to_stderr,
 )
 from obelisk.errors import ObeliskError, PlanError
 from obelisk.interpreter.analysis.drawing import GraphFormat, draw
@@ -62,7 +63,8 @@ def read_stubs(path: Path) -> dict[str, Any]:
             fail(f"cannot load stubs from {str(path)!r}: not a Python file")
         module = importlib.util.module_from_spec(spec)
         try:
-            spec.loader.exec_module(module)
+            with tools_print_to_stderr():  # a stubs file that prints as it loads
+                spec.loader.exec_module(module)
         except Exception as exc:
             fail(f"cannot load stubs from {str(path)!r}: {type(exc).__name__}: {exc}")
         stubs = getattr(module, "STUBS", None)

@@ -37,6 +37,7 @@ from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan, parse_partial
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.standard_names import standard_tool_hint
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import preview
 from obelisk.limits import DEFAULT_LIMITS, Limits
@@ -184,6 +185,7 @@ class _Checker:
             hint = f"; did you mean '{close[0]}'?" if close else ""
             if not len(registry):
                 hint = "; no tools are registered"
+            hint = standard_tool_hint(call.tool) or hint
             self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
         # (tools unknown, registry None: nothing to check the tool against)
         target = call.target
