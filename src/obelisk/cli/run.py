@@ -251,7 +251,7 @@ def run_command(
                 err.print(f"obelisk: {exc}", markup=False, style="red")
     except JournalError as exc:
         if as_json:  # stdout stays one JSON document, whatever stopped the run
-            payload = {
+            payload: dict[str, Any] = {
                 "status": "error",
                 "state": None,
                 "calls": [],
