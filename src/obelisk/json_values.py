@@ -19,9 +19,11 @@ __all__ = [
     "copy_json",
     "decimal_digits",
     "deep_merge",
+    "int_digits_limit",
     "loads_strict",
     "nesting_depth",
     "preview",
+    "unreadable_digits",
 ]
 
 MAX_DECODE_DEPTH = 512
@@ -137,9 +139,14 @@ def _clip(text: str, width: int = 24) -> str:
     return text if len(text) <= width else text[: width - 4] + "...(" + f"{len(text)} chars)"
 
 
-def _int_limit() -> int:
+def int_digits_limit() -> int:
+    """How many decimal digits Python converts between an integer and text
+    (``sys.get_int_max_str_digits()``; 0: no limit, as before Python 3.10.7)."""
     getter = getattr(sys, "get_int_max_str_digits", None)
     return int(getter()) if getter is not None else 0
+
+
+_int_limit = int_digits_limit
 
 
 def _error(message: str, text: str, position: int) -> json.JSONDecodeError:
@@ -287,6 +294,22 @@ def preview(value: Any, width: int = 60) -> str:
     if len(text) > width:
         text = text[: max(width - 3, 1)] + "..."
     return text
+
+
+def unreadable_digits(value: int) -> int | None:
+    """The number of decimal digits of ``value`` when it has more than Python reads
+    back from JSON text (``sys.get_int_max_str_digits()``, 4,300 by default; 0 means
+    no limit), else ``None``.  Cheap for every integer of a sane size: one
+    ``bit_length`` (docs/semantics.md, "Values are JSON data").
+
+    >>> unreadable_digits(10**4299), unreadable_digits(10**4300)
+    (None, 4301)
+    """
+    limit = int_digits_limit()
+    if not limit or value.bit_length() <= 3 * limit:  # 2**(3n) < 10**n: n digits at most
+        return None
+    digits = decimal_digits(value)
+    return digits if digits > limit else None
 
 
 def decimal_digits(value: int) -> int:

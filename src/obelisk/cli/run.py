@@ -300,6 +300,14 @@ def run_command(
             except ApprovalError as exc:
                 err.print(f"obelisk: {exc}", markup=False, style="red")
     except JournalError as exc:
+        if as_json:  # stdout stays one JSON document, whatever stopped the run
+            payload: dict[str, Any] = {
+                "status": "error",
+                "state": None,
+                "calls": [],
+                "error": {"code": exc.code, "message": str(exc)},
+            }
+            sys.stdout.write(dump_json(payload) + "\n")
         fail(str(exc))
     except ApprovalAborted as exc:
         err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")

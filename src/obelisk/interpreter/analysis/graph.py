@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
 from obelisk.interpreter.analysis.path_index import PathIndex
+from obelisk.interpreter.analysis.world import WorldOrder
 from obelisk.interpreter.plan.model import ArgumentExpression, Call, Plan
 
 __all__ = ["PlanGraph", "Read", "Write"]
@@ -217,11 +218,15 @@ class PlanGraph:
         if not touching:
             return  # the common case: no call touches the world, no order to add
         successors: list[set[int]] = [set() for _ in calls]
+        backward = False  # an edge against plan order: only then can a later call come first
         for node, preds in enumerate(predecessors):
             for pred in preds:
                 successors[pred].add(node)
+                backward = backward or pred > node
 
         def reaches(start: int, goal: int) -> bool:
+            if not backward and goal < start:
+                return False  # every edge points forward in plan order
             seen, stack = {start}, [start]
             while stack:
                 for child in successors[stack.pop()]:
@@ -232,21 +237,16 @@ class PlanGraph:
                         stack.append(child)
             return False
 
-        touched: PathIndex[tuple[int, str, str]] = PathIndex()
+        world = WorldOrder()
         for call, mine in touching:
+            me = call.index
             for resource, access in mine.items():
-                key = ("world", *resource.split("."))
-                for earlier, theirs, their_access in touched.overlapping(key):
-                    if earlier == call.index or (access == "read" and their_access == "read"):
-                        continue
-                    if call.index in successors[earlier] or reaches(call.index, earlier):
-                        continue  # already ordered, or a dependency orders them the other way
-                    predecessors[call.index].add(earlier)
-                    successors[earlier].add(call.index)
-                    label = resource if resource == theirs else f"{theirs} / {resource}"
-                    self.order_edges.setdefault((earlier, call.index), label)
-            for resource, access in mine.items():
-                touched.add(("world", *resource.split(".")), (call.index, resource, access))
+                for earlier, label in world.add(me, resource, access, reaches):
+                    if me in successors[earlier]:
+                        continue  # a dependency orders them already
+                    predecessors[me].add(earlier)
+                    successors[earlier].add(me)
+                    self.order_edges.setdefault((earlier, me), label)
 
     # -- structure -----------------------------------------------------------
     @property

@@ -100,6 +100,21 @@ def _sqlite3() -> ModuleType:
 # -- the journal ----------------------------------------------------------------------
 
 
+# what sqlite3 says of a damaged file (a text column that is not UTF-8 is one byte gone bad)
+_DAMAGED = (
+    "malformed",
+    "not a database",
+    "no such table",
+    "no such column",
+    "Could not decode to UTF-8",
+)
+
+
+def _clipped(text: str, width: int = 300) -> str:
+    """sqlite3's message, which may quote a whole column, cut to ``width`` characters."""
+    return text if len(text) <= width else f"{text[: width - 24]}... ({len(text):,} characters)"
+
+
 _RUN_COLUMNS = (
     "run_id, kind, status, created, updated, calls, fingerprint, pinned, plan, input, "
     "state, data, settings, parent"
@@ -206,16 +221,16 @@ class Store:
     # -- plumbing ----------------------------------------------------------------
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
-        """Turn sqlite3's errors into :class:`JournalError` (damage: :class:`JournalCorrupted`)."""
+        """Turn sqlite3's errors into :class:`JournalError` (damage: :class:`JournalCorrupted`,
+        text that is not UTF-8 included: one bad byte in the file)."""
         try:
             yield
-        except _sqlite3().Error as exc:
-            text = str(exc)
-            if self.db.in_transaction:
-                with contextlib.suppress(_sqlite3().Error):
+        except (_sqlite3().Error, UnicodeDecodeError) as exc:
+            text = _clipped(str(exc))
+            with contextlib.suppress(_sqlite3().Error):  # a closed connection raises here too
+                if self.db.in_transaction:
                     self.db.execute("ROLLBACK")
-            damaged = ("malformed", "not a database", "no such table", "no such column")
-            if isinstance(exc, _sqlite3().DatabaseError) and any(d in text for d in damaged):
+            if isinstance(exc, UnicodeDecodeError) or any(d in text for d in _DAMAGED):
                 raise JournalCorrupted(
                     f"journal {self.path!r} is damaged: {text}", self.path
                 ) from None

@@ -27,6 +27,10 @@ class RunWriter:
     (``loop.call_soon``), and at once when a tool is about to run whose intent is
     not committed yet (:meth:`invoking`): so every tool that runs has a durable
     intent, and a busy run commits a few times per batch of calls, not once per row.
+    A commit that fails (a full disk, a damaged file) is kept: every later commit,
+    :meth:`invoking` included, raises that :class:`~obelisk.errors.JournalError`
+    again, so no tool starts without a durable intent and the run stops with that one
+    error; a commit deferred to the event loop never raises into it.
     With ``synchronous="full"``, a commit that holds intents of calls with side
     effects (neither ``pure`` nor ``idempotent``) is synced to disk.
 
@@ -60,6 +64,8 @@ class RunWriter:
         self._settled: set[int] = set()  # calls with an outcome in this run
         self._scheduled = False
         self._beat: Any = None
+        self._failure: JournalError | None = None  # the commit that failed, raised again
+        self._closed = False
         self.commits = 0
 
     # -- the Recorder protocol ----------------------------------------------------------
@@ -147,7 +153,7 @@ class RunWriter:
         self._schedule()
 
     def _schedule(self) -> None:
-        if not self._scheduled:
+        if not self._scheduled and self._failure is None:
             self._scheduled = True
             try:
                 loop = asyncio_loop()
@@ -158,8 +164,10 @@ class RunWriter:
                 self._beat = loop.call_later(HEARTBEAT, self._heartbeat)
 
     def _flush_soon(self) -> None:
-        if self._scheduled:
-            self.flush()
+        if self._scheduled and not self._closed:
+            # kept in self._failure: the engine's next call into the writer raises it
+            with contextlib.suppress(JournalError):
+                self.flush()
 
     def _heartbeat(self) -> None:
         self._beat = None
@@ -173,10 +181,26 @@ class RunWriter:
             self._beat = asyncio_loop().call_later(HEARTBEAT, self._heartbeat)
 
     def flush(self) -> None:
-        """Commit everything buffered, in one transaction."""
+        """Commit everything buffered, in one transaction.  Raises
+        :class:`~obelisk.errors.JournalError` when the commit fails, and again on every
+        later call (the class's docstring says why)."""
         self._scheduled = False
+        if self._failure is not None:
+            raise JournalError(*self._failure.args)
         if not (self._intents or self._outcomes or self._writes or self._events or self._approvals):
             return
+        try:
+            self._commit()
+        except JournalError as exc:
+            self._failure = exc
+            raise
+        self.commits += 1
+        self._intents, self._outcomes, self._writes = [], [], []
+        self._events, self._approvals = [], []
+        self._unsynced.clear()
+        self._effects = False
+
+    def _commit(self) -> None:
         journal, db = self.journal, self.journal.db
         full = journal.synchronous == "full" and self._effects
         with journal.errors():
@@ -211,17 +235,14 @@ class RunWriter:
                 (time.time(), time.time(), self.run_id),
             )
             db.execute("COMMIT")
-        self.commits += 1
-        self._intents, self._outcomes, self._writes = [], [], []
-        self._events, self._approvals = [], []
-        self._unsynced.clear()
-        self._effects = False
 
     def close(self) -> None:
-        """Flush what is left and stop the heartbeat."""
+        """Flush what is left and stop the heartbeat; raises the failed commit's
+        :class:`~obelisk.errors.JournalError` as :meth:`flush` does."""
         if self._beat is not None:
             self._beat.cancel()
             self._beat = None
+        self._closed = True
         self.flush()
 
     def note(self, event: str, call: int | None = None, data: Any = None) -> None:

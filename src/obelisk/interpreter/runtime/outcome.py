@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from jiter import from_json
@@ -34,7 +35,7 @@ from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.state import log_text
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.tool import Tool
-from obelisk.json_values import nesting_depth
+from obelisk.json_values import int_digits_limit, nesting_depth, unreadable_digits
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
@@ -127,6 +128,8 @@ def json_result_text(
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):
             raise OutputValidationError(f"the output of {tool.name} is not JSON data: {value}")
+        if kind is int and unreadable_digits(value) is not None:
+            raise _unreadable(tool, str(_big_int(value)))
         size = _string_size(value) if kind is str else 8
         _check_size(tool, size, limits)
         return value, size, None
@@ -134,12 +137,19 @@ def json_result_text(
     try:  # the common case: one pass to compact JSON text, and its parse is the new data
         text = made = to_json(value, fallback=_refuse, inf_nan_mode="constants")
         converted = from_json(text, allow_inf_nan=True, catch_duplicate_keys=True)
-    except Exception:  # no JSON form, a lone surrogate, too deep for the parser, keys that collide
+        parsed = True
+    except Exception:  # no JSON form, a lone surrogate, too deep for the parser, keys that
+        # collide, an integer of more than 4,300 digits
         converted, text, made = _converted(tool, value, limits)
+        parsed = False
     if b"NaN" in text or b"Infinity" in text:
         where = _non_finite(converted)
         if where is not None:
             raise OutputValidationError(f"the output of {tool.name} is not JSON data: {where}")
+    if not parsed or 0 < int_digits_limit() < _JITER_DIGITS:
+        where = _find(converted, _big_int)
+        if where is not None:
+            raise _unreadable(tool, where)
     _check_size(tool, len(text), limits)
     limit = limits.max_output_depth
     # conversion refuses anything deeper than _CONVERTIBLE_DEPTH; count only below that
@@ -209,14 +219,46 @@ def _check_size(tool: Tool, size: int, limits: Limits) -> None:
         )
 
 
+def _unreadable(tool: Tool, where: str) -> OutputValidationError:
+    return OutputValidationError(
+        f"the output of {tool.name} is not JSON data that can be read back: {where} "
+        f"(Python reads integers of at most {int_digits_limit():,} digits from JSON text: "
+        "sys.get_int_max_str_digits())"
+    )
+
+
+# jiter reads integers of at most this many digits (Python's default limit)
+_JITER_DIGITS = 4300
+
+
+def _big_int(item: Any) -> str | None:
+    """``an integer of 4,301 digits`` for an integer Python cannot read back from
+    JSON text, else ``None``."""
+    if type(item) is not int:
+        return None
+    digits = unreadable_digits(item)
+    return None if digits is None else f"an integer of {digits:,} digits"
+
+
 def _non_finite(value: Any) -> str | None:
     """Where ``value`` (JSON data) holds NaN or an infinity, e.g. ``nan at [2].price``,
     or ``None``."""
+    return _find(value, _not_finite)
+
+
+def _not_finite(item: Any) -> str | None:
+    return str(item) if type(item) is float and not math.isfinite(item) else None
+
+
+def _find(value: Any, problem: Callable[[Any], str | None]) -> str | None:
+    """The first ``problem`` (a description of a scalar, or ``None``) in ``value``
+    (JSON data), with where it is: ``nan at [2].price``; ``None`` when there is none."""
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, path = stack.pop()
-        if type(item) is float and not math.isfinite(item):
-            return f"{item} at {path}" if path else str(item)
+        found = problem(item)
+        if found is not None:
+            return f"{found} at {path}" if path else found
         if isinstance(item, dict):
             stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
         elif isinstance(item, list):
