@@ -112,9 +112,7 @@ class WorldOrder:
                     continue
                 if before not in ordered:
                     ordered.add(before)
-                    edges.append(
-                        (before, resource if name == resource else f"{name} / {resource}")
-                    )
+                    edges.append((before, resource if name == resource else f"{name} / {resource}"))
                 waited.append((before, name, wrote))
             return False
 
