@@ -82,6 +82,17 @@ from obelisk.limits import DEFAULT_LIMITS, Limits
 __all__ = ["Engine", "LatentRunner"]
 
 
+def _not_cancelled(exc: BaseException) -> BaseException:
+    """The error of a call whose ``CancelledError`` obelisk did not ask for (the tool
+    raised it, a library leaked it, or another tool cancelled the call's task): a
+    failure, recorded as ``{"type": "CancelledError", "message": ...}``."""
+    message = error_record(exc)["message"] or (
+        "the tool raised CancelledError, or its task was cancelled, though obelisk "
+        "did not cancel the call"
+    )
+    return asyncio.CancelledError(message)
+
+
 class LatentRunner(Protocol):
     """Runs the latent calls the engine cannot: the execution loop's sub-requests
     (docs/loop.md).  ``accepts(tool)`` says which latent tools it runs (a latent
@@ -149,6 +160,7 @@ class Engine:
         self._committed_count = 0
         self._written: dict[int, list[str]] = {}
         self._running: dict[int, asyncio.Task[None]] = {}
+        self._cancelled: set[int] = set()  # calls whose task the engine itself cancelled
         self._per_tool: dict[str, int] = {}
         self._stopping: str | None = None
         self.recorder, self.run_id, self._unknown = recorder, run_id, dict(unknown or {})
@@ -262,8 +274,7 @@ class Engine:
         finally:
             if deadline is not None:
                 deadline.cancel()
-            for task in list(self._running.values()):
-                task.cancel()
+            self._cancel_running()
             self._invoker.close()
         status = run_status(self.records, bool(self.pending), bool(self.unknown))
         if self.listeners:
@@ -467,7 +478,13 @@ class Engine:
                 output = await self.latent.run(call, tool, validated)
             else:
                 output = await self._invoker.invoke(tool, record, validated)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
+            if call.index not in self._cancelled:  # not obelisk's: the tool let it out
+                if not self._abandoned(call.index):
+                    record.finished = time.time()
+                    self._failed(call, tool, record, _not_cancelled(exc))
+                forget_traceback(exc)
+                return
             if not self._abandoned(call.index):
                 record.status, record.finished = "cancelled", time.time()
                 record.reason = self._stopping or "cancelled"
@@ -509,8 +526,7 @@ class Engine:
         if self._done.done():
             return
         self._stopping = f"not run: the run timed out after {self.timeout:g} s"
-        for task in self._running.values():
-            task.cancel()
+        self._cancel_running()
         asyncio.get_running_loop().call_later(0.05, self._give_up)
         self._check_done()
 
@@ -535,9 +551,7 @@ class Engine:
         record.status, record.error = "failed", error_record(exc)
         if self.listeners:
             self._emitter(CallFailed(time.time(), record.index, record.tool, record.error))
-        for index, task in self._running.items():
-            if index != record.index:
-                task.cancel()
+        self._cancel_running(record.index)
         self._finish(record.index, [])
 
     def _fail(self, record: CallRecord, exc: BaseException) -> None:
@@ -547,9 +561,16 @@ class Engine:
             self._emitter(CallFailed(record.finished, record.index, record.tool, record.error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
-            for index, task in self._running.items():
-                if index != record.index:
-                    task.cancel()
+            self._cancel_running(record.index)
+
+    def _cancel_running(self, but: int = -1) -> None:
+        """Cancel the task of every call in flight except call ``but``; a call's
+        ``CancelledError`` counts as a cancellation only after this (any other is the
+        tool's failure)."""
+        for index, task in list(self._running.items()):
+            if index != but:
+                self._cancelled.add(index)
+                task.cancel()
 
     def _on_task_done(self, index: int, tool_name: str, task: asyncio.Task[None]) -> None:
         self._running.pop(index, None)

@@ -55,8 +55,16 @@ Writes = list[tuple[Reference, Any]]
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
-    """``{"type": <exception class name>, "message": str(exc)}``: a call's ``error``."""
-    return {"type": type(exc).__name__, "message": str(exc)}
+    """``{"type": <exception class name>, "message": str(exc)}``: a call's ``error``.
+
+    An exception that cannot describe itself (its ``__str__`` raises, or returns no
+    string) gets the message ``<unprintable Name message>`` (docs/limits.md)."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:  # a broken __str__ must not lose the run
+        message = f"<unprintable {name} message>"
+    return {"type": name, "message": message}
 
 
 def forget_traceback(exc: BaseException) -> None:
