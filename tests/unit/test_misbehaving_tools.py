@@ -5,6 +5,12 @@ the run returns with every other call's result, and nothing is printed
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import subprocess
+import sys
+import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -155,3 +161,166 @@ def test_an_exception_that_cannot_describe_itself_gets_a_safe_description(
     arm = run_bad(make(function))
     assert arm.state["error"]["error"]["message"] == f"<unprintable {name} message>"
     assert obelisk.RunResult.__repr__(result)  # the result itself prints
+
+
+# -- point 3: tools that attack the event loop ----------------------------------------
+
+
+async def stops_the_loop() -> int:
+    asyncio.get_running_loop().stop()
+    await asyncio.sleep(0.01)
+    return 1
+
+
+async def stops_the_loop_by_its_class() -> int:
+    loop = asyncio.get_running_loop()
+    type(loop).stop(loop)  # past the guard: the loop runs on
+    await asyncio.sleep(0.01)
+    return 1
+
+
+async def cancels_every_task() -> int:
+    await asyncio.sleep(0.05)  # the slow call is in flight by now
+    me = asyncio.current_task()
+    for task in asyncio.all_tasks():
+        if task is not me:
+            task.cancel()
+    return 1
+
+
+def cancels_every_task_at_once() -> int:
+    for task in asyncio.all_tasks():  # the run's own task too, while it runs this call
+        task.cancel()
+    return 1
+
+
+async def slow() -> int:
+    await asyncio.sleep(0.3)
+    return 5
+
+
+def test_a_tool_that_stops_the_event_loop_fails_and_the_run_returns(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    result = run_bad_without_arm(make(stops_the_loop))
+    assert [c.status for c in result.calls] == ["failed", "succeeded"]
+    assert result.calls[0].error == {
+        "type": "RuntimeError",
+        "message": "a tool may not stop the event loop that runs the plan (obelisk run_sync)",
+    }
+    assert result.state == {"good": 1}
+    sneaky = run_bad_without_arm(make(stops_the_loop_by_its_class))
+    assert sneaky.status == "completed" and sneaky.state == {"bad": 1, "good": 1}
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_tool_that_cancels_every_task_fails_the_calls_in_flight_and_the_run_returns(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    plan = [
+        {"_tool": "slow", "_outputPath": "†state.slow"},
+        {"_tool": "bad", "_outputPath": "†state.bad"},
+        {"_tool": "ok", "n": "†state.bad", "_outputPath": "†state.good"},
+    ]
+    tools = [make(slow, "slow"), make(cancels_every_task), ok]
+    result = obelisk.run_sync(plan, tools)
+    assert [c.status for c in result.calls] == ["failed", "succeeded", "succeeded"]
+    assert result.calls[0].error is not None
+    assert result.calls[0].error["type"] == "CancelledError"
+    assert result.state == {"bad": 1, "good": 1}
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_tool_that_cancels_the_run_task_while_it_runs_loses_nothing() -> None:
+    # a quick sync tool runs inside the run's own task (started eagerly), and every
+    # call is done before the run awaits anything: the cancellation would end it
+    result = run_bad_without_arm(make(cancels_every_task_at_once, blocking=False))
+    assert result.status == "completed" and result.state == {"bad": 1, "good": 1}
+
+
+# -- point 4: timeouts hold against a tool that swallows cancellation -----------------
+
+
+async def swallows_cancellation() -> int:
+    while True:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(10)
+
+
+def test_a_run_timeout_gives_up_on_a_call_that_ignores_its_cancellation(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    started = time.monotonic()
+    result = run_bad_without_arm(make(swallows_cancellation), timeout=0.2)
+    assert time.monotonic() - started < 0.2 + 0.05 + 0.5  # the run's deadline, plus slack
+    assert [c.status for c in result.calls] == ["failed", "succeeded"]
+    assert result.calls[0].error == {
+        "type": "TimeoutError",
+        "message": "the run timed out after 0.2 s, and the call ignored its cancellation "
+        "(given up on, its task may linger)",
+    }
+    assert result.state == {"good": 1}
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_tool_that_swallows_cancellation_does_not_keep_the_process_from_exiting() -> None:
+    # the issue's case: timeout=1 on the tool, timeout=2 on the run; it used to hang
+    script = textwrap.dedent(
+        """
+        import asyncio, obelisk
+
+        @obelisk.tool(timeout=1)
+        async def stubborn() -> int:
+            "Swallows every cancellation."
+            while True:
+                try:
+                    await asyncio.sleep(10)
+                except asyncio.CancelledError:
+                    pass
+
+        plan = [
+            {"_tool": "stubborn", "_outputPath": "†state.a"},
+            {"_tool": "stubborn", "_outputPath": "†state.b || †state.b_error"},
+        ]
+        result = obelisk.run_sync(plan, [stubborn], timeout=2)
+        print(result.status, [c.error["message"] for c in result.calls], result.state)
+        """
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.strip() == (
+        "failed ['timed out after 1 s', 'timed out after 1 s'] {'b_error': {'error': "
+        "{'type': 'TimeoutError', 'message': 'timed out after 1 s', 'tool': 'stubborn', "
+        "'call': 1}}}"
+    )
+    assert time.monotonic() - started < 10
+
+
+# -- point 6: endless iterators -------------------------------------------------------
+
+
+def endless() -> Any:
+    return itertools.count()
+
+
+def endless_typed() -> list[int]:
+    return itertools.count()  # type: ignore[return-value]
+
+
+def generator() -> Any:
+    yield 1
+
+
+@pytest.mark.parametrize("function", [endless, endless_typed, generator])
+def test_an_iterator_result_fails_at_once(function: Any) -> None:
+    started = time.monotonic()
+    result = run_bad_without_arm(make(function), timeout=5)
+    assert time.monotonic() - started < 2
+    assert [c.status for c in result.calls] == ["failed", "succeeded"]
+    error: Any = result.calls[0].error
+    assert error["type"] == "OutputValidationError"
+    assert error["message"].startswith("the output of bad is an iterator (")
+    assert error["message"].endswith("), not JSON data: it may never end; return a list")

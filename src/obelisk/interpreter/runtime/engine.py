@@ -73,13 +73,18 @@ from obelisk.interpreter.runtime.records import (
 )
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.result import run_result
+from obelisk.interpreter.runtime.shelter import sheltered, uncancel
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["Engine", "LatentRunner"]
+__all__ = ["GIVE_UP", "Engine", "LatentRunner"]
+
+GIVE_UP = 0.05
+"""Seconds after a run's ``timeout`` at which calls that ignore their cancellation are
+given up on: they fail with ``TimeoutError`` and the run returns (docs/limits.md)."""
 
 
 def _not_cancelled(exc: BaseException) -> BaseException:
@@ -270,7 +275,7 @@ class Engine:
         self._dispatch()
         self._check_done()
         try:
-            await self._done
+            await self._wait_done()
         finally:
             if deadline is not None:
                 deadline.cancel()
@@ -293,6 +298,24 @@ class Engine:
             self._interrupt.result = result  # type: ignore[attr-defined]
             raise self._interrupt
         return result
+
+    async def _wait_done(self) -> None:
+        """Wait until the run is done.  In the task of ``run_sync`` (sheltered: only a
+        tool can cancel it) a cancellation is shrugged off (docs/limits.md)."""
+        assert self._done is not None
+        task = asyncio.current_task()
+        if not sheltered(task):
+            await self._done
+            return
+        assert task is not None
+        while True:
+            try:
+                await asyncio.shield(self._done)
+                return
+            except asyncio.CancelledError:
+                if self._done.cancelled():
+                    raise
+                uncancel(task)
 
     def _make_ready(self, index: int) -> None:
         if not self._calls.may_start(index):
@@ -527,7 +550,7 @@ class Engine:
             return
         self._stopping = f"not run: the run timed out after {self.timeout:g} s"
         self._cancel_running()
-        asyncio.get_running_loop().call_later(0.05, self._give_up)
+        asyncio.get_running_loop().call_later(GIVE_UP, self._give_up)
         self._check_done()
 
     def _give_up(self) -> None:
@@ -536,11 +559,19 @@ class Engine:
             return
         for index in list(self._running):
             record = self.records[index]
-            record.status, record.reason = "cancelled", self._stopping
             record.finished = time.time()
             del self._running[index]
+            self._fail(record, self._ignored_cancellation())
             self._finish(index, [])
         self._check_done()
+
+    def _ignored_cancellation(self) -> TimeoutError:
+        """The error of a call still running :data:`GIVE_UP` seconds after the run's
+        timeout cancelled it: it timed out, and did not cooperate."""
+        return TimeoutError(
+            f"the run timed out after {self.timeout:g} s, and the call ignored its "
+            "cancellation (given up on, its task may linger)"
+        )
 
     def _interrupted(self, record: CallRecord, exc: BaseException) -> None:
         """A tool raised KeyboardInterrupt or SystemExit: the call fails, the calls in
