@@ -324,3 +324,29 @@ def test_an_iterator_result_fails_at_once(function: Any) -> None:
     assert error["type"] == "OutputValidationError"
     assert error["message"].startswith("the output of bad is an iterator (")
     assert error["message"].endswith("), not JSON data: it may never end; return a list")
+
+
+# -- point 6: a regex still running at the run's timeout ------------------------------
+
+
+@pytest.mark.parametrize("timeout", [0.05, 0.1, 0.2])
+def test_a_regex_still_running_when_the_process_exits_does_not_abort_it(timeout: float) -> None:
+    # RE2 matches with the GIL released: a match that ended while the interpreter
+    # finalized used to abort the process ("terminate called...", exit code 134)
+    script = textwrap.dedent(
+        f"""
+        import random, obelisk
+        from obelisk.stdlib_tools import default_registry
+
+        random.seed(1)
+        text = "".join(random.choice("ab") for _ in range(200_000))
+        call = {{"_tool": "regex_find_all", "text": "†input.t", "pattern": "a[ab]{{25}}c"}}
+        plan = [{{**call, "_outputPath": "†state.m"}}]
+        result = obelisk.run_sync(plan, default_registry(), input={{"t": text}}, timeout={timeout})
+        print(result.status)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "failed\n", "")
