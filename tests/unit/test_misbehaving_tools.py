@@ -64,7 +64,13 @@ def empty_next() -> int:
 
 CANCELLED = [
     (make(leaks_cancelled), "leaked by a client library"),
-    (make(leaks_cancelled, timeout=5), "leaked by a client library"),
+    (  # Python 3.10 does not carry the message through the task that bounds the call
+        make(leaks_cancelled, timeout=5),
+        "leaked by a client library"
+        if sys.version_info >= (3, 11)
+        else "the tool raised CancelledError, or its task was cancelled, though obelisk did "
+        "not cancel the call",
+    ),
     (
         make(leaks_cancelled, retry=obelisk.RetryPolicy(attempts=2)),
         "leaked by a client library",
@@ -349,4 +355,5 @@ def test_a_regex_still_running_when_the_process_exits_does_not_abort_it(timeout:
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "failed\n", "")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout in ("failed\n", "completed\n")  # timed out, or a quick machine
