@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import signal
 import subprocess
 import sys
 import textwrap
@@ -357,3 +358,43 @@ def test_a_regex_still_running_when_the_process_exits_does_not_abort_it(timeout:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout in ("failed\n", "completed\n")  # timed out, or a quick machine
+
+
+def test_ctrl_c_still_interrupts_run_sync_at_once() -> None:
+    # the shelter shrugs off cancellations from tools, not the user's Ctrl-C
+    script = textwrap.dedent(
+        """
+        import asyncio, time, obelisk
+
+        @obelisk.tool
+        async def slow() -> int:
+            "Slow."
+            await asyncio.sleep(10)
+            return 1
+
+        @obelisk.tool
+        def slow_sync() -> int:
+            "Slow, in a thread."
+            time.sleep(10)
+            return 1
+
+        plan = [{"_tool": "slow", "_outputPath": "†state.a"},
+                {"_tool": "slow_sync", "_outputPath": "†state.b"}]
+        print("started", flush=True)
+        try:
+            obelisk.run_sync(plan, [slow, slow_sync])
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        """
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "started\n"
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    out, err = process.communicate(timeout=20)
+    assert (process.returncode, out, err) == (0, "interrupted\n", "")
+    assert time.monotonic() - started < 5

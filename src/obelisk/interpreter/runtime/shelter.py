@@ -70,11 +70,15 @@ def run_sheltered(coroutine: Coroutine[Any, Any, T]) -> T:
     with contextlib.suppress(AttributeError):  # a loop type whose methods are fixed
         setattr(loop, "stop", _refuse_stop)  # noqa: B010  # the instance's own, not the class's
     box: list[T] = []
+    main = loop.create_task(_kept(coroutine, box))
+
+    def done(_: object) -> None:
+        stop()
+
     try:
         asyncio.set_event_loop(loop)
-        main = loop.create_task(_kept(coroutine, box))
         _SHELTERED.add(main)
-        main.add_done_callback(lambda _: stop())
+        main.add_done_callback(done)
         while not main.done():  # a stop that got through: run on
             loop.run_forever()
         if box:  # returned: a cancellation at its last step does not lose the result
@@ -82,6 +86,8 @@ def run_sheltered(coroutine: Coroutine[Any, Any, T]) -> T:
         main.result()  # raises what the coroutine raised
         raise AssertionError("a finished run returns or raises")  # pragma: no cover
     finally:
+        _SHELTERED.discard(main)  # Ctrl-C, or what the coroutine raised: it may be cancelled now
+        main.remove_done_callback(done)
         with contextlib.suppress(AttributeError):
             delattr(loop, "stop")
         try:
