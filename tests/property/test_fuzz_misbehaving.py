@@ -28,8 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import obelisk
-from obelisk.interpreter.runtime.engine import GIVE_UP
-from obelisk.interpreter.runtime.shelter import GRACE
+from obelisk.interpreter.runtime.shelter import GIVE_UP, GRACE
 
 _CI = bool(os.environ.get("CI")) or os.environ.get("HYPOTHESIS_PROFILE") == "ci"
 

@@ -25,8 +25,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from obelisk.interpreter.tools.tool import Tool, standard_tool
-from obelisk.stdlib_tools._common import json_equal, json_type, one_line
-from obelisk.stdlib_tools._native import native_call
+from obelisk.stdlib_tools._common import json_equal, json_type, native_call, one_line
 
 __all__ = [
     "TOOLS",

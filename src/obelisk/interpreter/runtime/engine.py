@@ -32,6 +32,7 @@ from obelisk.errors import (
 )
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
+from obelisk.interpreter.runtime import shelter
 from obelisk.interpreter.runtime.approvals import (
     Decision,
     PendingApproval,
@@ -73,29 +74,13 @@ from obelisk.interpreter.runtime.records import (
 )
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.result import run_result
-from obelisk.interpreter.runtime.shelter import sheltered, uncancel
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["GIVE_UP", "Engine", "LatentRunner"]
-
-GIVE_UP = 0.05
-"""Seconds after a run's ``timeout`` at which calls that ignore their cancellation are
-given up on: they fail with ``TimeoutError`` and the run returns (docs/limits.md)."""
-
-
-def _not_cancelled(exc: BaseException) -> BaseException:
-    """The error of a call whose ``CancelledError`` obelisk did not ask for (the tool
-    raised it, a library leaked it, or another tool cancelled the call's task): a
-    failure, recorded as ``{"type": "CancelledError", "message": ...}``."""
-    message = error_record(exc)["message"] or (
-        "the tool raised CancelledError, or its task was cancelled, though obelisk "
-        "did not cancel the call"
-    )
-    return asyncio.CancelledError(message)
+__all__ = ["Engine", "LatentRunner"]
 
 
 class LatentRunner(Protocol):
@@ -165,7 +150,6 @@ class Engine:
         self._committed_count = 0
         self._written: dict[int, list[str]] = {}
         self._running: dict[int, asyncio.Task[None]] = {}
-        self._cancelled: set[int] = set()  # calls whose task the engine itself cancelled
         self._per_tool: dict[str, int] = {}
         self._stopping: str | None = None
         self.recorder, self.run_id, self._unknown = recorder, run_id, dict(unknown or {})
@@ -275,11 +259,12 @@ class Engine:
         self._dispatch()
         self._check_done()
         try:
-            await self._wait_done()
+            await shelter.wait_done(self._done)  # a tool cannot cancel run_sync's task
         finally:
             if deadline is not None:
                 deadline.cancel()
-            self._cancel_running()
+            for task in list(self._running.values()):
+                task.cancel()
             self._invoker.close()
         status = run_status(self.records, bool(self.pending), bool(self.unknown))
         if self.listeners:
@@ -298,24 +283,6 @@ class Engine:
             self._interrupt.result = result  # type: ignore[attr-defined]
             raise self._interrupt
         return result
-
-    async def _wait_done(self) -> None:
-        """Wait until the run is done.  In the task of ``run_sync`` (sheltered: only a
-        tool can cancel it) a cancellation is shrugged off (docs/limits.md)."""
-        assert self._done is not None
-        task = asyncio.current_task()
-        if not sheltered(task):
-            await self._done
-            return
-        assert task is not None
-        while True:
-            try:
-                await asyncio.shield(self._done)
-                return
-            except asyncio.CancelledError:
-                if self._done.cancelled():
-                    raise
-                uncancel(task)
 
     def _make_ready(self, index: int) -> None:
         if not self._calls.may_start(index):
@@ -502,11 +469,9 @@ class Engine:
             else:
                 output = await self._invoker.invoke(tool, record, validated)
         except asyncio.CancelledError as exc:
-            if call.index not in self._cancelled:  # not obelisk's: the tool let it out
-                if not self._abandoned(call.index):
-                    record.finished = time.time()
-                    self._failed(call, tool, record, _not_cancelled(exc))
-                forget_traceback(exc)
+            if not self._stopping and self._done and not self._done.done():  # not obelisk's
+                record.finished = time.time()
+                self._failed(call, tool, record, shelter.not_cancelled(exc))
                 return
             if not self._abandoned(call.index):
                 record.status, record.finished = "cancelled", time.time()
@@ -549,8 +514,9 @@ class Engine:
         if self._done.done():
             return
         self._stopping = f"not run: the run timed out after {self.timeout:g} s"
-        self._cancel_running()
-        asyncio.get_running_loop().call_later(GIVE_UP, self._give_up)
+        for task in self._running.values():
+            task.cancel()
+        asyncio.get_running_loop().call_later(shelter.GIVE_UP, self._give_up)
         self._check_done()
 
     def _give_up(self) -> None:
@@ -559,19 +525,10 @@ class Engine:
             return
         for index in list(self._running):
             record = self.records[index]
-            record.finished = time.time()
-            del self._running[index]
-            self._fail(record, self._ignored_cancellation())
+            del self._running[index]  # it ignored its cancellation: it fails, timed out
+            self._fail(record, shelter.ignored_cancellation(self.timeout))
             self._finish(index, [])
         self._check_done()
-
-    def _ignored_cancellation(self) -> TimeoutError:
-        """The error of a call still running :data:`GIVE_UP` seconds after the run's
-        timeout cancelled it: it timed out, and did not cooperate."""
-        return TimeoutError(
-            f"the run timed out after {self.timeout:g} s, and the call ignored its "
-            "cancellation (given up on, its task may linger)"
-        )
 
     def _interrupted(self, record: CallRecord, exc: BaseException) -> None:
         """A tool raised KeyboardInterrupt or SystemExit: the call fails, the calls in
@@ -582,7 +539,9 @@ class Engine:
         record.status, record.error = "failed", error_record(exc)
         if self.listeners:
             self._emitter(CallFailed(time.time(), record.index, record.tool, record.error))
-        self._cancel_running(record.index)
+        for index, task in self._running.items():
+            if index != record.index:
+                task.cancel()
         self._finish(record.index, [])
 
     def _fail(self, record: CallRecord, exc: BaseException) -> None:
@@ -592,16 +551,9 @@ class Engine:
             self._emitter(CallFailed(record.finished, record.index, record.tool, record.error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
-            self._cancel_running(record.index)
-
-    def _cancel_running(self, but: int = -1) -> None:
-        """Cancel the task of every call in flight except call ``but``; a call's
-        ``CancelledError`` counts as a cancellation only after this (any other is the
-        tool's failure)."""
-        for index, task in list(self._running.items()):
-            if index != but:
-                self._cancelled.add(index)
-                task.cancel()
+            for index, task in self._running.items():
+                if index != record.index:
+                    task.cancel()
 
     def _on_task_done(self, index: int, tool_name: str, task: asyncio.Task[None]) -> None:
         self._running.pop(index, None)

@@ -31,12 +31,27 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["GRACE", "run_sheltered", "sheltered", "uncancel"]
+from obelisk.interpreter.runtime.outcome import error_record, forget_traceback
+
+__all__ = [
+    "GIVE_UP",
+    "GRACE",
+    "ignored_cancellation",
+    "not_cancelled",
+    "run_sheltered",
+    "sheltered",
+    "uncancel",
+    "wait_done",
+]
 
 T = TypeVar("T")
 
 GRACE = 0.05
 """Seconds the tasks left at the end of a sheltered run get to finish once cancelled."""
+
+GIVE_UP = 0.05
+"""Seconds after a run's ``timeout`` at which the engine gives up on the calls that
+ignore their cancellation: they fail (:func:`ignored_cancellation`) and the run returns."""
 
 _SHELTERED: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 
@@ -50,6 +65,45 @@ def uncancel(task: asyncio.Task[Any]) -> None:
     """Forget one cancellation request of ``task`` (Python 3.11 and later count them)."""
     if sys.version_info >= (3, 11):
         task.uncancel()
+
+
+async def wait_done(done: asyncio.Future[None]) -> None:
+    """Wait for ``done``.  In a sheltered task (``run_sync``'s: only a tool can cancel
+    it) a cancellation is shrugged off; elsewhere it propagates, as usual."""
+    task = asyncio.current_task()
+    if not sheltered(task):
+        await done
+        return
+    assert task is not None
+    while True:
+        try:
+            await asyncio.shield(done)
+            return
+        except asyncio.CancelledError:
+            if done.cancelled():
+                raise
+            uncancel(task)
+
+
+def not_cancelled(exc: BaseException) -> BaseException:
+    """The error of a call whose ``CancelledError`` obelisk did not ask for (the tool
+    raised it, a library leaked it, or another tool cancelled the call's task): a
+    failure, recorded as ``{"type": "CancelledError", "message": ...}``."""
+    message = error_record(exc)["message"] or (
+        "the tool raised CancelledError, or its task was cancelled, though obelisk "
+        "did not cancel the call"
+    )
+    forget_traceback(exc)
+    return asyncio.CancelledError(message)
+
+
+def ignored_cancellation(timeout: float | None) -> TimeoutError:
+    """The error of a call still running :data:`GIVE_UP` seconds after the run's
+    ``timeout`` cancelled it: it timed out, and did not cooperate."""
+    return TimeoutError(
+        f"the run timed out after {timeout:g} s, and the call ignored its "
+        "cancellation (given up on, its task may linger)"
+    )
 
 
 def _refuse_stop() -> None:
