@@ -126,8 +126,14 @@ def test_a_run_timeout_cancels_what_runs_and_keeps_what_was_written() -> None:
     result = obelisk.run_sync(plan, [quick, slow, deaf], timeout=0.2)
     assert time.monotonic() - started < 1.5  # deaf is given up on, not waited for
     assert result.status == "failed" and result.state == {"q": 1}
-    assert [r.status for r in result.calls] == ["succeeded", "cancelled", "cancelled", "cancelled"]
-    assert {r.reason for r in result.calls[1:]} == {"not run: the run timed out after 0.2 s"}
+    # deaf ignores its cancellation: it fails as timed out (issue 25, point 4)
+    assert [r.status for r in result.calls] == ["succeeded", "cancelled", "failed", "cancelled"]
+    assert {r.reason for r in result.calls[1::2]} == {"not run: the run timed out after 0.2 s"}
+    assert result.calls[2].error == {
+        "type": "TimeoutError",
+        "message": "the run timed out after 0.2 s, and the call ignored its cancellation "
+        "(given up on, its task may linger)",
+    }
 
 
 def test_a_bad_run_timeout_is_a_usage_error() -> None:

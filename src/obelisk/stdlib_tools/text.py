@@ -25,7 +25,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from obelisk.interpreter.tools.tool import Tool, standard_tool
-from obelisk.stdlib_tools._common import json_equal, json_type, one_line
+from obelisk.stdlib_tools._common import json_equal, json_type, native_call, one_line
 
 __all__ = [
     "TOOLS",
@@ -166,7 +166,9 @@ def regex_match(text: str, pattern: str) -> RegexMatch | None:
     [numbered groups], "named": {name: group}} (unmatched group: null), or null. RE2 runs in
     linear time: no backreferences or lookaround; \w \d \s \b are ASCII-only. Bad pattern:
     ValueError."""
-    found = _compile(pattern).search(text)
+    compiled = _compile(pattern)
+    with native_call():  # RE2 releases the GIL: the interpreter's exit waits for it
+        found = compiled.search(text)
     if found is None:
         return None
     return {"match": found.group(0), "groups": list(found.groups()), "named": found.groupdict()}
@@ -177,7 +179,9 @@ def regex_find_all(text: str, pattern: str) -> list[str]:
     r"""The whole text of every non-overlapping match of RE2 regex `pattern` in `text`, in
     order. RE2 runs in linear time: no backreferences or lookaround; \w \d \s \b are
     ASCII-only. Bad pattern: ValueError."""
-    return [found.group(0) for found in _compile(pattern).finditer(text)]
+    compiled = _compile(pattern)
+    with native_call():
+        return [found.group(0) for found in compiled.finditer(text)]
 
 
 @standard_tool(pure=True)
@@ -191,7 +195,8 @@ def regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> 
     import re2  # imported by _compile already
 
     try:
-        return str(compiled.sub(replacement, text, count=count))
+        with native_call():
+            return str(compiled.sub(replacement, text, count=count))
     except (re.error, re2.error, IndexError) as exc:
         raise ValueError(f"invalid replacement {replacement!r}: {exc}") from None
 

@@ -32,6 +32,7 @@ from obelisk.errors import (
 )
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
+from obelisk.interpreter.runtime import shelter
 from obelisk.interpreter.runtime.approvals import (
     ApprovalIds,
     Decision,
@@ -263,7 +264,7 @@ class Engine:
         self._dispatch()
         self._check_done()
         try:
-            await self._done
+            await shelter.wait_done(self._done)  # a tool cannot cancel run_sync's task
         finally:
             if deadline is not None:
                 deadline.cancel()
@@ -471,7 +472,11 @@ class Engine:
                 output = await self.latent.run(call, tool, validated)
             else:
                 output = await self._invoker.invoke(tool, record, validated)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
+            if not self._stopping and self._done and not self._done.done():  # not obelisk's
+                record.finished = time.time()
+                self._failed(call, tool, record, shelter.not_cancelled(exc))
+                return
             if not self._abandoned(call.index):
                 record.status, record.finished = "cancelled", time.time()
                 record.reason = self._stopping or "cancelled"
@@ -515,7 +520,7 @@ class Engine:
         self._stopping = f"not run: the run timed out after {self.timeout:g} s"
         for task in self._running.values():
             task.cancel()
-        asyncio.get_running_loop().call_later(0.05, self._give_up)
+        asyncio.get_running_loop().call_later(shelter.GIVE_UP, self._give_up)
         self._check_done()
 
     def _give_up(self) -> None:
@@ -524,9 +529,8 @@ class Engine:
             return
         for index in list(self._running):
             record = self.records[index]
-            record.status, record.reason = "cancelled", self._stopping
-            record.finished = time.time()
-            del self._running[index]
+            del self._running[index]  # it ignored its cancellation: it fails, timed out
+            self._fail(record, shelter.ignored_cancellation(self.timeout))
             self._finish(index, [])
         self._check_done()
 

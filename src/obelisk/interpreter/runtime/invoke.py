@@ -16,7 +16,7 @@ from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.approvals import argument_hash
 from obelisk.interpreter.runtime.processes import ProcessWorkers
 from obelisk.interpreter.runtime.records import CallRecord, idempotency_key
-from obelisk.interpreter.runtime.threads import DaemonThreads
+from obelisk.interpreter.runtime.threads import DaemonThreads, stop_iteration
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
 
@@ -176,10 +176,16 @@ class Invoker:
             return await _async_within(coroutine, timeout)
         if not tool.blocking:  # a quick sync function: on the event loop, no thread
             if timeout is None:
-                return function(**arguments)
+                try:
+                    return function(**arguments)
+                except StopIteration as exc:
+                    raise stop_iteration(exc) from exc
             loop = asyncio.get_running_loop()
             started = loop.time()
-            result = function(**arguments)
+            try:
+                result = function(**arguments)
+            except StopIteration as exc:
+                raise stop_iteration(exc) from exc
             elapsed = loop.time() - started
             if elapsed > timeout:
                 raise _blocked(timeout, elapsed)

@@ -56,8 +56,16 @@ Writes = list[tuple[Reference, Any]]
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
-    """``{"type": <exception class name>, "message": str(exc)}``: a call's ``error``."""
-    return {"type": type(exc).__name__, "message": str(exc)}
+    """``{"type": <exception class name>, "message": str(exc)}``: a call's ``error``.
+
+    An exception that cannot describe itself (its ``__str__`` raises, or returns no
+    string) gets the message ``<unprintable Name message>`` (docs/limits.md)."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:  # a broken __str__ must not lose the run
+        message = f"<unprintable {name} message>"
+    return {"type": name, "message": message}
 
 
 def forget_traceback(exc: BaseException) -> None:
@@ -84,6 +92,19 @@ def _refuse(value: Any) -> Any:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_PLAIN = frozenset((dict, list, str, int, float, bool, type(None)))
+
+
+def _refuse_iterator(tool: Tool, value: Any) -> None:
+    """An iterator (a generator, ``itertools.count()``, ``iter(...)``) is not JSON data
+    and may never end: converting it would run and grow without bound on the event
+    loop, so it is refused (docs/limits.md).  A list, a tuple or a set is fine."""
+    kind = type(value)
+    if kind not in _PLAIN and hasattr(kind, "__next__"):
+        raise OutputValidationError(
+            f"the output of {tool.name} is an iterator ({kind.__qualname__}), not JSON "
+            "data: it may never end; return a list"
+        )
 
 
 def json_result(tool: Tool, value: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
@@ -122,7 +143,9 @@ def json_result_text(
     serializable``, or ``the output of price is not JSON data: nan at items[2].cost``
     (NaN and infinities are not JSON; docs/semantics.md, "Values are JSON data");
     and when it is bigger than ``limits.max_output_bytes`` or nests deeper than
-    ``limits.max_output_depth`` (docs/limits.md).
+    ``limits.max_output_depth`` (docs/limits.md), and for an iterator (a generator,
+    ``itertools.count()``), which may never end: ``the output of numbers is an iterator
+    (count), not JSON data: it may never end; return a list``.
     """
     kind = type(value)
     if kind in _SCALARS:
@@ -133,6 +156,7 @@ def json_result_text(
         size = _string_size(value) if kind is str else 8
         _check_size(tool, size, limits)
         return value, size, None
+    _refuse_iterator(tool, value)
     made: bytes | None
     try:  # the common case: one pass to compact JSON text, and its parse is the new data
         text = made = to_json(value, fallback=_refuse, inf_nan_mode="constants")
@@ -311,6 +335,7 @@ def result_writes_text(
             )
     size, text = 0, None
     if tool.typed_output:  # pydantic checks what the function returned, then it becomes JSON
+        _refuse_iterator(tool, value)  # before pydantic, which would iterate it
         problems = tool.validate_output(value)
         if not problems:
             value, size, text = json_result_text(tool, value, limits)

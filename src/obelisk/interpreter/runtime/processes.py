@@ -66,7 +66,10 @@ class FunctionRef:
 
 
 def _call(reference: FunctionRef, arguments: dict[str, Any]) -> Any:
-    return reference.resolve()(**arguments)
+    try:
+        return reference.resolve()(**arguments)
+    except StopIteration as exc:  # an asyncio future refuses it: a RuntimeError instead
+        raise RuntimeError("the tool raised StopIteration") from exc
 
 
 def _context() -> Any:

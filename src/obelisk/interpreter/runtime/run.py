@@ -19,6 +19,7 @@ from obelisk.interpreter.runtime.events import Event, Listener
 from obelisk.interpreter.runtime.pinning import live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
+from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.limits import DEFAULT_LIMITS, Limits
@@ -178,7 +179,10 @@ async def run(
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` with ``asyncio.run``; the ``*_sync`` entry points use it.
+    """Run ``coroutine`` on a new event loop, as ``asyncio.run`` does but sheltered from
+    tools that stop the loop, cancel the run's task or ignore their cancellation
+    (:func:`~obelisk.interpreter.runtime.shelter.run_sheltered`, docs/limits.md); the
+    ``*_sync`` entry points use it.
 
     Raises :class:`~obelisk.errors.UsageError` (and closes the coroutine) when an
     event loop is already running in this thread: ``await`` the async form there.
@@ -186,7 +190,7 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        return run_sheltered(coroutine)
     coroutine.close()
     raise UsageError("run_sync() cannot be called from a running event loop; await run()")
 
@@ -207,7 +211,8 @@ def run_sync(
     journal: Any = None,
     run_id: str | None = None,
 ) -> RunResult:
-    """:func:`run` for code without an event loop (it starts one with ``asyncio.run``).
+    """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
+    sheltered from tools that attack it: docs/limits.md).
 
     Raises :class:`~obelisk.errors.UsageError` when called from a running event
     loop; ``await obelisk.run(...)`` there instead.

@@ -19,7 +19,16 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DaemonThreads", "Job"]
+__all__ = ["DaemonThreads", "Job", "stop_iteration"]
+
+
+def stop_iteration(exc: StopIteration) -> RuntimeError:
+    """What a sync tool's ``StopIteration`` (``next()`` on an empty iterator) becomes:
+    ``RuntimeError("the tool raised StopIteration")`` (an asyncio future cannot hold a
+    ``StopIteration``, and a coroutine turns one into ``RuntimeError``, PEP 479)."""
+    error = RuntimeError("the tool raised StopIteration")
+    error.__cause__ = exc
+    return error
 
 
 class Job:
@@ -103,6 +112,8 @@ class DaemonThreads:
                 self._queued -= 1
             try:
                 ok, value = True, job.function()
+            except StopIteration as exc:  # a future refuses it (it would end a coroutine)
+                ok, value = False, stop_iteration(exc)
             except BaseException as exc:  # every outcome goes back to the caller
                 ok, value = False, exc
             with self._lock:
