@@ -130,8 +130,13 @@ def test_the_summary_a_person_approves_says_so_above_the_scenarios() -> None:
     checked = obelisk.check(PLAN, TOOLS, INPUT)
     lines = obelisk.Approval(checked, dry_run()).summary_lines()
     assert lines[0] == "dry run: 3 of 3 scenarios"
-    assert lines[1].startswith("  unknown values: no stub or output schema predicts these")
-    assert lines[2] == "    #0 lookup: no output schema and no stub; read by #4 charge_card"
+    assert lines[1:4] == [
+        "  unknown values: nothing predicts these results; every arm is explored, "
+        "and the calls reading them run with unknown arguments",
+        "    #0 lookup: no output schema and no stub; read by #4 charge_card",
+        "    #1 notify, #2 notify, #3 notify, #4 charge_card, #5 notify: "
+        "no output schema and no stub; not read",
+    ]
     first_scenario = next(i for i, line in enumerate(lines) if line.startswith("  scenario 1"))
     assert all("unknown" not in line for line in lines[first_scenario:-1])
     assert not any("never runs" in line for line in lines)

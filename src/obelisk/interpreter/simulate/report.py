@@ -143,7 +143,8 @@ class SimulationReport:
 
     def unknown_lines(self) -> list[str]:
         """What a person reads before the scenarios when some values are unknown (``[]``
-        when none is): each call whose result is unknown, why, and who reads it."""
+        when none is): each call whose result is unknown, why, and the calls reading
+        it; those nobody reads share a line per reason."""
         if not self.unknown:
             return []
         readers: dict[str, list[str]] = {}
@@ -151,12 +152,16 @@ class SimulationReport:
             for source in sources:
                 readers.setdefault(source, []).append(reader)
         lines = [
-            "unknown values: no stub or output schema predicts these results; every arm "
-            "is explored, and the calls reading them run here with unknown arguments:"
+            "unknown values: nothing predicts these results; every arm is explored, and "
+            "the calls reading them run with unknown arguments"
         ]
+        unread: dict[str, list[str]] = {}
         for label, why in self.unknown.items():
-            read = f"; read by {', '.join(readers[label])}" if label in readers else ""
-            lines.append(f"  {label}: {why}{read}")
+            if label in readers:
+                lines.append(f"  {label}: {why}; read by {', '.join(readers[label])}")
+            else:
+                unread.setdefault(why, []).append(label)
+        lines += [f"  {', '.join(labels)}: {why}; not read" for why, labels in unread.items()]
         return lines
 
     def approval_line(self, share: bool = True) -> str | None:
