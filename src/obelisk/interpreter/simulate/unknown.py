@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Unknown:
     """A value nobody can predict before the run: the result of call ``call`` (its
     label, ``#2 lookup``), or its part at ``path`` (``card``, ``lines[0].sku``;
@@ -46,6 +46,9 @@ class Unknown:
     def to_json(self) -> dict[str, str]:
         """``{"$unknown": <call label>}``, and ``"path"`` when this is a part of its result."""
         return {"$unknown": self.call, "path": self.path} if self.path else {"$unknown": self.call}
+
+    def __repr__(self) -> str:
+        return f"Unknown({self.call!r}, {self.path!r})" if self.path else f"Unknown({self.call!r})"
 
     def __str__(self) -> str:
         return f"<unknown: {self.call}{' ' + self.path if self.path else ''}>"
