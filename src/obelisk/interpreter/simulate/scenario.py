@@ -176,10 +176,12 @@ class Explorer:
             sources = unknown_sources(arguments) if played.unknown else None
             if sources:
                 played.unknown_arguments[index] = sources
-            problem = _invalid(tool, arguments, sources)
-            if problem is not None:
-                record.status, record.error = "failed", problem
-                continue
+            try:
+                tool.validate_arguments(arguments)
+            except ArgumentValidationError as exc:
+                if not sources or not all(about_unknown(p, arguments) for p in exc.problems):
+                    record.status, record.error = "failed", error_record(exc)
+                    continue
             if call.has_output:
                 options = [Branch("_output", call.output, None, source="plan")]
             else:
@@ -199,7 +201,7 @@ class Explorer:
                         dict(written),
                     )
                 )
-            if _asks(tool, arguments, sources):
+            if tool.requires_approval is not False and _asks(tool, arguments, sources):
                 played.approvals.append(index)
             branch = options[choice]
             played.branches[index] = branch
@@ -290,18 +292,6 @@ def _generated_gap(
         f"({plan.calls[writer].label} wrote {path}, generated from its output schema; "
         "a stub decides)"
     )
-
-
-def _invalid(tool: Tool, arguments: dict[str, Any], sources: list[str] | None) -> Any:
-    """The error record of arguments that do not fit ``tool``, or ``None``; a problem
-    that is only an unknown value (``sources``: there are some) does not count."""
-    try:
-        tool.validate_arguments(arguments)
-    except ArgumentValidationError as exc:
-        if sources and all(about_unknown(p, arguments) for p in exc.problems):
-            return None
-        return error_record(exc)
-    return None
 
 
 def _asks(tool: Tool, arguments: dict[str, Any], sources: list[str] | None) -> bool:

@@ -324,15 +324,14 @@ def _unknowns(
     """The unknown values and the calls reading them, across scenarios, in plan order
     (a call's first reason; the sources of its unknown arguments in every scenario)."""
     unknown: dict[str, str] = {}
-    reads: dict[str, list[str]] = {}
+    reads: dict[str, dict[str, None]] = {}  # label -> its sources, as an ordered set
+    for scenario in reversed(scenarios):  # the first scenario's reason wins
+        unknown.update(scenario.unknown)
     for scenario in scenarios:
-        for label, why in scenario.unknown.items():
-            unknown.setdefault(label, why)
         for label, sources in scenario.unknown_arguments.items():
-            known = reads.setdefault(label, [])
-            known.extend(source for source in sources if source not in known)
+            reads.setdefault(label, {}).update(dict.fromkeys(sources))
     position = {label: i for i, label in enumerate(labels)}
     return (
         {label: unknown[label] for label in sorted(unknown, key=position.__getitem__)},
-        {label: reads[label] for label in sorted(reads, key=position.__getitem__)},
+        {label: list(reads[label]) for label in sorted(reads, key=position.__getitem__)},
     )

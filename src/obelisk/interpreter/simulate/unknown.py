@@ -56,19 +56,27 @@ class Unknown:
 
 def unknown_sources(value: Any) -> list[str]:
     """The labels of the calls whose unknown values ``value`` holds (anywhere inside
-    it), in the order met, each once; ``[]`` when it holds none."""
+    it), each once; ``[]`` when it holds none."""
+    if type(value) is Unknown:
+        return [value.call]
     found: list[str] = []
     stack = [value]
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is Unknown:
-            if item.call not in found:
-                found.append(item.call)
-        elif kind is dict:
-            stack.extend(reversed(item.values()))
+        if kind is dict:
+            children: Iterable[Any] = item.values()
         elif kind is list:
-            stack.extend(reversed(item))
+            children = item
+        else:
+            continue
+        for child in children:
+            kind = type(child)
+            if kind is Unknown:
+                if child.call not in found:
+                    found.append(child.call)
+            elif kind is dict or kind is list:
+                stack.append(child)
     return found
 
 
