@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import obelisk
-from obelisk.interpreter.simulate.unknown import Unknown
+from obelisk import UnknownValue
 
 
 def openai_spec(name: str, properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -74,9 +74,9 @@ def dry_run(**options: Any) -> obelisk.SimulationReport:
 
 def test_a_value_nobody_can_predict_is_unknown_not_null() -> None:
     first = dry_run().scenarios[0]
-    assert first.state["customer"] == Unknown("#0 lookup")
+    assert first.state["customer"] == UnknownValue("#0 lookup")
     assert first.state["customer"] is not None
-    assert first.calls[0].output == Unknown("#0 lookup")
+    assert first.calls[0].output == UnknownValue("#0 lookup")
     # its JSON form names the call it comes from
     assert first.to_dict()["state"]["customer"] == {"$unknown": "#0 lookup"}
     assert first.unknown["#0 lookup"] == "no output schema and no stub"
@@ -102,9 +102,9 @@ def test_calls_reading_it_run_with_unknown_arguments() -> None:
     )  # it was {"#4 charge_card": "... is null, which has no field 'card'"}
     charge = report.scenarios[0].calls[4]
     assert charge.status == "succeeded"
-    assert charge.arguments == {"card": Unknown("#0 lookup", "card"), "amount": 12.5}
+    assert charge.arguments == {"card": UnknownValue("#0 lookup", "card"), "amount": 12.5}
     assert report.scenarios[0].unknown_arguments == {"#4 charge_card": ["#0 lookup"]}
-    assert Unknown("#0 lookup", "card").to_json() == {"$unknown": "#0 lookup", "path": "card"}
+    assert UnknownValue("#0 lookup", "card").to_json() == {"$unknown": "#0 lookup", "path": "card"}
 
 
 def test_the_report_lists_unknown_values_and_counts_their_calls_in_the_approval_load() -> None:
@@ -215,8 +215,8 @@ def test_results_computed_from_unknown_arguments_are_unknown() -> None:
     ]
     report = obelisk.simulate(plan, [LOOKUP, shout, NOTIFY], stubs={"notify": stub})
     state = report.scenarios[0].state
-    assert state["loud"] == Unknown("#1 shout") and state["hi"] == "HI"
-    assert state["sent"] == Unknown("#3 notify") and called == []
+    assert state["loud"] == UnknownValue("#1 shout") and state["hi"] == "HI"
+    assert state["sent"] == UnknownValue("#3 notify") and called == []
     assert report.unknown["#1 shout"] == "a pure tool, not run: its arguments are unknown"
     assert report.unknown["#3 notify"] == (
         "its stub is a function of its arguments, and they are unknown"
@@ -236,10 +236,10 @@ def test_reads_through_unknown_values_are_unknown_in_every_expression() -> None:
         openai_spec("notify", {"message": {}}), function=never)])  # fmt: skip
     calls = report.scenarios[0].calls
     assert report.never_run == {}
-    assert calls[1].arguments == {"message": Unknown("#0 lookup", "names[0].first")}
-    assert calls[2].arguments == {"message": Unknown("#0 lookup", "name")}
-    assert calls[3].arguments == {"message": Unknown("#0 lookup", "name")}
-    assert calls[4].arguments == {"message": {"all": Unknown("#0 lookup", "items[*].sku")}}
+    assert calls[1].arguments == {"message": UnknownValue("#0 lookup", "names[0].first")}
+    assert calls[2].arguments == {"message": UnknownValue("#0 lookup", "name")}
+    assert calls[3].arguments == {"message": UnknownValue("#0 lookup", "name")}
+    assert calls[4].arguments == {"message": {"all": UnknownValue("#0 lookup", "items[*].sku")}}
 
 
 def test_latent_openai_tools_give_unknown_values_in_each_alternative() -> None:
@@ -250,8 +250,8 @@ def test_latent_openai_tools_give_unknown_values_in_each_alternative() -> None:
         {"#0 lookup": "†state.customer", "#1 charge_card": "†state.declined"},
         {"#0 lookup": "†state.missing"},
     ]
-    assert report.scenarios[1].state["declined"] == Unknown("#1 charge_card")
-    assert report.scenarios[2].state["missing"] == Unknown("#0 lookup")
+    assert report.scenarios[1].state["declined"] == UnknownValue("#1 charge_card")
+    assert report.scenarios[2].state["missing"] == UnknownValue("#0 lookup")
 
 
 def test_a_concat_of_an_unknown_list_makes_the_list_unknown() -> None:
@@ -261,7 +261,7 @@ def test_a_concat_of_an_unknown_list_makes_the_list_unknown() -> None:
     ]
     report = obelisk.simulate(plan, [LOOKUP])
     assert report.scenarios[0].failed == {}
-    assert report.scenarios[0].state == {"all": Unknown("#1 lookup")}
+    assert report.scenarios[0].state == {"all": UnknownValue("#1 lookup")}
 
 
 def test_the_scenario_predicts_a_real_run_whose_values_have_the_fields() -> None:

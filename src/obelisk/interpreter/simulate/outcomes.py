@@ -38,7 +38,7 @@ class Branch:
     reports (``None``: the output path of its alternative); ``source`` says where the
     value came from (``stub``, ``pure``, ``generated``, ``unknown``); ``why`` says,
     for an ``unknown`` one, why nobody can predict it (its ``value`` is ``None``: the
-    dry run writes an :class:`~obelisk.interpreter.simulate.unknown.Unknown`)."""
+    dry run writes an :class:`~obelisk.interpreter.simulate.unknown.UnknownValue`)."""
 
     label: str | None
     value: Any = None

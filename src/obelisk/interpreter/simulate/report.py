@@ -30,7 +30,7 @@ class ScenarioReport:
     - ``approvals``: labels of the calls that would wait for a person;
     - ``state``: the final state; ``calls``: one record per call, as a real run's;
     - ``unknown``: label -> why, for calls whose result nobody can predict (an
-      :class:`~obelisk.interpreter.simulate.unknown.Unknown` stands for it in
+      :class:`~obelisk.interpreter.simulate.unknown.UnknownValue` stands for it in
       ``state`` and in the arguments of the calls reading it);
       ``unknown_arguments``: label of a call that ran with unknown arguments ->
       the labels of the calls whose unknown values they hold.

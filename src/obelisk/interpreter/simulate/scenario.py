@@ -33,7 +33,7 @@ from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.outcomes import Branch, OutputSource
 from obelisk.interpreter.simulate.unknown import (
     ReadsThroughUnknown,
-    Unknown,
+    UnknownValue,
     about_unknown,
     unknown_sources,
 )
@@ -215,7 +215,7 @@ class Explorer:
             elif branch.source == "unknown":  # nothing to check: write the unknown value
                 alternatives = call.alternatives
                 chosen = alternatives[branch.alternative or 0] if alternatives else ()
-                unknown = Unknown(call.label)
+                unknown = UnknownValue(call.label)
                 played.unknown[index] = branch.why or "unknown"
                 record.output, pending = unknown, [(ref, unknown) for ref in chosen]
             else:
