@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.simulate.report import ScenarioReport as ScenarioReport
     from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
     from obelisk.interpreter.simulate.simulate import simulate as simulate
+    from obelisk.interpreter.simulate.unknown import UnknownValue as UnknownValue
     from obelisk.models.scripted import ScriptedModel as ScriptedModel
 
 _LAZY = {
@@ -100,6 +101,7 @@ _LAZY = {
     "Solution": "obelisk.interpreter.loop.messages",
     "StreamingModel": "obelisk.interpreter.loop.model",
     "Turn": "obelisk.interpreter.loop.records",
+    "UnknownValue": "obelisk.interpreter.simulate.unknown",
     "parse_solution": "obelisk.interpreter.loop.messages",
     "simulate": "obelisk.interpreter.simulate.simulate",
     "solution_schema": "obelisk.interpreter.loop.messages",
@@ -177,6 +179,7 @@ __all__ = [
     "Turn",
     "UnknownCall",
     "UnknownOutcome",
+    "UnknownValue",
     "UsageError",
     "WriteEntry",
     "check",

@@ -64,6 +64,7 @@ PUBLIC = [
     "Turn",
     "UnknownCall",
     "UnknownOutcome",
+    "UnknownValue",
     "UsageError",
     "WriteEntry",
     "check",

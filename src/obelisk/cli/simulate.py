@@ -108,6 +108,12 @@ def _details(report: SimulationReport) -> None:
             out.print(f"  skips {label}: {why}", markup=False, style="yellow")
         for label, why in s.failed.items():
             out.print(f"  fails {label}: {why}", markup=False, style="red")
+        for label, sources in s.unknown_arguments.items():
+            out.print(
+                f"  {label} runs with unknown arguments (from {', '.join(sources)})",
+                markup=False,
+                style="yellow",
+            )
         for path, producer in s.writes.items():
             out.print(f"  writes {path} ({producer})", markup=False, style="dim")
         path = " -> ".join(s.critical_path) or "-"
@@ -117,6 +123,8 @@ def _details(report: SimulationReport) -> None:
 def _print(report: SimulationReport, verbose: bool) -> None:
     from rich.table import Table  # the other commands draw no tables
 
+    for line in report.unknown_lines():  # first: every scenario below depends on them
+        out.print(line, markup=False, style="yellow")
     if verbose:
         _details(report)
     summary = report.summary()
@@ -143,12 +151,9 @@ def _print(report: SimulationReport, verbose: bool) -> None:
         out.print(f"written, never read: {path}", markup=False, style="dim")
     for path in summary["read_in_some"]:
         out.print(f"read in some scenarios only: {path}", markup=False, style="dim")
-    if report.approval_load is not None:
-        out.print(
-            f"approval load: {len(report.needing_approval)} of {len(report.side_effects)} "
-            f"side-effecting calls need a person ({report.approval_load:.0%})",
-            markup=False,
-        )
+    approvals = report.approval_line()
+    if approvals is not None:
+        out.print(approvals, markup=False)
     for diagnostic in report.diagnostics:
         style = "bold red" if diagnostic.severity == "error" else "yellow"
         err.print(str(diagnostic), markup=False, style=style)

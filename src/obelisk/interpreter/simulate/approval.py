@@ -154,12 +154,14 @@ class Approval:
         return self.checked.ok
 
     def summary_lines(self) -> list[str]:
-        """A few lines for a person: scenarios, what never runs, approvals, changes."""
+        """A few lines for a person: scenarios (after the unknown values, when some
+        are: docs/simulate.md), what never runs, approvals, changes."""
         lines: list[str] = []
         report = self.simulation
         if report is not None:
             total = report.scenario_count()
             lines.append(f"dry run: {report.explored} of {total} scenarios")
+            lines.extend("  " + line for line in report.unknown_lines())
             for scenario in report.scenarios[:8]:
                 arms = ", ".join(f"{k} -> {v}" for k, v in scenario.arms.items()) or "one path"
                 lines.append(
@@ -168,11 +170,9 @@ class Approval:
                 )
             for label, why in report.never_run.items():
                 lines.append(f"  never runs: {label}: {why}")
-            if report.approval_load is not None:
-                lines.append(
-                    f"  approval load: {len(report.needing_approval)} of "
-                    f"{len(report.side_effects)} side-effecting calls need a person"
-                )
+            approvals = report.approval_line(share=False)
+            if approvals is not None:
+                lines.append("  " + approvals)
         if self.diff is not None and not self.diff.empty:
             lines.append("changes from the plan before:")
             lines.extend("  " + line for line in self.diff.lines())

@@ -36,13 +36,16 @@ class Branch:
     index; ``None`` for the first), or ``error`` (``{"type", "message"}``) raised by the
     tool, which the error arm takes when the call has one.  ``label`` names it in
     reports (``None``: the output path of its alternative); ``source`` says where the
-    value came from (``stub``, ``pure``, ``generated``, ``unknown``)."""
+    value came from (``stub``, ``pure``, ``generated``, ``unknown``); ``why`` says,
+    for an ``unknown`` one, why nobody can predict it (its ``value`` is ``None``: the
+    dry run writes an :class:`~obelisk.interpreter.simulate.unknown.UnknownValue`)."""
 
     label: str | None
     value: Any = None
     alternative: int | None = None
     error: dict[str, Any] | None = None
     source: str = "stub"
+    why: str | None = None
 
 
 def _error_of(exc: BaseException) -> dict[str, Any]:
@@ -62,6 +65,7 @@ class OutputSource:
         self.seed = seed
         self._samplers: dict[str, SchemaSampler] = {}
         self.notes: dict[str, str] = {}  # tool -> why its values are unknown
+        self.generated = False  # some value was generated from an output schema
 
     def stub_for(self, call: Call) -> tuple[bool, Any]:
         if call.id is not None and str(call.id) in self.stubs:
@@ -70,14 +74,18 @@ class OutputSource:
             return True, self.stubs[call.tool]
         return False, None
 
-    def branches(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> list[Branch]:
-        """Every outcome the dry run explores for this call (at least one)."""
+    def branches(
+        self, call: Call, tool: Tool, arguments: dict[str, Any], unknown: bool = False
+    ) -> list[Branch]:
+        """Every outcome the dry run explores for this call (at least one).
+        ``unknown``: the arguments hold unknown values, so a result computed from
+        them (a stub function's, a pure tool's) is unknown too."""
         found, stub = self.stub_for(call)
         if found and isinstance(stub, list):
             if not stub:
                 return [Branch("no outcome", None, source="stub")]
             return [self._item(item, call, tool) for item in stub]
-        base = self._result(call, tool, arguments, stub if found else None, found)
+        base = self._result(call, tool, arguments, stub if found else None, found, unknown)
         count = len(call.alternatives)
         if count < 2 or base.error is not None or base.alternative is not None:
             return [base]  # one arm only, or the outcome is known (an Outcome was returned)
@@ -86,7 +94,8 @@ class OutputSource:
                 " && ".join(str(ref) for ref in option) for option in call.alternatives
             )
             return [
-                Branch(str(name), base.value, k, source=base.source) for k, name in enumerate(names)
+                Branch(str(name), base.value, k, source=base.source, why=base.why)
+                for k, name in enumerate(names)
             ]
         error = {"type": "SimulatedFailure", "message": f"{tool.name} failed (simulated)"}
         return [base, Branch("error arm", None, None, error, "simulated")]
@@ -112,11 +121,20 @@ class OutputSource:
         return "result"
 
     def _result(
-        self, call: Call, tool: Tool, arguments: dict[str, Any], stub: Any, found: bool
+        self,
+        call: Call,
+        tool: Tool,
+        arguments: dict[str, Any],
+        stub: Any,
+        found: bool,
+        unknown: bool = False,
     ) -> Branch:
         if found:
             value = stub
             if callable(stub) and not isinstance(stub, type):
+                if unknown:
+                    why = "its stub is a function of its arguments, and they are unknown"
+                    return Branch(None, None, None, source="unknown", why=why)
                 try:
                     value = stub(dict(arguments))
                 except Exception as exc:
@@ -125,12 +143,16 @@ class OutputSource:
                 return self._outcome(value, call, tool, "stub")
             return Branch(None, value, None, source="stub")
         if tool.pure and tool.function is not None:
+            if unknown:
+                why = "a pure tool, not run: its arguments are unknown"
+                return Branch(None, None, None, source="unknown", why=why)
             ran = self._run_pure(call, tool, arguments)
             if ran is not None:
                 return ran
         if tool.output_schema is None:
-            self.notes[tool.name] = "no output schema and no stub: its value is unknown (null)"
-            return Branch(None, None, None, source="unknown")
+            self.notes[tool.name] = "no output schema and no stub: its value is unknown"
+            why = "no output schema and no stub"
+            return Branch(None, None, None, source="unknown", why=why)
         sampler = self._samplers.get(tool.name)
         if sampler is None:
             sampler = self._samplers[tool.name] = SchemaSampler(tool.output_schema)
@@ -140,7 +162,9 @@ class OutputSource:
             self.notes[tool.name] = (
                 f"its output schema cannot be satisfied here ({exc}); give a stub"
             )
-            return Branch(None, None, None, source="unknown")
+            why = "no value fits its output schema here, and no stub"
+            return Branch(None, None, None, source="unknown", why=why)
+        self.generated = True
         return Branch(None, value, None, source="generated")
 
     def _run_pure(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Branch | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from obelisk.errors import Diagnostic
 from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.simulate.unknown import json_form
 
 __all__ = ["ScenarioReport", "SimulationReport"]
 
@@ -27,7 +28,12 @@ class ScenarioReport:
       scenario; ``peak_concurrency``: most calls running at once;
     - ``cost``: the sum of the ``cost`` weights of the calls that ran;
     - ``approvals``: labels of the calls that would wait for a person;
-    - ``state``: the final state; ``calls``: one record per call, as a real run's.
+    - ``state``: the final state; ``calls``: one record per call, as a real run's;
+    - ``unknown``: label -> why, for calls whose result nobody can predict (an
+      :class:`~obelisk.interpreter.simulate.unknown.UnknownValue` stands for it in
+      ``state`` and in the arguments of the calls reading it);
+      ``unknown_arguments``: label of a call that ran with unknown arguments ->
+      the labels of the calls whose unknown values they hold.
     """
 
     number: int
@@ -44,9 +50,12 @@ class ScenarioReport:
     approvals: list[str]
     state: dict[str, Any]
     calls: tuple[CallRecord, ...] = field(repr=False, default=())
+    unknown: dict[str, str] = field(default_factory=dict)
+    unknown_arguments: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``obelisk simulate --json``'s scenarios."""
+        """The JSON shape of ``obelisk simulate --json``'s scenarios; an unknown value
+        in ``state`` is ``{"$unknown": <label>}`` (docs/simulate.md)."""
         return {
             "scenario": self.number,
             "arms": self.arms,
@@ -60,7 +69,9 @@ class ScenarioReport:
             "peak_concurrency": self.peak_concurrency,
             "cost": self.cost,
             "approvals": self.approvals,
-            "state": self.state,
+            "state": json_form(self.state),
+            "unknown": self.unknown,
+            "unknown_arguments": self.unknown_arguments,
         }
 
 
@@ -80,7 +91,12 @@ class SimulationReport:
       side-effecting call runs; ``side_effects`` and ``needing_approval`` list them;
     - ``diagnostics``: problems of the dry run itself (a stub that does not fit its
       tool, an output schema no value was found for), and the plan's warnings;
-    - ``notes``: tool -> why its simulated values are unknown.
+    - ``notes``: tool -> why its simulated values are unknown;
+    - ``unknown``: label -> why, for calls whose result nobody can predict in some
+      scenario (no stub and no output schema, say); ``unknown_arguments``: label of
+      a call that ran with unknown arguments in some scenario -> the labels of the
+      calls whose unknown values they hold.  Those calls run in the dry run and
+      count in ``side_effects`` and ``needing_approval`` (docs/simulate.md).
     """
 
     scenarios: list[ScenarioReport]
@@ -95,6 +111,8 @@ class SimulationReport:
     needing_approval: list[str]
     diagnostics: tuple[Diagnostic, ...] = ()
     notes: dict[str, str] = field(default_factory=dict)
+    unknown: dict[str, str] = field(default_factory=dict)
+    unknown_arguments: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:
@@ -119,7 +137,49 @@ class SimulationReport:
             "needing_approval": self.needing_approval,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "notes": self.notes,
+            "unknown": self.unknown,
+            "unknown_arguments": self.unknown_arguments,
         }
+
+    def unknown_lines(self) -> list[str]:
+        """What a person reads before the scenarios when some values are unknown (``[]``
+        when none is): each call whose result is unknown, why, and the calls reading
+        it; those nobody reads share a line per reason."""
+        if not self.unknown:
+            return []
+        readers: dict[str, list[str]] = {}
+        for reader, sources in self.unknown_arguments.items():
+            for source in sources:
+                readers.setdefault(source, []).append(reader)
+        lines = [
+            "unknown values: nothing predicts these results; every arm is explored, and "
+            "the calls reading them run with unknown arguments"
+        ]
+        unread: dict[str, list[str]] = {}
+        for label, why in self.unknown.items():
+            if label in readers:
+                lines.append(f"  {label}: {why}; read by {', '.join(readers[label])}")
+            else:
+                unread.setdefault(why, []).append(label)
+        lines += [f"  {', '.join(labels)}: {why}; not read" for why, labels in unread.items()]
+        return lines
+
+    def approval_line(self, share: bool = True) -> str | None:
+        """``approval load: 2 of 4 side-effecting calls need a person (50%)`` (the share
+        only with ``share``), and which of them have unknown arguments; ``None`` when
+        no side-effecting call runs."""
+        if self.approval_load is None:
+            return None
+        line = (
+            f"approval load: {len(self.needing_approval)} of {len(self.side_effects)} "
+            "side-effecting calls need a person"
+        )
+        if share:
+            line += f" ({self.approval_load:.0%})"
+        unsure = [label for label in self.needing_approval if label in self.unknown_arguments]
+        if unsure:
+            line += f", with unknown arguments: {', '.join(unsure)}"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         """``{"summary": {...}, "scenarios": [...]}``: ``obelisk simulate --json``."""

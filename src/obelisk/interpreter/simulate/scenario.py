@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from obelisk.errors import (
     ArgumentValidationError,
@@ -23,16 +23,24 @@ from obelisk.errors import (
     OutputValidationError,
     StateWriteError,
 )
+from obelisk.grammar import Field, Reference
 from obelisk.interpreter.analysis.graph import PlanGraph
-from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime.approvals import needs_approval
 from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.outcomes import Branch, OutputSource
+from obelisk.interpreter.simulate.unknown import (
+    ReadsThroughUnknown,
+    UnknownValue,
+    about_unknown,
+    unknown_sources,
+)
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["Explorer", "Played", "documents_factory"]
 
@@ -42,9 +50,12 @@ class Played:
     """What one scenario did: ``records`` (one per call, as a real run's),
     ``branches[i]`` the outcome call ``i`` took (for calls that ran),
     ``writes`` path text -> index of the call that wrote it last, ``state`` the
-    final state document, ``approvals`` the calls that would wait for a person, and
-    ``problems`` stub values that do not fit their tool (call index, message).
-    Latent calls are played like tools: a stub, or a value from the output schema."""
+    final state document, ``approvals`` the calls that would wait for a person,
+    ``problems`` stub values that do not fit their tool (call index, message),
+    ``unknown`` call index -> why its result is unknown (docs/simulate.md), and
+    ``unknown_arguments`` call index -> the labels of the calls whose unknown values
+    its arguments hold.  Latent calls are played like tools: a stub, or a value
+    from the output schema."""
 
     records: list[CallRecord]
     branches: dict[int, Branch] = field(default_factory=dict)
@@ -52,6 +63,8 @@ class Played:
     state: dict[str, Any] = field(default_factory=dict)
     approvals: list[int] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)
+    unknown: dict[int, str] = field(default_factory=dict)
+    unknown_arguments: dict[int, list[str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -148,22 +161,32 @@ class Explorer:
             index = order[at]
             call, record = plan.calls[index], records[index]
             arguments, missing = resolve_arguments(call, state)
+            if missing is not None and played.unknown:  # a read through an unknown value
+                arguments, missing = resolve_arguments(
+                    call, cast(State, ReadsThroughUnknown(state))
+                )
             if missing is not None:
                 reason, record.untaken = explain_skip(call, missing, graph, records, written, state)
+                if self.outputs.generated:
+                    reason = self._generated_gaps(call, missing, reason, played, state, written)
                 record.status, record.reason = "skipped", reason
                 continue
             assert arguments is not None
             record.arguments = arguments
             tool = registry[call.tool]
+            sources = unknown_sources(arguments) if played.unknown else None
+            if sources:
+                played.unknown_arguments[index] = sources
             try:
                 tool.validate_arguments(arguments)
             except ArgumentValidationError as exc:
-                record.status, record.error = "failed", error_record(exc)
-                continue
+                if not sources or not all(about_unknown(p, arguments) for p in exc.problems):
+                    record.status, record.error = "failed", error_record(exc)
+                    continue
             if call.has_output:
                 options = [Branch("_output", call.output, None, source="plan")]
             else:
-                options = self.outputs.branches(call, tool, arguments)
+                options = self.outputs.branches(call, tool, arguments, bool(sources))
             choice = 0
             if at == position and forced is not None:
                 choice = forced
@@ -179,7 +202,7 @@ class Explorer:
                         dict(written),
                     )
                 )
-            if needs_approval(tool, arguments):  # as the run decides: validated arguments
+            if tool.requires_approval is not False and _asks(tool, arguments, sources):
                 played.approvals.append(index)
             branch = options[choice]
             played.branches[index] = branch
@@ -190,10 +213,12 @@ class Explorer:
                     record.status, record.error = "failed", branch.error
                     continue
                 record.error, pending = branch.error, arm
-            elif branch.source == "unknown":  # no value to check: write null, as a placeholder
+            elif branch.source == "unknown":  # nothing to check: write the unknown value
                 alternatives = call.alternatives
                 chosen = alternatives[branch.alternative or 0] if alternatives else ()
-                record.output, pending = None, [(ref, None) for ref in chosen]
+                unknown = UnknownValue(call.label)
+                played.unknown[index] = branch.why or "unknown"
+                record.output, pending = unknown, [(ref, unknown) for ref in chosen]
             else:
                 result: Any = branch.value
                 if branch.alternative is not None:
@@ -205,10 +230,11 @@ class Explorer:
                     if branch.source == "stub":
                         played.problems.append((index, str(exc)))
                     continue
+            method = call.output_method
+            if method == "concat" and branch.source == "unknown":
+                method = "set"  # unknown items: the whole list is unknown
             try:
-                entries = state.write_many(
-                    pending, call.output_method, call=index, instance=call.instance
-                )
+                entries = state.write_many(pending, method, call=index, instance=call.instance)
             except StateWriteError as exc:
                 record.status, record.error = "failed", error_record(exc)
                 continue
@@ -218,6 +244,64 @@ class Explorer:
                 played.writes[entry.path] = index
         played.state = state.document("state") or {}
         return played
+
+    def _generated_gaps(
+        self,
+        call: Call,
+        missing: list[Reference],
+        reason: str,
+        played: Played,
+        state: State,
+        written: dict[int, list[str]],
+    ) -> str:
+        """``reason``, where a missing read is a field a generated object lacks said so:
+        ``†state.c.card: the generated value has no field 'card' (...)``."""
+        gaps = [_generated_gap(call, reference, played, state, self.plan) for reference in missing]
+        if not any(gaps):
+            return reason
+        records, graph = played.records, self.graph
+        return "; ".join(
+            gap or explain_skip(call, [reference], graph, records, written, state)[0]
+            for gap, reference in zip(gaps, missing, strict=True)
+        )
+
+
+def _generated_gap(
+    call: Call, reference: Reference, played: Played, state: State, plan: Plan
+) -> str | None:
+    """Why ``reference`` is missing when it names a field that an object generated from
+    a tool's output schema does not have; ``None`` otherwise."""
+    segments = reference.segments
+    depth, value = state.deepest(reference, call.instance)
+    if not 1 <= depth < len(segments) or not isinstance(value, dict):
+        return None
+    segment = segments[depth]
+    if not isinstance(segment, Field):
+        return None
+    for cut in range(depth, 0, -1):  # the write that holds the object
+        path = str(Reference(reference.kind, segments[:cut]))
+        writer = played.writes.get(path)
+        if writer is not None:
+            break
+    else:
+        return None
+    branch = played.branches.get(writer)
+    if branch is None or branch.source != "generated":
+        return None
+    return (
+        f"{reference}: the generated value has no field '{segment.name}' "
+        f"({plan.calls[writer].label} wrote {path}, generated from its output schema; "
+        "a stub decides)"
+    )
+
+
+def _asks(tool: Tool, arguments: dict[str, Any], sources: list[str] | None) -> bool:
+    """Whether the call would wait for a person.  A rule that is a function of the
+    arguments cannot tell from unknown ones: it counts as asking (ask rather than
+    guess, as for a rule that raises)."""
+    if sources and not isinstance(tool.requires_approval, bool):
+        return True
+    return needs_approval(tool, arguments)  # as the run decides: validated arguments
 
 
 def _copy_played(played: Played, unsettled: list[int]) -> Played:
@@ -234,6 +318,8 @@ def _copy_played(played: Played, unsettled: list[int]) -> Played:
         {},
         list(played.approvals),
         list(played.problems),
+        dict(played.unknown),
+        dict(played.unknown_arguments),
     )
 
 

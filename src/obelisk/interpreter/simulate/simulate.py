@@ -245,6 +245,10 @@ def _scenario(
         approvals=[labels[i] for i in played.approvals],
         state=played.state,
         calls=tuple(records),
+        unknown={labels[i]: why for i, why in sorted(played.unknown.items())},
+        unknown_arguments={
+            labels[i]: sources for i, sources in sorted(played.unknown_arguments.items())
+        },
     )
 
 
@@ -295,6 +299,7 @@ def _across(
     ]
     asking = sorted({a for scenario in scenarios for a in scenario.approvals} & set(side))
     load = len(asking) / len(side) if side else None
+    unknown, unknown_arguments = _unknowns(labels, scenarios)
     return SimulationReport(
         scenarios=scenarios,
         explored=len(scenarios),
@@ -308,4 +313,25 @@ def _across(
         needing_approval=asking,
         diagnostics=diagnostics,
         notes=notes,
+        unknown=unknown,
+        unknown_arguments=unknown_arguments,
+    )
+
+
+def _unknowns(
+    labels: list[str], scenarios: list[ScenarioReport]
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The unknown values and the calls reading them, across scenarios, in plan order
+    (a call's first reason; the sources of its unknown arguments in every scenario)."""
+    unknown: dict[str, str] = {}
+    reads: dict[str, dict[str, None]] = {}  # label -> its sources, as an ordered set
+    for scenario in reversed(scenarios):  # the first scenario's reason wins
+        unknown.update(scenario.unknown)
+    for scenario in scenarios:
+        for label, sources in scenario.unknown_arguments.items():
+            reads.setdefault(label, {}).update(dict.fromkeys(sources))
+    position = {label: i for i, label in enumerate(labels)}
+    return (
+        {label: unknown[label] for label in sorted(unknown, key=position.__getitem__)},
+        {label: list(reads[label]) for label in sorted(reads, key=position.__getitem__)},
     )
