@@ -32,6 +32,7 @@ except ImportError:
         "pip install 'obelisk[openai]' (from a clone: pip install '.[openai]')"
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
+from obelisk.interpreter.tools.patterns import linear_validator_class
 
 __all__ = ["OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -218,7 +219,11 @@ class OpenAIChatModel:
     def _check(self, text: str, request: Request) -> Solution:
         solution = parse_solution(text)
         if self._json_mode and request.schema:
-            error = best_match(Draft202012Validator(request.schema).iter_errors(json.loads(text)))
+            error = best_match(
+                linear_validator_class(Draft202012Validator)(request.schema).iter_errors(
+                    json.loads(text)
+                )
+            )
             if error is not None:
                 where = ".".join(str(part) for part in error.absolute_path) or "the top level"
                 message = (

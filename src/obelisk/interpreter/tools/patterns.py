@@ -1,0 +1,259 @@
+r"""JSON Schema ``pattern`` and ``patternProperties`` matched in linear time
+(docs/limits.md, "Patterns in schemas").
+
+jsonschema matches these keywords with Python's ``re.search``, which backtracks: a
+pattern such as ``^(\w+\s?)*$`` takes seconds on a 27-character string and twice as
+long with every character more, holding the GIL, so no timeout can stop it.  Every
+jsonschema validator obelisk builds (tool arguments and outputs, a loop's output and
+state, ``json_validate``, dry-run samples, the OpenAI adapter) comes from
+:func:`linear_validator_class`, which replaces the keywords that match patterns
+(``pattern``, ``patternProperties``, ``additionalProperties`` beside
+``patternProperties``) by versions that match with RE2 (``google-re2``), in time
+linear in the text whatever the pattern.
+
+RE2 syntax is Python's without the constructs that need backtracking: a pattern
+with a backreference, a lookaround, ``\Z`` or a possessive quantifier does not
+compile.  Such a pattern, when Python's ``re`` accepts it, is matched by ``re`` in a
+worker process (a fresh ``python -I -S``, started on first need and kept) that is
+killed after :data:`FALLBACK_SECONDS`; a value it could not match in time does not
+match, and the message says why.  RE2's ``\d``, ``\w``,
+``\s`` and ``\b`` are ASCII-only and its ``$`` matches only at the very end, as in
+ECMA-262, the dialect JSON Schema names; Python's ``re`` (jsonschema's own) reads
+them as Unicode classes and lets ``$`` match before a final newline.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from obelisk.caches import BoundedCache
+
+__all__ = [
+    "FALLBACK_SECONDS",
+    "linear_validator_class",
+    "pattern_matches",
+]
+
+FALLBACK_SECONDS = 0.5
+"""How long Python's ``re`` may take to match one pattern RE2 cannot run, in seconds."""
+
+_UNSUPPORTED = (
+    (re.compile(r"\(\?[=!]"), "lookahead"),
+    (re.compile(r"\(\?<[=!]"), "lookbehind"),
+    (re.compile(r"\\[1-9]|\(\?P="), "backreferences"),
+    (re.compile(r"\(\?>"), "atomic groups"),
+    (re.compile(r"[*+?}]\+"), "possessive quantifiers"),
+    (re.compile(r"\(\?\("), "conditionals"),
+    (re.compile(r"\\Z"), r"\Z (RE2 writes \z)"),
+)
+# Compiled programs by pattern, or for a pattern RE2 refuses, what it said (a str).
+# The cost counted is the pattern and the program; the states RE2 caches while it
+# matches are bounded by RE2 itself (its max_mem, 8 MiB a program).
+_PROGRAMS: BoundedCache[str, Any] = BoundedCache(max_entries=256, max_bytes=32 << 20)
+
+
+def _program(pattern: str) -> Any:
+    """The RE2 program of ``pattern``, or what RE2 said (a ``str``) when it refuses it."""
+    found = _PROGRAMS.get(pattern)
+    if found is not None:
+        return found
+    import re2  # a few MiB of native code, imported for the first pattern
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    try:
+        program: Any = re2.compile(pattern, options)
+        cost = sys.getsizeof(pattern) + 64 * program.programsize
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else ""
+        program = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        if len(program) > 120:  # RE2 quotes the pattern, which may be long
+            program = program[:117] + "..."
+        cost = sys.getsizeof(pattern) + sys.getsizeof(program)
+    _PROGRAMS.put(pattern, program, cost)
+    return program
+
+
+def _refusal(pattern: str, reason: str) -> str:
+    """Why RE2 cannot run ``pattern``, in words: the construct, and what RE2 said."""
+    for found, construct in _UNSUPPORTED:
+        if found.search(pattern):
+            return f"RE2 cannot run {pattern!r}, which uses {construct} ({reason})"
+    return f"RE2 cannot run {pattern!r} ({reason})"
+
+
+# The worker: a fresh interpreter (isolated mode: no site, no user's main module)
+# that answers one JSON line [pattern, text] with "1" (a match) or "0" per line.
+_WORKER = (
+    "import json, re, sys\n"
+    "print('ready', flush=True)\n"
+    "for line in sys.stdin:\n"
+    "    pattern, text = json.loads(line)\n"
+    "    print('1' if re.search(pattern, text) else '0', flush=True)\n"
+)
+
+
+class _Worker:
+    """A Python process that runs ``re.search`` for patterns RE2 cannot run; a search
+    that takes longer than :data:`FALLBACK_SECONDS` kills it (the next one starts a
+    new process).  One search at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+
+    def _start(self) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _WORKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+        )
+        lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        threading.Thread(target=_read, args=(process, lines), daemon=True).start()
+        self._lines = lines
+        if lines.get(timeout=30) != "ready":  # startup is not part of the bound
+            raise OSError("the pattern worker did not start")
+        return process
+
+    def search(self, pattern: str, text: str) -> bool:
+        """``re.search(pattern, text)``; ``TimeoutError`` past FALLBACK_SECONDS,
+        ``OSError`` when the worker cannot be started or dies."""
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._process = self._start()
+            process = self._process
+            assert process.stdin is not None
+            try:
+                process.stdin.write(json.dumps([pattern, text]) + "\n")
+                process.stdin.flush()
+                answer = self._lines.get(timeout=FALLBACK_SECONDS)
+            except queue.Empty:
+                process.kill()
+                process.wait()
+                self._process = None
+                raise TimeoutError(pattern) from None
+            if answer not in ("0", "1"):  # the worker died (EOF) or refused the pattern
+                self._process = None
+                raise OSError("the pattern worker failed")
+            return answer == "1"
+
+
+def _read(process: subprocess.Popen[str], lines: queue.SimpleQueue[str]) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        lines.put(line.strip())
+    lines.put("")  # end of file: the worker is gone
+
+
+_WORKER_PROCESS = _Worker()
+
+
+def pattern_matches(pattern: str, text: str) -> bool | str:
+    """Whether ``pattern`` matches somewhere in ``text`` (``re.search`` semantics,
+    RE2 syntax): ``True``, ``False``, or, for a pattern RE2 cannot run that Python's
+    ``re`` did not match within :data:`FALLBACK_SECONDS`, the reason as text."""
+    program = _program(pattern)
+    if not isinstance(program, str):
+        return program.search(text) is not None
+    try:
+        return _WORKER_PROCESS.search(pattern, text)
+    except TimeoutError:
+        return (
+            f"{_refusal(pattern, program)}, and Python's re did not finish matching it "
+            f"within {FALLBACK_SECONDS:g} s"
+        )
+    except OSError:  # no process could be started, or the pattern is not Python's either
+        return f"{_refusal(pattern, program)}, and Python's re could not match it"
+
+
+def _matched(pattern: str, text: str) -> bool:
+    return pattern_matches(pattern, text) is True
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    found = pattern_matches(pattern, instance)
+    if found is True:
+        return
+    if found is False:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    else:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}: {found}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _matched(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _extras(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """The keys of ``instance`` that ``properties`` and ``patternProperties`` leave."""
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    return [
+        key
+        for key in instance
+        if key not in properties and not any(_matched(p, key) for p in patterns)
+    ]
+
+
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[Any]:
+    from jsonschema._keywords import additionalProperties
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    if "patternProperties" not in schema:  # no pattern: jsonschema's own
+        yield from additionalProperties(validator, additional, instance, schema)
+        return
+    extras = set(_extras(instance, schema))
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        verb = "does" if len(extras) == 1 else "do"
+        joined = ", ".join(repr(each) for each in sorted(extras))
+        patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+        yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+
+
+_CLASSES: dict[Any, Any] = {}  # one extended class per jsonschema class (a dozen at most)
+_KEYWORDS = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
+
+
+def linear_validator_class(cls: Any) -> Any:
+    """``cls`` (a jsonschema validator class) with ``pattern``, ``patternProperties``
+    and ``additionalProperties`` matching patterns with RE2 (module docstring)."""
+    found = _CLASSES.get(cls)
+    if found is None:
+        from jsonschema.validators import extend
+
+        keywords = {k: v for k, v in _KEYWORDS.items() if k in cls.VALIDATORS}
+        found = _CLASSES[cls] = extend(cls, keywords)
+    return found

@@ -1,0 +1,104 @@
+r"""JSON Schema ``pattern`` and ``patternProperties`` run in linear time (issue 25,
+point 5; docs/limits.md, "Patterns in schemas").
+
+With Python's ``re`` (jsonschema's own matcher) ``^(\w+\s?)*$`` against ``"a" * n +
+"!"`` takes time doubling with every character (3 s at 27 characters on the
+reporter's machine), and ``(a+)+$`` the same; the inputs here would take hours.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import obelisk
+from obelisk.interpreter.tools.patterns import FALLBACK_SECONDS, pattern_matches
+from obelisk.stdlib_tools import default_registry
+
+WORDS = r"^(\w+\s?)*$"  # from a tool description found in the wild
+
+
+def _tool(schema: dict[str, Any], function: Any = None) -> obelisk.Tool:
+    spec = {"name": "tag", "parameters": {"type": "object", "properties": {"label": schema}}}
+    return obelisk.Tool.from_schema(spec, function=function)
+
+
+def _check_seconds(tool: obelisk.Tool, value: Any) -> tuple[float, list[str]]:
+    started = time.perf_counter()
+    result = obelisk.check([{"_tool": "tag", "label": value}], obelisk.Registry([tool]))
+    return time.perf_counter() - started, [d.message for d in result.diagnostics]
+
+
+def test_a_catastrophic_pattern_checks_in_linear_time() -> None:
+    tool = _tool({"type": "string", "pattern": WORDS})
+    for length in (27, 40, 200):
+        seconds, messages = _check_seconds(tool, "a" * (length - 1) + "!")
+        assert seconds < 1.0, (length, seconds)
+        assert len(messages) == 1 and "does not match" in messages[0]
+    assert _check_seconds(tool, "two words")[1] == []
+
+
+def test_a_catastrophic_pattern_is_matched_in_linear_time_at_run_time() -> None:
+    tool = _tool({"type": "string", "pattern": WORDS}, function=lambda label=None: label)
+    echo = obelisk.Tool.from_schema(
+        {"name": "echo", "parameters": {"type": "object", "properties": {"text": {}}}},
+        function=lambda text=None: text,
+    )
+    plan = [
+        {"_tool": "echo", "text": "a" * 59 + "!", "_outputPath": "†state.text"},
+        {"_tool": "tag", "label": "†state.text", "_outputPath": "†state.tag"},
+    ]
+    started = time.perf_counter()
+    result = obelisk.run_sync(plan, [echo, tool])
+    assert time.perf_counter() - started < 2.0
+    assert "tag" not in result.state
+    assert result.calls[1].error is not None
+    assert "does not match" in str(result.calls[1].error)
+
+
+def test_pattern_properties_and_additional_properties_match_keys_in_linear_time() -> None:
+    schema = {
+        "type": "object",
+        "patternProperties": {"(a+)+$": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    key = "a" * 59 + "!"
+    seconds, messages = _check_seconds(_tool(schema), {key: 1, "aaa": "x"})
+    assert seconds < 1.0
+    assert any("does not match any of the regexes" in m for m in messages)
+    assert any("expected an integer" in m for m in messages)
+
+
+def test_json_validate_with_a_catastrophic_pattern_finishes_fast() -> None:
+    validate = default_registry()["json_validate"]
+    started = time.perf_counter()
+    report = validate("a" * 5000 + "!", {"pattern": "(a+)+$"})
+    assert time.perf_counter() - started < 1.0
+    assert report["valid"] is False
+    assert validate("aaa", {"pattern": "(a+)+$"}) == {"valid": True, "errors": []}
+
+
+def test_a_pattern_re2_lacks_features_for_is_matched_by_re_under_a_time_bound() -> None:
+    tool = _tool({"type": "string", "pattern": r"^(?!x)(\w+\s?)*$"})
+    assert _check_seconds(tool, "ok words")[1] == []
+    assert len(_check_seconds(tool, "xo")[1]) == 1
+    seconds, messages = _check_seconds(tool, "a" * 59 + "!")
+    assert seconds < FALLBACK_SECONDS + 2.0
+    assert len(messages) == 1
+    assert "RE2 cannot run" in messages[0] and "lookahead" in messages[0]
+    assert f"did not finish matching it within {FALLBACK_SECONDS:g} s" in messages[0]
+
+
+def test_backreferences_fall_back_to_re() -> None:
+    assert pattern_matches(r"^(a+)-\1$", "aa-aa") is True
+    assert pattern_matches(r"^(a+)-\1$", "aa-a") is False
+    assert pattern_matches(r"x\Z", "ax") is True  # \Z: RE2 writes \z
+
+
+def test_re2_reads_classes_as_ecma_262_does() -> None:
+    """RE2's \\d is ASCII, as in ECMA-262 (Python's re would match Arabic digits), and
+    its $ matches only at the end (Python's also before a final newline)."""
+    assert pattern_matches(r"^\d+$", "123") is True
+    assert pattern_matches(r"^\d+$", "١٢٣") is False
+    assert pattern_matches(r"^a$", "a\n") is False
+    assert pattern_matches("é+", "café") is True  # UTF-8 text, not bytes
