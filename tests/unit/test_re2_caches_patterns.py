@@ -102,3 +102,48 @@ def test_re2_reads_classes_as_ecma_262_does() -> None:
     assert pattern_matches(r"^\d+$", "١٢٣") is False
     assert pattern_matches(r"^a$", "a\n") is False
     assert pattern_matches("é+", "café") is True  # UTF-8 text, not bytes
+
+
+def test_unevaluated_properties_match_pattern_properties_in_linear_time() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "patternProperties": {"(a+)+$": {"type": "integer"}},
+        "unevaluatedProperties": False,
+    }
+    seconds, messages = _check_seconds(_tool(schema), {"a" * 59 + "!": 1, "aa": 2})
+    assert seconds < 1.0
+    assert messages == [
+        f"Unevaluated properties are not allowed ({'a' * 59 + '!'!r} was unexpected)"
+    ]
+
+
+def test_the_linear_keywords_report_what_jsonschema_reports() -> None:
+    """On patterns both engines read alike, the errors are jsonschema's own."""
+    from jsonschema import Draft7Validator, Draft202012Validator
+
+    from obelisk.interpreter.tools.patterns import linear_validator_class
+
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "integer", "minimum": 0}, "tag": {"pattern": "^t-"}},
+        "patternProperties": {"^x-": {"type": "string"}, "^n": {"type": "number"}},
+        "additionalProperties": {"type": "boolean"},
+        "allOf": [{"$ref": "#/$defs/more"}],
+        "$defs": {"more": {"properties": {"extra": {}}}},
+        "unevaluatedProperties": {"type": "null"},
+        "if": {"required": ["id"]},
+        "then": {"properties": {"when": {"const": 1}}},
+    }
+    values = [
+        {"id": -1, "tag": "q", "x-a": 1, "n1": "s", "other": 3, "extra": 1, "when": 2},
+        {"tag": "t-1", "x-a": "s", "n1": 2, "other": True},
+        {"zzz": None, "yyy": 1, "x-": 5},
+        "not an object",
+    ]
+    for base in (Draft202012Validator, Draft7Validator):
+        ours, theirs = linear_validator_class(base)(schema), base(schema)
+        for value in values:
+            found = sorted((e.message, list(e.absolute_path)) for e in ours.iter_errors(value))
+            expected = sorted((e.message, list(e.absolute_path)) for e in theirs.iter_errors(value))
+            assert found == expected, value

@@ -8,8 +8,10 @@ jsonschema validator obelisk builds (tool arguments and outputs, a loop's output
 state, ``json_validate``, dry-run samples, the OpenAI adapter) comes from
 :func:`linear_validator_class`, which replaces the keywords that match patterns
 (``pattern``, ``patternProperties``, ``additionalProperties`` beside
-``patternProperties``) by versions that match with RE2 (``google-re2``), in time
-linear in the text whatever the pattern.
+``patternProperties``, draft 2020-12's ``unevaluatedProperties``) by versions that
+match with RE2 (``google-re2``), in time linear in the text whatever the pattern.
+Draft 2019-09's ``unevaluatedProperties`` still matches ``patternProperties`` with
+Python's ``re``.
 
 RE2 syntax is Python's without the constructs that need backtracking: a pattern
 with a backreference, a lookaround, ``\Z`` or a possessive quantifier does not
@@ -239,6 +241,76 @@ def _additional_properties(
         yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
 
 
+def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
+    """jsonschema's ``find_evaluated_property_keys_by_schema`` (draft 2020-12), its
+    ``patternProperties`` matched with :func:`pattern_matches`."""
+    if validator.is_type(schema, "boolean"):
+        return []
+    keys: list[Any] = []
+    for keyword in ("$ref", "$dynamicRef"):
+        if (ref := schema.get(keyword)) is not None:
+            resolved = validator._resolver.lookup(ref)
+            inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            keys += _evaluated_keys(inner, instance, resolved.contents)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys += properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if (subschema := schema.get(keyword)) is not None:
+            keys += (k for k, v in instance.items() if _valid(validator.descend(v, subschema)))
+    for pattern in schema.get("patternProperties", ()):
+        keys += (key for key in instance if _matched(pattern, key))
+    for key, subschema in schema.get("dependentSchemas", {}).items():
+        if key in instance:
+            keys += _evaluated_keys(validator, instance, subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if _valid(validator.descend(instance, subschema)):
+                keys += _evaluated_keys(validator, instance, subschema)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys += _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys += _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys += _evaluated_keys(validator, instance, schema["else"])
+    return keys
+
+
+def _valid(errors: Iterator[Any]) -> bool:
+    return next(errors, None) is None
+
+
+def _unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Any
+) -> Iterator[Any]:
+    """jsonschema's ``unevaluatedProperties`` (draft 2020-12) with
+    :func:`_evaluated_keys`."""
+    from jsonschema._utils import extras_msg
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    bad = [  # a key once per error, as jsonschema lists them
+        key
+        for key in instance
+        if key not in evaluated
+        for _ in validator.descend(instance[key], unevaluated, path=key, schema_path=key)
+    ]
+    if not bad:
+        return
+    if unevaluated is False:
+        message = "Unevaluated properties are not allowed (%s %s unexpected)"
+        yield ValidationError(message % extras_msg(sorted(bad, key=str)))
+    else:
+        message = (
+            "Unevaluated properties are not valid under the given schema "
+            "(%s %s unevaluated and invalid)"
+        )
+        yield ValidationError(message % extras_msg(bad))
+
+
 _CLASSES: dict[Any, Any] = {}  # one extended class per jsonschema class (a dozen at most)
 _KEYWORDS = {
     "pattern": _pattern,
@@ -248,12 +320,17 @@ _KEYWORDS = {
 
 
 def linear_validator_class(cls: Any) -> Any:
-    """``cls`` (a jsonschema validator class) with ``pattern``, ``patternProperties``
-    and ``additionalProperties`` matching patterns with RE2 (module docstring)."""
+    """``cls`` (a jsonschema validator class) with ``pattern``, ``patternProperties``,
+    ``additionalProperties`` and (draft 2020-12) ``unevaluatedProperties`` matching
+    patterns with RE2 (module docstring)."""
     found = _CLASSES.get(cls)
     if found is None:
         from jsonschema.validators import extend
 
+        from jsonschema import _keywords
+
         keywords = {k: v for k, v in _KEYWORDS.items() if k in cls.VALIDATORS}
+        if cls.VALIDATORS.get("unevaluatedProperties") is _keywords.unevaluatedProperties:
+            keywords["unevaluatedProperties"] = _unevaluated_properties  # draft 2020-12
         found = _CLASSES[cls] = extend(cls, keywords)
     return found
