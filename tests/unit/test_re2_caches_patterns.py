@@ -147,3 +147,18 @@ def test_the_linear_keywords_report_what_jsonschema_reports() -> None:
             found = sorted((e.message, list(e.absolute_path)) for e in ours.iter_errors(value))
             expected = sorted((e.message, list(e.absolute_path)) for e in theirs.iter_errors(value))
             assert found == expected, value
+
+
+def test_additional_properties_without_patterns_reports_what_jsonschema_reports() -> None:
+    from jsonschema import Draft202012Validator
+
+    from obelisk.interpreter.tools.patterns import linear_validator_class
+
+    for schema in (
+        {"properties": {"a": {}}, "additionalProperties": False},
+        {"properties": {"a": {}}, "patternProperties": {"^b": {}}, "additionalProperties": False},
+    ):
+        ours = linear_validator_class(Draft202012Validator)(schema)
+        for value in ({"a": 1, "b": 2, "c": 3}, {"c": 1}, {"a": 1}):
+            found = [e.message for e in ours.iter_errors(value)]
+            assert found == [e.message for e in Draft202012Validator(schema).iter_errors(value)]

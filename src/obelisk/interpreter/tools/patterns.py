@@ -222,23 +222,32 @@ def _extras(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]
 def _additional_properties(
     validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[Any]:
-    from jsonschema._keywords import additionalProperties
+    """jsonschema's ``additionalProperties``, its ``patternProperties`` matched with
+    :func:`pattern_matches`."""
     from jsonschema.exceptions import ValidationError
 
     if not validator.is_type(instance, "object"):
-        return
-    if "patternProperties" not in schema:  # no pattern: jsonschema's own
-        yield from additionalProperties(validator, additional, instance, schema)
         return
     extras = set(_extras(instance, schema))
     if validator.is_type(additional, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], additional, path=extra)
     elif not additional and extras:
-        verb = "does" if len(extras) == 1 else "do"
-        joined = ", ".join(repr(each) for each in sorted(extras))
-        patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
-        yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            keys, verb = _extras_message(sorted(extras, key=str))
+            yield ValidationError(
+                f"Additional properties are not allowed ({keys} {verb} unexpected)"
+            )
+
+
+def _extras_message(extras: list[Any]) -> tuple[str, str]:
+    """jsonschema's wording of unexpected keys: their reprs and "was" or "were"."""
+    return ", ".join(repr(extra) for extra in extras), "was" if len(extras) == 1 else "were"
 
 
 def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
@@ -286,7 +295,6 @@ def _unevaluated_properties(
 ) -> Iterator[Any]:
     """jsonschema's ``unevaluatedProperties`` (draft 2020-12) with
     :func:`_evaluated_keys`."""
-    from jsonschema._utils import extras_msg
     from jsonschema.exceptions import ValidationError
 
     if not validator.is_type(instance, "object"):
@@ -302,15 +310,16 @@ def _unevaluated_properties(
         return
     if unevaluated is False:
         message = "Unevaluated properties are not allowed (%s %s unexpected)"
-        yield ValidationError(message % extras_msg(sorted(bad, key=str)))
+        yield ValidationError(message % _extras_message(sorted(bad, key=str)))
     else:
         message = (
             "Unevaluated properties are not valid under the given schema "
             "(%s %s unevaluated and invalid)"
         )
-        yield ValidationError(message % extras_msg(bad))
+        yield ValidationError(message % _extras_message(bad))
 
 
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _CLASSES: dict[Any, Any] = {}  # one extended class per jsonschema class (a dozen at most)
 _KEYWORDS = {
     "pattern": _pattern,
@@ -327,10 +336,8 @@ def linear_validator_class(cls: Any) -> Any:
     if found is None:
         from jsonschema.validators import extend
 
-        from jsonschema import _keywords
-
         keywords = {k: v for k, v in _KEYWORDS.items() if k in cls.VALIDATORS}
-        if cls.VALIDATORS.get("unevaluatedProperties") is _keywords.unevaluatedProperties:
-            keywords["unevaluatedProperties"] = _unevaluated_properties  # draft 2020-12
+        if cls.META_SCHEMA.get("$schema") == _DRAFT_2020_12:
+            keywords["unevaluatedProperties"] = _unevaluated_properties
         found = _CLASSES[cls] = extend(cls, keywords)
     return found
