@@ -22,18 +22,23 @@ V = TypeVar("V")
 class BoundedCache(Generic[K, V]):
     """A mapping that forgets: at most ``max_entries`` entries whose costs (bytes, as
     estimated by the caller of :meth:`put`) add up to at most ``max_bytes``.  An entry
-    costing more than ``max_bytes // 16`` is not kept at all; otherwise the oldest
-    entries go first (first in, first out).
+    costing more than ``max_item_bytes`` (default ``max_bytes // 16``) is not kept at
+    all; otherwise the oldest entries go first (first in, first out).
 
     ``get(key)`` is the ``dict.get`` of the entries (``None`` when absent), so a hit
     costs what a dict lookup costs.  Safe to share between threads: :meth:`put`
     holds a lock, ``get`` needs none.
     """
 
-    __slots__ = ("_costs", "_data", "_lock", "bytes", "get", "max_bytes", "max_entries")
+    __slots__ = (
+        "_costs", "_data", "_lock", "bytes", "get", "max_bytes", "max_entries", "max_item_bytes"
+    )  # fmt: skip
 
-    def __init__(self, *, max_entries: int, max_bytes: int) -> None:
+    def __init__(
+        self, *, max_entries: int, max_bytes: int, max_item_bytes: int | None = None
+    ) -> None:
         self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.max_item_bytes = max_bytes // 16 if max_item_bytes is None else max_item_bytes
         self._data: OrderedDict[K, V] = OrderedDict()
         self._costs: dict[K, int] = {}
         self._lock = threading.Lock()
@@ -48,8 +53,8 @@ class BoundedCache(Generic[K, V]):
 
     def put(self, key: K, value: V, cost: int) -> None:
         """Keep ``value`` for ``key`` (``cost``: its bytes), dropping the oldest entries
-        to stay within the bounds; an entry over ``max_bytes // 16`` is not kept."""
-        if cost > self.max_bytes // 16:
+        to stay within the bounds; an entry over ``max_item_bytes`` is not kept."""
+        if cost > self.max_item_bytes:
             return
         with self._lock:
             old = self._costs.pop(key, None)
