@@ -95,13 +95,30 @@ def test_backreferences_fall_back_to_re() -> None:
     assert pattern_matches(r"x\Z", "ax") is True  # \Z: RE2 writes \z
 
 
-def test_re2_reads_classes_as_ecma_262_does() -> None:
-    """RE2's \\d is ASCII, as in ECMA-262 (Python's re would match Arabic digits), and
-    its $ matches only at the end (Python's also before a final newline)."""
-    assert pattern_matches(r"^\d+$", "123") is True
-    assert pattern_matches(r"^\d+$", "١٢٣") is False
-    assert pattern_matches(r"^a$", "a\n") is False
-    assert pattern_matches("é+", "café") is True  # UTF-8 text, not bytes
+PATTERNS = [
+    r"^\d+$", r"^\D+$", r"^\w+$", r"\W", r"^\s*$", r"\S", r"^[\w.-]+@[\w-]+$",
+    r"[\d\s]+", r"^[^\d]+$", r"x\Z", r"^a$", r"^\u00e9+$", r"[]a]", r"\\d", r"^(\w+\s?)*$",
+    r"(?i)^ab$", r"(?m)^b$", r"^\$\d+$",
+]  # fmt: skip
+TEXTS = [
+    "", "123", "١٢٣", "abc", "é", "éé", "a_b", "a\n", "a\nb\n", " \t", "\u00a0", "\u2003", "\x1c",
+    "Ab", "AB", "a", "x", "x\n", "]", "\\d", "two words", "a.b@c-d", "a@b", "$12", "\u0660", "½",
+]  # fmt: skip
+
+
+def test_patterns_keep_the_meaning_python_re_gives_them() -> None:
+    """jsonschema matched with re.search; RE2 (after translate) agrees on every pair,
+    Unicode classes and a $ before a final newline included."""
+    import re
+
+    import re2
+
+    from obelisk.interpreter.tools.patterns import translate
+
+    for pattern in PATTERNS:
+        re2.compile(translate(pattern))  # RE2 runs it: no fallback
+        for text in TEXTS:
+            assert pattern_matches(pattern, text) is bool(re.search(pattern, text)), (pattern, text)
 
 
 def test_unevaluated_properties_match_pattern_properties_in_linear_time() -> None:
@@ -162,3 +179,21 @@ def test_additional_properties_without_patterns_reports_what_jsonschema_reports(
         for value in ({"a": 1, "b": 2, "c": 3}, {"c": 1}, {"a": 1}):
             found = [e.message for e in ours.iter_errors(value)]
             assert found == [e.message for e in Draft202012Validator(schema).iter_errors(value)]
+
+
+def test_values_obelisk_testing_generates_for_a_pattern_pass_validation() -> None:
+    """obelisk.testing (hypothesis-jsonschema) generates with Python's re semantics:
+    Unicode digits for \\d.  The validator must accept what it generates."""
+    from hypothesis import given, settings
+
+    from obelisk.testing.values import strategy_for
+
+    schema = {"type": "string", "pattern": r"^\d+\s\w+$"}
+    validator = _tool(schema)
+
+    @settings(max_examples=50, database=None, deadline=None)
+    @given(strategy_for(schema))
+    def check(value: str) -> None:
+        assert _check_seconds(validator, value)[1] == []
+
+    check()

@@ -18,10 +18,15 @@ with a backreference, a lookaround, ``\Z`` or a possessive quantifier does not
 compile.  Such a pattern, when Python's ``re`` accepts it, is matched by ``re`` in a
 worker process (a fresh ``python -I -S``, started on first need and kept) that is
 killed after :data:`FALLBACK_SECONDS`; a value it could not match in time does not
-match, and the message says why.  RE2's ``\d``, ``\w``,
-``\s`` and ``\b`` are ASCII-only and its ``$`` matches only at the very end, as in
-ECMA-262, the dialect JSON Schema names; Python's ``re`` (jsonschema's own) reads
-them as Unicode classes and lets ``$`` match before a final newline.
+match, and the message says why.
+
+Patterns keep the meaning jsonschema (Python's ``re``) gave them, which is also what
+``obelisk.testing`` generates from: before RE2 compiles a pattern, :func:`translate`
+rewrites ``\d``, ``\D``, ``\w``, ``\W``, ``\s``, ``\S`` into the Unicode classes
+Python means (RE2's are ASCII), ``$`` into "end, or before a final newline",
+``\Z`` into ``\z`` and ``\uXXXX`` into ``\x{XXXX}``.  What stays different:
+``\b`` and ``\B`` (ASCII word boundaries in RE2), and ``\W`` or ``\S`` inside a
+bracketed class (ASCII there).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ __all__ = [
     "FALLBACK_SECONDS",
     "linear_validator_class",
     "pattern_matches",
+    "translate",
 ]
 
 FALLBACK_SECONDS = 0.5
@@ -53,12 +59,61 @@ _UNSUPPORTED = (
     (re.compile(r"\(\?>"), "atomic groups"),
     (re.compile(r"[*+?}]\+"), "possessive quantifiers"),
     (re.compile(r"\(\?\("), "conditionals"),
-    (re.compile(r"\\Z"), r"\Z (RE2 writes \z)"),
 )
+_SPACE = r"\t\n\v\f\r\x1c-\x1f\x85\p{Z}"  # what str.isspace() is true for
+_WORD = r"\p{L}\p{N}_"  # Python's \w: str.isalnum() or "_"
+_OUTSIDE = {
+    "d": r"\p{Nd}", "D": r"\P{Nd}", "w": f"[{_WORD}]", "W": f"[^{_WORD}]",
+    "s": f"[{_SPACE}]", "S": f"[^{_SPACE}]", "Z": r"\z",
+}  # fmt: skip
+_INSIDE = {"d": r"\p{Nd}", "D": r"\P{Nd}", "w": _WORD, "s": _SPACE}
+_MULTILINE = re.compile(r"\(\?[a-zA-Z]*m")
+_HEX = re.compile(r"[0-9a-fA-F]+")
 # Compiled programs by pattern, or for a pattern RE2 refuses, what it said (a str).
 # The cost counted is the pattern and the program; the states RE2 caches while it
 # matches are bounded by RE2 itself (its max_mem, 8 MiB a program).
 _PROGRAMS: BoundedCache[str, Any] = BoundedCache(max_entries=256, max_bytes=32 << 20)
+
+
+def translate(pattern: str) -> str:
+    """``pattern`` (Python ``re`` syntax) in RE2 syntax with the meaning Python's
+    ``re`` gives it, as far as RE2 can say it (module docstring)."""
+    out: list[str] = []
+    dollar = "$" if _MULTILINE.search(pattern) else r"(?:\n?\z)"
+    inside, i, n = False, 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char == "\\" and i + 1 < n:
+            i = _escape(pattern, i, inside, out)
+            continue
+        if inside:
+            inside = char != "]"
+        elif char == "[":
+            inside = True
+            start = i + 1 + (pattern.startswith("^", i + 1))
+            if pattern.startswith("]", start):  # a literal "]" first in the class
+                out.append(pattern[i : start + 1])
+                i = start + 1
+                continue
+        elif char == "$":
+            char = dollar
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _escape(pattern: str, i: int, inside: bool, out: list[str]) -> int:
+    """Append the escape at ``pattern[i]`` (a backslash) translated; the next index."""
+    letter = pattern[i + 1]
+    if letter in "uU":
+        digits = 4 if letter == "u" else 8
+        code = pattern[i + 2 : i + 2 + digits]
+        if len(code) == digits and _HEX.fullmatch(code):
+            out.append(f"\\x{{{code}}}")
+            return i + 2 + digits
+    table = _INSIDE if inside else _OUTSIDE
+    out.append(table.get(letter, pattern[i : i + 2]))
+    return i + 2
 
 
 def _program(pattern: str) -> Any:
@@ -71,7 +126,7 @@ def _program(pattern: str) -> Any:
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern on stderr
     try:
-        program: Any = re2.compile(pattern, options)
+        program: Any = re2.compile(translate(pattern), options)
         cost = sys.getsizeof(pattern) + 64 * program.programsize
     except re2.error as exc:
         raw = exc.args[0] if exc.args else ""
