@@ -197,3 +197,13 @@ def test_values_obelisk_testing_generates_for_a_pattern_pass_validation() -> Non
         assert _check_seconds(validator, value)[1] == []
 
     check()
+
+
+def test_a_text_with_a_lone_surrogate_is_matched_by_re() -> None:
+    """JSON may hold a lone surrogate (an escaped \\ud800); it is not UTF-8, which RE2
+    reads, so Python's re matches it, under the time bound."""
+    assert pattern_matches("a", "\ud800a") is True
+    assert pattern_matches("^b", "\ud800a") is False
+    seconds, messages = _check_seconds(_tool({"type": "string", "pattern": "^b"}), "\ud800")
+    assert seconds < FALLBACK_SECONDS + 2.0
+    assert len(messages) == 1 and "does not match" in messages[0]

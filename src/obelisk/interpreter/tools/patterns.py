@@ -60,6 +60,8 @@ _UNSUPPORTED = (
     (re.compile(r"[*+?}]\+"), "possessive quantifiers"),
     (re.compile(r"\(\?\("), "conditionals"),
 )
+_UNPROBED: Any = object()
+_UNANCHORED: Any = _UNPROBED  # re2's search anchor once probed (None: public search only)
 _SPACE = r"\t\n\v\f\r\x1c-\x1f\x85\p{Z}"  # what str.isspace() is true for
 _WORD = r"\p{L}\p{N}_"  # Python's \w: str.isalnum() or "_"
 _OUTSIDE = {
@@ -116,6 +118,20 @@ def _escape(pattern: str, i: int, inside: bool, out: list[str]) -> int:
     return i + 2
 
 
+def _unanchored() -> Any:
+    """``re2``'s anchor for a search, when its compiled objects can be asked directly."""
+    import re2
+
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    probe = re2.compile("b")
+    try:
+        if anchor is not None and probe._regexp.Match(anchor, b"ab", 0, 2)[0] == (1, 2):
+            return anchor
+    except Exception:  # another google-re2: its public search only
+        return None
+    return None
+
+
 def _program(pattern: str) -> Any:
     """The RE2 program of ``pattern``, or what RE2 said (a ``str``) when it refuses it."""
     found = _PROGRAMS.get(pattern)
@@ -123,8 +139,12 @@ def _program(pattern: str) -> Any:
         return found
     import re2  # a few MiB of native code, imported for the first pattern
 
+    global _UNANCHORED
+    if _UNANCHORED is _UNPROBED:
+        _UNANCHORED = _unanchored()
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern on stderr
+    options.never_capture = True  # only whether it matches: half the time of groups
     try:
         program: Any = re2.compile(translate(pattern), options)
         cost = sys.getsizeof(pattern) + 64 * program.programsize
@@ -217,12 +237,16 @@ _WORKER_PROCESS = _Worker()
 
 
 def pattern_matches(pattern: str, text: str) -> bool | str:
-    """Whether ``pattern`` matches somewhere in ``text`` (``re.search`` semantics,
-    RE2 syntax): ``True``, ``False``, or, for a pattern RE2 cannot run that Python's
-    ``re`` did not match within :data:`FALLBACK_SECONDS`, the reason as text."""
+    """Whether ``pattern`` matches somewhere in ``text`` (``re.search``'s meaning):
+    ``True``, ``False``, or, for a pattern RE2 cannot run that Python's ``re`` did
+    not match within :data:`FALLBACK_SECONDS`, the reason as text.  A text RE2
+    cannot read (a lone surrogate: not UTF-8) goes to Python's ``re`` too."""
     program = _program(pattern)
     if not isinstance(program, str):
-        return program.search(text) is not None
+        try:
+            return _search(program, text)
+        except UnicodeEncodeError:
+            program = "the text has a lone surrogate, which is not UTF-8"
     try:
         return _WORKER_PROCESS.search(pattern, text)
     except TimeoutError:
@@ -232,6 +256,17 @@ def pattern_matches(pattern: str, text: str) -> bool | str:
         )
     except OSError:  # no process could be started, or the pattern is not Python's either
         return f"{_refusal(pattern, program)}, and Python's re could not match it"
+
+
+def _search(program: Any, text: str) -> bool:
+    """Whether RE2 ``program`` matches in ``text``.  ``re2``'s public ``search`` builds
+    a match object and maps byte offsets back to characters (about 6 us); its compiled
+    ``RE2`` object answers from the UTF-8 bytes in about 1.5 us, and is used when this
+    version of ``google-re2`` has it (1.1 does)."""
+    if _UNANCHORED is None:
+        return program.search(text) is not None
+    data = text.encode("utf-8")
+    return bool(program._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] != -1)
 
 
 def _matched(pattern: str, text: str) -> bool:
