@@ -7,7 +7,8 @@ Plain references (``†kind`` followed by ``.name``, ``.2`` or ``[2]`` segments)
 by far the most common expressions in real plans; they are recognised by one
 regular expression that builds exactly the nodes the LALR parser would (a
 property test holds the two to agreement).  Everything else, and every error,
-goes through lark.  Results are memoised per string.
+goes through lark.  Results are memoised per string, in a cache bounded in entries
+and bytes (docs/limits.md, "Caches"): a literal too long to keep is parsed again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from obelisk.caches import BoundedCache
 from obelisk.errors import ReferenceSyntaxError
 from obelisk.grammar.nodes import (
     ANY_INDEX,
@@ -38,7 +40,7 @@ from obelisk.grammar.nodes import (
     new_index,
 )
 
-__all__ = ["DAGGER", "is_expression", "parse_expression", "parse_reference"]
+__all__ = ["DAGGER", "EXPRESSION_CACHE", "is_expression", "parse_expression", "parse_reference"]
 
 DAGGER = "†"
 
@@ -355,7 +357,19 @@ def _parse_plain(text: str) -> Expression | None:
     return Alternatives(tuple(options), (0, len(text)))
 
 
-@functools.lru_cache(maxsize=65536)
+EXPRESSION_CACHE: BoundedCache[str, Expression | Escaped] = BoundedCache(
+    max_entries=65536, max_bytes=32 << 20, max_item_bytes=64 << 10
+)
+"""Parsed expressions by text: 65,536 at most, 32 MiB by :func:`_cost`; an expression
+costing over 64 KiB (about 16,000 characters with a ``†``) is parsed each time, not kept."""
+
+
+def _cost(text: str) -> int:
+    """About the bytes an entry keeps: the text, a node holding at most a copy of it
+    (an escaped literal), and the node's objects."""
+    return 2 * sys.getsizeof(text) + 256
+
+
 def parse_expression(text: str) -> Expression | Escaped:
     """Parse one expression string (it must start with ``†``).
 
@@ -368,6 +382,18 @@ def parse_expression(text: str) -> Expression | Escaped:
     Alternatives(options=(Reference(kind='state', segments=(Field(name='receipt'),)), \
 Reference(kind='state', segments=(Field(name='error'),))))
     """
+    found = EXPRESSION_CACHE.get(text)
+    if found is not None:
+        return found
+    node = _parse_expression(text)
+    EXPRESSION_CACHE.put(text, node, _cost(text))
+    return node
+
+
+parse_expression.cache_clear = EXPRESSION_CACHE.clear  # type: ignore[attr-defined]
+
+
+def _parse_expression(text: str) -> Expression | Escaped:
     try:
         plain = _parse_plain(text)
     except ValueError:  # an index too long for int(): the full parser says where

@@ -9,14 +9,20 @@ compiles to the expression for ``user.name`` inside the state document.
 
 from __future__ import annotations
 
-import functools
+import sys
 from typing import Any
 
 from jsonpath_ng import jsonpath as jp
 
+from obelisk.caches import BoundedCache
 from obelisk.grammar.nodes import Field, Index, Reference, Segment
 
 __all__ = ["find", "path_exists", "to_jsonpath"]
+
+# Compiled paths by reference: 65,536 at most, 32 MiB by _cost.
+_JSONPATHS: BoundedCache[Reference, jp.JSONPath] = BoundedCache(
+    max_entries=65536, max_bytes=32 << 20
+)
 
 
 class _LiteralFields(jp.Fields):  # type: ignore[misc,unused-ignore]
@@ -81,7 +87,13 @@ def _segment(segment: Segment) -> jp.JSONPath:
     return _WILDCARD()
 
 
-@functools.lru_cache(maxsize=65536)
+def _cost(reference: Reference) -> int:
+    """About the bytes an entry keeps: the key names (shared with the reference, which
+    the entry keeps too) and a few objects per segment."""
+    names = sum(sys.getsizeof(s.name) for s in reference.segments if isinstance(s, Field))
+    return names + 200 * (len(reference.segments) + 1)
+
+
 def to_jsonpath(reference: Reference) -> jp.JSONPath:
     """The jsonpath-ng expression for ``reference``'s path inside its document.
 
@@ -94,9 +106,13 @@ def to_jsonpath(reference: Reference) -> jp.JSONPath:
     >>> [m.value for m in path.find({"users": [{"name": "a"}, {"name": "b"}]})]
     ['a', 'b']
     """
+    found = _JSONPATHS.get(reference)
+    if found is not None:
+        return found
     expression: jp.JSONPath = jp.Root()
     for segment in reference.segments:
         expression = jp.Child(expression, _segment(segment))
+    _JSONPATHS.put(reference, expression, _cost(reference))
     return expression
 
 

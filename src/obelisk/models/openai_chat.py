@@ -39,6 +39,7 @@ except ImportError:
         "pip install 'obelisk[openai]' (from a clone: pip install '.[openai]')"
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
+from obelisk.interpreter.tools.patterns import linear_validator_class
 
 __all__ = ["ChatStream", "OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -385,7 +386,8 @@ class OpenAIChatModel:
 
     @staticmethod
     def _fits(text: str, schema: dict[str, Any]) -> None:
-        error = best_match(Draft202012Validator(schema).iter_errors(json.loads(text)))
+        validator = linear_validator_class(Draft202012Validator)(schema)  # patterns by RE2
+        error = best_match(validator.iter_errors(json.loads(text)))
         if error is not None:
             where = ".".join(str(part) for part in error.absolute_path) or "the top level"
             message = error.message if len(error.message) <= 200 else error.message[:197] + "..."

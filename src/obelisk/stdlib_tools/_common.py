@@ -51,9 +51,9 @@ __all__ = [
 _KIND = "†v"
 
 
-@functools.lru_cache(maxsize=4096)
 def compile_path(path: str) -> Reference:
-    """The reference for a relative path; ``ValueError`` naming the bad spot."""
+    """The reference for a relative path; ``ValueError`` naming the bad spot.  Not
+    cached here: the parser's bounded expression cache keeps the parsed path."""
     if path.startswith("†"):
         raise ValueError(
             f"invalid path {path!r}: write a relative path such as 'a.b[0]', without '†kind'"

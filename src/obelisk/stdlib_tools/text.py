@@ -15,15 +15,16 @@ imported when the first pattern is compiled.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
 import string
+import sys
 from typing import Any
 
 from typing_extensions import TypedDict
 
+from obelisk.caches import BoundedCache
 from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import json_equal, json_type, native_call, one_line
 
@@ -133,9 +134,21 @@ def _options(re2: Any) -> Any:
     return options
 
 
-@functools.lru_cache(maxsize=256)
+# RE2 programs by pattern: 256 at most, 32 MiB counting the pattern and the program
+# (RE2 bounds the states it caches while matching itself: max_mem, 8 MiB a program).
+_PROGRAMS: BoundedCache[str, Any] = BoundedCache(max_entries=256, max_bytes=32 << 20)
+
+
 def _compile(pattern: str) -> Any:
     """The RE2 program for ``pattern``; ``ValueError`` naming what RE2 refused."""
+    found = _PROGRAMS.get(pattern)
+    if found is None:
+        found = _compile_new(pattern)
+        _PROGRAMS.put(pattern, found, sys.getsizeof(pattern) + 64 * found.programsize)
+    return found
+
+
+def _compile_new(pattern: str) -> Any:
     import re2
 
     try:

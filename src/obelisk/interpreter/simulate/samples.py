@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from obelisk.errors import UsageError
+from obelisk.interpreter.tools.patterns import linear_validator_class
 
 __all__ = ["ANNOTATIONS", "SchemaSampler", "canonical", "guess_type", "inline_refs", "merge"]
 
@@ -132,7 +133,9 @@ class SchemaSampler:
 
         self.schema = inline_refs(schema) if schema is not None else True
         self._validator = (
-            Draft202012Validator(self.schema) if isinstance(self.schema, Mapping) else None
+            linear_validator_class(Draft202012Validator)(self.schema)
+            if isinstance(self.schema, Mapping)
+            else None
         )
 
     def sample(self, rng: random.Random) -> Any:

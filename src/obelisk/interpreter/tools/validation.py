@@ -15,7 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails, to_json
 
+from obelisk.caches import BoundedCache
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
+from obelisk.interpreter.tools.patterns import linear_validator_class
 from obelisk.json_values import preview
 
 __all__ = [
@@ -27,8 +29,13 @@ __all__ = [
     "validator_for",
 ]
 
-_CHECKED_SCHEMAS: set[tuple[type, str]] = set()  # canonical JSON (sorted keys) of valid schemas
-_WRITTEN_SCHEMAS: set[tuple[type, bytes]] = set()  # the same, as written (key order kept)
+# Schemas found valid, by canonical JSON (sorted keys) and as written (key order kept).
+_CHECKED_SCHEMAS: BoundedCache[tuple[type, str], bool] = BoundedCache(
+    max_entries=4096, max_bytes=16 << 20
+)
+_WRITTEN_SCHEMAS: BoundedCache[tuple[type, bytes], bool] = BoundedCache(
+    max_entries=4096, max_bytes=16 << 20
+)
 _PHRASES = {
     "integer": "an integer", "number": "a number", "string": "a string", "boolean": "a boolean",
     "object": "an object", "array": "an array", "null": "null",
@@ -81,12 +88,14 @@ def schema_problems(validator: Any, value: Any) -> list[ArgumentProblem]:
 
 def checked_validator_class(schema: Any, tool_name: str, key: str) -> Any:
     """The jsonschema validator class for ``schema`` (``$schema`` picks it; default
-    draft 2020-12), after checking ``schema`` against that class's metaschema.
+    draft 2020-12) made to match ``pattern`` with RE2 (docs/limits.md, "Patterns in
+    schemas"), after checking ``schema`` against that class's metaschema.
 
     The check costs milliseconds, so it is done once per distinct schema (keyed by
-    its canonical JSON: sorted keys) and remembered for the process; catalogs repeat
-    schemas.  A schema seen before with the same key order is recognized from its
-    unsorted JSON (``pydantic_core.to_json``, a few microseconds), without sorting.
+    its canonical JSON: sorted keys) and remembered (the last 4,096 schemas, 16 MiB
+    of their JSON at most); catalogs repeat schemas.  A schema seen before with the
+    same key order is recognized from its unsorted JSON (``pydantic_core.to_json``, a
+    few microseconds), without sorting.
     Raises :class:`ToolDefinitionError` naming ``tool_name`` and ``key``
     (the key the user wrote, e.g. ``'inputSchema'``) and where the schema is wrong.
     docs/tools.md describes the costs.
@@ -101,7 +110,7 @@ def checked_validator_class(schema: Any, tool_name: str, key: str) -> Any:
     except Exception:  # not JSON data: only the canonical form says
         written = None
     if written is not None and written in _WRITTEN_SCHEMAS:
-        return cls
+        return linear_validator_class(cls)
     fingerprint = (cls, json.dumps(schema, sort_keys=True, default=repr))
     if fingerprint not in _CHECKED_SCHEMAS:
         try:
@@ -112,10 +121,10 @@ def checked_validator_class(schema: Any, tool_name: str, key: str) -> Any:
                 tool_name,
                 f"{key!r} is not a valid JSON schema{' at ' + at if at else ''}: {exc.message}",
             ) from None
-        _CHECKED_SCHEMAS.add(fingerprint)
+        _CHECKED_SCHEMAS.put(fingerprint, True, 2 * len(fingerprint[1]) + 64)
     if written is not None:
-        _WRITTEN_SCHEMAS.add(written)
-    return cls
+        _WRITTEN_SCHEMAS.put(written, True, 2 * len(written[1]) + 64)
+    return linear_validator_class(cls)
 
 
 def validator_for(schema: Any, tool_name: str, key: str) -> Any:
