@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import re
 import threading
 from collections.abc import Hashable, Iterable, Iterator
