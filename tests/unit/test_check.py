@@ -542,7 +542,13 @@ def test_unresolved_input_reference() -> None:
     plan = [{"_tool": "show", "s": "†input.nme"}]
     result = run(plan, input={"name": "Ann"})
     assert result.diagnostics == (
-        d("unresolved_reference", "†input.nme is not in the input", 0, "args.s", (0, 10)),
+        d(
+            "unresolved_reference",
+            "†input.nme is not in the input; did you mean †input.name?",
+            0,
+            "args.s",
+            (0, 10),
+        ),
     )
     assert run([{"_tool": "show", "s": "†input.name"}], input={"name": "Ann"}).diagnostics == ()
     # no input given: †input references are not checked

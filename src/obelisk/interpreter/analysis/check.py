@@ -18,6 +18,7 @@ from obelisk.grammar import (
     ANY_INDEX,
     WILDCARD,
     Alternatives,
+    Field,
     Reference,
     Segment,
     path_exists,
@@ -58,6 +59,29 @@ ERROR_ARM_SCHEMA: dict[str, Any] = {
     },
 }
 _WRITABLE_HINT = "write to †state or a data kind instead"
+_ABSENT = object()  # a path a document does not hold
+
+
+def _replaced(reference: Reference, position: int, names: set[object]) -> str | None:
+    """``reference`` with the field at ``position`` replaced by the closest of
+    ``names`` (difflib ratio >= 0.75), as text; None when it is no field or none is close."""
+    segment = reference.segments[position]
+    if type(segment) is not Field:
+        return None
+    known = sorted(name for name in names if type(name) is str)
+    close = difflib.get_close_matches(segment.name, known, n=1, cutoff=0.75)
+    if not close:
+        return None
+    segments = reference.segments
+    return "".join(
+        (
+            "†",
+            reference.kind,
+            *map(str, segments[:position]),
+            str(Field(close[0])),
+            *map(str, segments[position + 1 :]),
+        )
+    )
 
 
 def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable[[Reference], bool]:
@@ -162,7 +186,46 @@ class _Checker:
             - {wanted}
         )
         close = difflib.get_close_matches(wanted, known, n=1, cutoff=0.8)
-        return f"; did you mean {prefix}{close[0]}?" if close else ""
+        if close:
+            return f"; did you mean {prefix}{close[0]}?"
+        fixed = self.corrected(reference)
+        return f"; did you mean {fixed}?" if fixed is not None else ""
+
+    def corrected(self, reference: Reference) -> str | None:
+        """``reference`` with its first unknown field name replaced by a close name
+        known at that point of the path (a key of the document the reference reads,
+        or a field some call writes), the rest of the path kept: ``†state.usr.id``
+        -> ``†state.user.id``.  None when no segment has a close known name."""
+        kind = reference.kind
+        document: Any = (
+            self.input
+            if kind == "input"
+            else self.state
+            if kind == "state"
+            else self.data.get(kind, _ABSENT)
+        )
+        written = [
+            w.reference.key[1:]
+            for writes in self.graph.writes
+            for w in writes
+            if w.reference.kind == kind
+        ]
+        for position, wanted in enumerate(reference.key[1:]):
+            names = {key[position] for key in written if len(key) > position}
+            if isinstance(document, dict):
+                names.update(document)
+            elif isinstance(document, list) and type(wanted) is int and wanted < len(document):
+                names.add(wanted)
+            if wanted not in names:
+                return _replaced(reference, position, names)
+            if isinstance(document, dict):
+                document = document.get(wanted, _ABSENT)
+            elif isinstance(document, list) and type(wanted) is int:
+                document = document[wanted]
+            else:
+                document = _ABSENT
+            written = [key for key in written if len(key) > position and key[position] == wanted]
+        return None
 
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call, tool: Tool | None) -> None:

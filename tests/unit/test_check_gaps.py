@@ -1,0 +1,116 @@
+"""check() catches what would fail later, after side effects ran (issue 24, point 3),
+and a plan text with a repeated key is reported (issue 25, point 6).
+
+Each test pins an exact diagnostic; each failed on the code before these changes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from obelisk import Diagnostic, check, tool
+
+
+class User(BaseModel):
+    id: str
+    name: str
+
+
+class Ticket(BaseModel):
+    priority: Literal["low", "high"]
+    user: str
+
+
+class Order(BaseModel):
+    id: str
+    amount: float
+
+
+@tool(name="getUser")
+def get_user() -> User:
+    return User(id="u1", name="Ada")
+
+
+@tool(name="openTicket")
+def open_ticket(ticket: Ticket) -> None:
+    """Open a support ticket."""
+
+
+@tool(name="tagUsers")
+def tag_users(tags: list[Literal["vip", "new"]]) -> None:
+    """Tag users."""
+
+
+@tool(name="listOrders")
+def list_orders() -> list[Order]:
+    return [Order(id="o1", amount=3.0)]
+
+
+@tool(name="chargeCard")
+def charge_card(amounts: list[float]) -> float:
+    return sum(amounts)
+
+
+@tool
+def show(s: str) -> None:
+    """Show a string."""
+
+
+TOOLS = [get_user, open_ticket, tag_users, list_orders, charge_card, show]
+
+
+def d(
+    code: str, message: str, call: int | None, path: str | None, span: tuple[int, int] | None
+) -> Diagnostic:
+    return Diagnostic(code, "error", message, call, path, span)
+
+
+# -- did you mean, at any segment ----------------------------------------------------
+
+
+def test_did_you_mean_corrects_a_middle_segment_of_a_written_path() -> None:
+    plan = [
+        {"_tool": "getUser", "_outputPath": "†state.user"},
+        {"_tool": "show", "s": "†state.usr.id"},
+    ]
+    assert check(plan, TOOLS).diagnostics == (
+        d(
+            "unresolved_reference",
+            "nothing in the plan writes †state.usr.id, and the state does not hold it; "
+            "did you mean †state.user.id?",
+            1,
+            "args.s",
+            (0, 13),
+        ),
+    )
+
+
+def test_did_you_mean_from_the_input_document() -> None:
+    plan = [{"_tool": "show", "s": "†input.userid"}]
+    assert check(plan, TOOLS, input={"userId": "u1"}).diagnostics == (
+        d(
+            "unresolved_reference",
+            "†input.userid is not in the input; did you mean †input.userId?",
+            0,
+            "args.s",
+            (0, 13),
+        ),
+    )
+
+
+def test_did_you_mean_deep_in_a_document_keeps_the_rest_of_the_path() -> None:
+    plan = [{"_tool": "show", "s": "†state.account.profle.email"}]
+    state = {"account": {"profile": {"email": "a@example.com"}}}
+    assert check(plan, TOOLS, state=state).diagnostics[0].message == (
+        "nothing in the plan writes †state.account.profle.email, and the state does not "
+        "hold it; did you mean †state.account.profile.email?"
+    )
+
+
+def test_no_suggestion_when_nothing_is_close() -> None:
+    plan = [{"_tool": "show", "s": "†input.zzz"}]
+    assert check(plan, TOOLS, input={"userId": "u1"}).diagnostics[0].message == (
+        "†input.zzz is not in the input"
+    )
