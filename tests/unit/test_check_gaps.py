@@ -114,3 +114,88 @@ def test_no_suggestion_when_nothing_is_close() -> None:
     assert check(plan, TOOLS, input={"userId": "u1"}).diagnostics[0].message == (
         "†input.zzz is not in the input"
     )
+
+
+# -- a field read after [*] is checked against the item schema --------------------------
+
+
+def test_field_after_wildcard_is_checked_against_the_item_schema() -> None:
+    plan = [
+        {"_tool": "listOrders", "_outputPath": "†state.orders"},
+        {"_tool": "chargeCard", "amounts": "†state.orders[*].amout"},
+    ]
+    assert check(plan, TOOLS).diagnostics == (
+        d(
+            "unresolved_reference",
+            "†state.orders[*].amout cannot exist when #0 listOrders writes it: it has no "
+            "field 'amout'; did you mean 'amount'?",
+            1,
+            "args.amounts",
+            (0, 22),
+        ),
+    )
+    plan[1]["amounts"] = "†state.orders[*].amount"
+    assert check(plan, TOOLS).diagnostics == ()
+
+
+# -- a field a closed output schema cannot have -----------------------------------------
+
+
+class Profile(BaseModel, extra="allow"):
+    id: str
+
+
+@tool(name="getProfile")
+def get_profile() -> Profile:
+    return Profile(id="p1", nickname="x")  # type: ignore[call-arg]
+
+
+@tool(name="getRecord")
+def get_record() -> dict[str, str]:
+    return {"id": "r1"}
+
+
+@tool(name="getEmail")
+def get_email() -> str:
+    return "a@example.com"
+
+
+def test_field_a_pydantic_model_cannot_have_is_unresolved() -> None:
+    plan = [
+        {"_tool": "getUser", "_outputPath": "†state.user"},
+        {"_tool": "show", "s": "†state.user.email"},  # a whole argument
+        {"_tool": "openTicket", "ticket": {"priority": "low", "user": "†state.user.emial"}},
+        {"_tool": "show", "s": "†state.user.name"},
+    ]
+    assert check(plan, TOOLS).diagnostics == (
+        d(
+            "unresolved_reference",
+            "†state.user.email cannot exist when #0 getUser writes it: it has no field 'email'",
+            1,
+            "args.s",
+            (0, 17),
+        ),
+        d(
+            "unresolved_reference",
+            "†state.user.emial cannot exist when #0 getUser writes it: it has no field 'emial'",
+            2,
+            "args.ticket.user",
+            (0, 17),
+        ),
+    )
+
+
+def test_open_outputs_and_other_writers_leave_the_read_alone() -> None:
+    tools = [*TOOLS, get_profile, get_record, get_email]
+    plan = [
+        {"_tool": "getProfile", "_outputPath": "†state.profile"},  # extra="allow"
+        {"_tool": "show", "s": "†state.profile.nickname"},
+        {"_tool": "getRecord", "_outputPath": "†state.record"},  # a dict: any key
+        {"_tool": "show", "s": "†state.record.anything"},
+        {"_tool": "getUser", "_outputPath": "†state.user"},
+        {"_tool": "getEmail", "_outputPath": "†state.user.email", "_after": [4]},
+        {"_tool": "show", "s": "†state.user.email"},  # #5 writes it after #4
+    ]
+    assert check(plan, tools).diagnostics == ()
+    # the starting state may hold it too... but #0's write replaces the whole object
+    assert check(plan[4:5] + plan[6:], tools, state={"user": {"email": "x"}}).ok

@@ -7,13 +7,15 @@ reference that can *never* fit its parameter is reported.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from obelisk.grammar import Field, Index, Segment
+from obelisk.grammar import Field, Index, Segment, Wildcard
 
 __all__ = [
     "JSON_TYPES",
+    "MissingField",
     "admitted_types",
     "describe_types",
     "json_type",
@@ -22,6 +24,15 @@ __all__ = [
 ]
 
 JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
+
+
+class MissingField(str):
+    """The reason :func:`schema_at` gives when a closed object has no such field
+    (``"it has no field 'x'"``): no value of the schema holds the path."""
+
+    __slots__ = ()
+
+
 _MAX_DEPTH = 32
 
 
@@ -111,8 +122,9 @@ def schema_at(
 
     Returns ``(sub_schema, None)``; ``sub_schema`` is None when the path leaves
     what the schema describes.  Returns ``(None, reason)`` when the schema
-    rules the path out (a field a closed object does not have, an index into
-    something that is never an array).
+    rules the path out (a field a closed object does not have: a
+    :class:`MissingField` reason; an index into something that is never an array).
+    ``[*]`` goes to an array's ``items`` (or an object's ``additionalProperties``).
     """
     root = root if root is not None else (schema if isinstance(schema, Mapping) else {})
     current = schema
@@ -135,7 +147,9 @@ def schema_at(
             if isinstance(properties, Mapping) and segment.name in properties:
                 current = properties[segment.name]
             elif current.get("additionalProperties") is False and isinstance(properties, Mapping):
-                return None, f"it has no field '{segment.name}'"
+                close = difflib.get_close_matches(segment.name, sorted(properties), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                return None, MissingField(f"it has no field '{segment.name}'{hint}")
             else:
                 extra = current.get("additionalProperties")
                 current = extra if isinstance(extra, Mapping) else None
@@ -144,6 +158,15 @@ def schema_at(
                 return None, f"it is {describe_types(types)}, which cannot be indexed"
             items = current.get("items")
             current = items if isinstance(items, Mapping) else None
+        elif isinstance(segment, Wildcard):  # every item of an array, or value of an object
+            items = current.get("items")
+            extra = current.get("additionalProperties")
+            if isinstance(items, Mapping) and (types is None or "object" not in types):
+                current = items
+            elif isinstance(extra, Mapping) and (types is None or "array" not in types):
+                current = extra
+            else:
+                return None, None
         else:
             return None, None
     return current, None

@@ -34,7 +34,13 @@ from obelisk.interpreter.tools.options import (
     check_options,
     check_scopes,
 )
-from obelisk.interpreter.tools.signatures import Built, Signature, build, read_signature
+from obelisk.interpreter.tools.signatures import (
+    Built,
+    Signature,
+    build,
+    closed_output_schema,
+    read_signature,
+)
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -134,6 +140,7 @@ class Tool:
     _arguments: ArgumentValidators = field(init=False, default_factory=ArgumentValidators)
     _output_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
     _output_validator: Any = field(init=False, default=None)
+    _closed_output: tuple[dict[str, Any] | None] | None = field(init=False, default=None)
     _pending: Callable[[Tool], None] | None = field(init=False, default=None)  # builds _DEFERRED
     _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
@@ -459,6 +466,21 @@ class Tool:
         turned into JSON (docs/semantics.md).  False when a JSON ``output_schema``
         (or nothing) checks the JSON data."""
         return self._output_adapter is not None
+
+    @property
+    def closed_output_schema(self) -> dict[str, Any] | None:
+        """:attr:`output_schema` as ``check`` reads it: when the return annotation made
+        it, each object of a pydantic model or dataclass that does not allow extra
+        fields is closed (``"additionalProperties": false``), since such a result
+        serializes to its fields only; otherwise :attr:`output_schema` itself.  A read
+        of a field a closed object cannot have is an ``unresolved_reference``
+        (docs/diagnostics.md).  Made once, on first use."""
+        made = self._closed_output
+        if made is None:
+            adapter = self._output_adapter
+            closed = closed_output_schema(adapter) if adapter is not None else None
+            made = self._closed_output = (closed if closed is not None else self.output_schema,)
+        return made[0]
 
     def validate_output(self, value: Any) -> list[ArgumentProblem]:
         """Problems of a result value (``[]`` = valid, also when the output is
