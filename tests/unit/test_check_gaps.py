@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from obelisk import Diagnostic, check, tool
 
@@ -199,3 +199,64 @@ def test_open_outputs_and_other_writers_leave_the_read_alone() -> None:
     assert check(plan, tools).diagnostics == ()
     # the starting state may hold it too... but #0's write replaces the whole object
     assert check(plan[4:5] + plan[6:], tools, state={"user": {"email": "x"}}).ok
+
+
+# -- literals beside references inside object and array arguments -----------------------
+
+
+def test_literal_beside_a_reference_in_an_object_is_validated() -> None:
+    plan = [
+        {"_tool": "getUser", "_outputPath": "†state.user"},
+        {"_tool": "openTicket", "ticket": {"priority": "urgent", "user": "†state.user.id"}},
+    ]
+    result = check(plan, TOOLS)
+    assert result.diagnostics == (
+        d(
+            "invalid_argument",
+            "Input should be 'low' or 'high', got \"urgent\"",
+            1,
+            "args.ticket.priority",
+            None,
+        ),
+    )
+    assert str(result.diagnostics[0]) == (
+        "error[invalid_argument] #1 openTicket, args.ticket.priority: "
+        "Input should be 'low' or 'high', got \"urgent\""
+    )
+    plan[1]["ticket"]["priority"] = "high"  # type: ignore[index]
+    assert check(plan, TOOLS).diagnostics == ()
+
+
+def test_literal_beside_a_reference_in_an_array_is_validated() -> None:
+    plan = [
+        {"_tool": "getUser", "_outputPath": "†state.user"},
+        {"_tool": "tagUsers", "tags": ["vip", "†state.user.name", "old"]},
+    ]
+    assert check(plan, TOOLS).diagnostics == (
+        d(
+            "invalid_argument",
+            "Input should be 'vip' or 'new', got \"old\"",
+            1,
+            "args.tags[2]",
+            None,
+        ),
+    )
+
+
+class StrictTicket(BaseModel):
+    priority: Literal["low", "high"]
+    user: str = Field(min_length=3)
+
+
+@tool(name="openStrictTicket")
+def open_strict_ticket(ticket: StrictTicket) -> None:
+    """Open a ticket whose user is at least 3 characters."""
+
+
+def test_a_reference_whose_place_has_no_obvious_value_is_not_masked() -> None:
+    # "" would not fit min_length=3: the argument is left to the run, not reported wrongly
+    plan = [
+        {"_tool": "getUser", "_outputPath": "†state.user"},
+        {"_tool": "openStrictTicket", "ticket": {"priority": "low", "user": "†state.user.id"}},
+    ]
+    assert check(plan, [*TOOLS, open_strict_ticket]).diagnostics == ()
