@@ -260,3 +260,47 @@ def test_a_reference_whose_place_has_no_obvious_value_is_not_masked() -> None:
         {"_tool": "openStrictTicket", "ticket": {"priority": "low", "user": "†state.user.id"}},
     ]
     assert check(plan, [*TOOLS, open_strict_ticket]).diagnostics == ()
+
+
+# -- a key repeated in one object (issue 25, point 6) -----------------------------------
+
+
+def test_a_key_repeated_in_a_call_is_reported_where_it_is() -> None:
+    text = '[{"_tool": "show", "s": "a", "s": "b"}]'
+    result = check(text, TOOLS)
+    assert result.diagnostics == (
+        d(
+            "json_syntax",
+            'key "s" appears twice in one object at line 1, column 30; JSON keeps only the '
+            "last value, so write each key once",
+            None,
+            None,
+            (29, 32),
+        ),
+    )
+    assert result.plan is None  # a plan with errors never runs
+    assert str(result.diagnostics[0]).splitlines()[1:] == [
+        '    [{"_tool": "show", "s": "a", "s": "b"}]',
+        "                                 ^^^",
+    ]
+
+
+def test_a_key_repeated_inside_an_argument_is_reported_with_the_other_problems() -> None:
+    text = '[{"_tool": "show",\n  "s": {"a": 1, "\\u0061": 2}},\n {"_tool": "nope"}]'
+    result = check(text, TOOLS)
+    assert [(x.code, x.call, x.span) for x in result.diagnostics] == [
+        ("json_syntax", None, (35, 43)),
+        ("invalid_argument", 0, None),
+        ("unknown_tool", 1, None),
+    ]
+    assert result.diagnostics[0].message.startswith(
+        'key "a" appears twice in one object at line 2, column 17;'
+    )
+
+
+def test_same_keys_in_different_objects_and_colons_in_strings_are_fine() -> None:
+    text = (
+        '[{"_tool": "openTicket", "ticket": {"priority": "low", "user": "a:b{c"}},'
+        ' {"_tool": "openTicket", "ticket": {"priority": "high", "user": "x"}}]'
+    )
+    assert check(text, TOOLS).diagnostics == ()
