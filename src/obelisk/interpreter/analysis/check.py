@@ -9,7 +9,6 @@ into one :class:`~obelisk.errors.PlanError`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -18,7 +17,6 @@ from obelisk.grammar import (
     ANY_INDEX,
     WILDCARD,
     Alternatives,
-    Field,
     Reference,
     Segment,
     path_exists,
@@ -34,6 +32,7 @@ from obelisk.interpreter.analysis.schema_types import (
     schema_at,
     types_compatible,
 )
+from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
@@ -60,29 +59,6 @@ ERROR_ARM_SCHEMA: dict[str, Any] = {
     },
 }
 _WRITABLE_HINT = "write to †state or a data kind instead"
-_ABSENT = object()  # a path a document does not hold
-
-
-def _replaced(reference: Reference, position: int, names: set[object]) -> str | None:
-    """``reference`` with the field at ``position`` replaced by the closest of
-    ``names`` (difflib ratio >= 0.75), as text; None when it is no field or none is close."""
-    segment = reference.segments[position]
-    if type(segment) is not Field:
-        return None
-    known = sorted(name for name in names if type(name) is str)
-    close = difflib.get_close_matches(segment.name, known, n=1, cutoff=0.75)
-    if not close:
-        return None
-    segments = reference.segments
-    return "".join(
-        (
-            "†",
-            reference.kind,
-            *map(str, segments[:position]),
-            str(Field(close[0])),
-            *map(str, segments[position + 1 :]),
-        )
-    )
 
 
 def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable[[Reference], bool]:
@@ -174,59 +150,16 @@ class _Checker:
         return text + self.suggestion(reference)
 
     def suggestion(self, reference: Reference) -> str:
-        """``"; did you mean †state.receipt?"`` for a close path some call writes."""
-        prefix = "†" + reference.kind
-        wanted = str(reference)[len(prefix) :]
-        known = sorted(
-            {
-                str(w.reference)[len(prefix) :]
-                for writes in self.graph.writes
-                for w in writes
-                if w.reference.kind == reference.kind
-            }
-            - {wanted}
-        )
-        close = difflib.get_close_matches(wanted, known, n=1, cutoff=0.8)
-        if close:
-            return f"; did you mean {prefix}{close[0]}?"
-        fixed = self.corrected(reference)
-        return f"; did you mean {fixed}?" if fixed is not None else ""
-
-    def corrected(self, reference: Reference) -> str | None:
-        """``reference`` with its first unknown field name replaced by a close name
-        known at that point of the path (a key of the document the reference reads,
-        or a field some call writes), the rest of the path kept: ``†state.usr.id``
-        -> ``†state.user.id``.  None when no segment has a close known name."""
+        """``"; did you mean †state.receipt?"`` (:func:`did_you_mean`), or ``""``."""
         kind = reference.kind
-        document: Any = (
+        document = (
             self.input
             if kind == "input"
             else self.state
             if kind == "state"
-            else self.data.get(kind, _ABSENT)
+            else self.data.get(kind, ABSENT)
         )
-        written = [
-            w.reference.key[1:]
-            for writes in self.graph.writes
-            for w in writes
-            if w.reference.kind == kind
-        ]
-        for position, wanted in enumerate(reference.key[1:]):
-            names = {key[position] for key in written if len(key) > position}
-            if isinstance(document, dict):
-                names.update(document)
-            elif isinstance(document, list) and type(wanted) is int and wanted < len(document):
-                names.add(wanted)
-            if wanted not in names:
-                return _replaced(reference, position, names)
-            if isinstance(document, dict):
-                document = document.get(wanted, _ABSENT)
-            elif isinstance(document, list) and type(wanted) is int:
-                document = document[wanted]
-            else:
-                document = _ABSENT
-            written = [key for key in written if len(key) > position and key[position] == wanted]
-        return None
+        return did_you_mean(reference, self.graph.writes, document)
 
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call, tool: Tool | None) -> None:

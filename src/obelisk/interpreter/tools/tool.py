@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 from pydantic import TypeAdapter, ValidationError
 
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
+from obelisk.interpreter.tools import signatures
 from obelisk.interpreter.tools.arguments import ArgumentValidators
 from obelisk.interpreter.tools.descriptions import (
     Interface,
@@ -34,13 +35,7 @@ from obelisk.interpreter.tools.options import (
     check_options,
     check_scopes,
 )
-from obelisk.interpreter.tools.signatures import (
-    Built,
-    Signature,
-    build,
-    closed_output_schema,
-    read_signature,
-)
+from obelisk.interpreter.tools.signatures import Built, Signature, build, read_signature
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -469,18 +464,14 @@ class Tool:
 
     @property
     def closed_output_schema(self) -> dict[str, Any] | None:
-        """:attr:`output_schema` as ``check`` reads it: when the return annotation made
-        it, each object of a pydantic model or dataclass that does not allow extra
-        fields is closed (``"additionalProperties": false``), since such a result
-        serializes to its fields only; otherwise :attr:`output_schema` itself.  A read
-        of a field a closed object cannot have is an ``unresolved_reference``
-        (docs/diagnostics.md).  Made once, on first use."""
-        made = self._closed_output
-        if made is None:
+        """:attr:`output_schema` as ``check`` reads it (docs/diagnostics.md): made from
+        the return annotation, the objects of pydantic models and dataclasses (without
+        ``extra="allow"``) are closed, as their results hold their fields only."""
+        if self._closed_output is None:
             adapter = self._output_adapter
-            closed = closed_output_schema(adapter) if adapter is not None else None
-            made = self._closed_output = (closed if closed is not None else self.output_schema,)
-        return made[0]
+            closed = signatures.closed_output_schema(adapter) if adapter is not None else None
+            self._closed_output = (closed if closed is not None else self.output_schema,)
+        return self._closed_output[0]
 
     def validate_output(self, value: Any) -> list[ArgumentProblem]:
         """Problems of a result value (``[]`` = valid, also when the output is
