@@ -6,11 +6,14 @@ Each test pins an exact diagnostic; each failed on the code before these changes
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+from uuid import UUID
 
-from pydantic import BaseModel, Field
+import pytest
+from pydantic import BaseModel, Field, TypeAdapter
 
 from obelisk import Diagnostic, check, tool
+from obelisk.interpreter.analysis.schema_types import STAND_IN_UNKNOWN, stand_in_at
 
 
 class User(BaseModel):
@@ -304,3 +307,41 @@ def test_same_keys_in_different_objects_and_colons_in_strings_are_fine() -> None
         ' {"_tool": "openTicket", "ticket": {"priority": "high", "user": "x"}}]'
     )
     assert check(text, TOOLS).diagnostics == ()
+
+
+# -- the stand-ins that mask references ----------------------------------------------------
+
+
+class Shapes(BaseModel):
+    level: Literal["a", "b"]
+    note: str | None
+    count: int
+    ratio: float
+    id: UUID
+    scores: dict[str, float]
+    pair: tuple[int, str]
+    anything: Any
+    short: str = Field(max_length=3)
+
+
+SHAPES = TypeAdapter(Shapes).json_schema()
+
+
+@pytest.mark.parametrize(
+    ("place", "expected"),
+    [
+        (("level",), "a"),  # the first value of an enum
+        (("note",), ""),  # the first branch of an anyOf that has one
+        (("count",), 0),
+        (("ratio",), 0.0),
+        (("scores", "x"), 0.0),  # additionalProperties
+        (("pair", 1), ""),  # prefixItems
+        (("anything",), None),
+        (("extra",), None),  # no such property, extra keys allowed: anything
+        (("id",), STAND_IN_UNKNOWN),  # a format
+        (("short",), STAND_IN_UNKNOWN),  # bounds
+        ((), STAND_IN_UNKNOWN),  # an object with required fields
+    ],
+)
+def test_stand_in_at(place: tuple[str | int, ...], expected: Any) -> None:
+    assert stand_in_at(SHAPES, place, SHAPES) == expected
