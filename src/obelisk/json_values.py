@@ -260,7 +260,9 @@ def repeated_key(text: str, value: Any) -> tuple[str, int, int] | None:
         level = [
             inner
             for item in level
-            for inner in (item.values() if type(item) is dict else item)
+            for inner in (
+                item.values() if type(item) is dict else item if type(item) is list else ()
+            )
             if type(inner) is dict or type(inner) is list
         ]
     if objects == braces and text.count(":") == keys:

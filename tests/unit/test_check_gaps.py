@@ -6,6 +6,7 @@ Each test pins an exact diagnostic; each failed on the code before these changes
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 from uuid import UUID
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from obelisk import Diagnostic, check, tool
 from obelisk.interpreter.analysis.schema_types import STAND_IN_UNKNOWN, stand_in_at
+from obelisk.json_values import repeated_key
 
 
 class User(BaseModel):
@@ -345,3 +347,11 @@ SHAPES = TypeAdapter(Shapes).json_schema()
 )
 def test_stand_in_at(place: tuple[str | int, ...], expected: Any) -> None:
     assert stand_in_at(SHAPES, place, SHAPES) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[null, [{}]]", '{"calls": [1, {"a": {"b": [{"c": 1}]}}]}', '"x"', "[]", '[{"a": ":"}]'],
+)
+def test_texts_without_repeated_keys(text: str) -> None:
+    assert repeated_key(text, json.loads(text)) is None
