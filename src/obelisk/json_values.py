@@ -23,6 +23,7 @@ __all__ = [
     "loads_strict",
     "nesting_depth",
     "preview",
+    "repeated_key",
     "unreadable_digits",
 ]
 
@@ -232,6 +233,84 @@ def loads_strict(text: str) -> Any:
 
 
 _TOO_DEEP = object()  # Python's decoder gave up: deeper than it can go
+
+
+def repeated_key(text: str, value: Any) -> tuple[str, int, int] | None:
+    """The first key that one object of JSON ``text`` names twice: ``(key, start,
+    end)``, the offsets (characters, end exclusive) of its second occurrence in
+    ``text``, quotes included; None when every object's keys are distinct.  ``value``
+    is ``text`` decoded (Python's decoder keeps the last value of a repeated key).
+
+    Costs about two ``str.count`` passes for text whose strings hold no ``{`` or
+    ``:``: then every object and every key of ``text`` is in ``value``, and the keys
+    are distinct when there are as many as colons.  Otherwise jiter reads the text
+    again with ``catch_duplicate_keys``, and only a repeat found is located.
+
+    >>> text = '[{"a": 1, "b": {"a": 2}, "a": 3}]'
+    >>> repeated_key(text, json.loads(text))
+    ('a', 25, 28)
+    """
+    braces = text.count("{")
+    if not braces:
+        return None
+    objects = keys = 0
+    level: list[Any] = value if type(value) is list else [value]  # a plan: its calls
+    while level:
+        if set(map(type, level)) == {dict}:  # (a list of calls: no copy made)
+            found: list[Any] = level
+        else:
+            found = [item for item in level if type(item) is dict]
+        objects += len(found)
+        keys += sum(map(len, found))
+        if objects >= braces:
+            break
+        level = [
+            inner
+            for item in level
+            for inner in (
+                item.values() if type(item) is dict else item if type(item) is list else ()
+            )
+            if type(inner) is dict or type(inner) is list
+        ]
+    if objects == braces and text.count(":") == keys:
+        return None  # every key of the text is one of the value's, and none repeats
+    from jiter import from_json  # (only here: most plans never get this far)
+
+    try:
+        from_json(text.encode("utf-8", "surrogatepass"), catch_duplicate_keys=True)
+    except ValueError:  # a repeated key, or text jiter does not read (too deep for it)
+        return _locate_repeated(text)
+    return None
+
+
+_KEY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', re.DOTALL)
+
+
+def _locate_repeated(text: str) -> tuple[str, int, int] | None:
+    """:func:`repeated_key`'s exact search: a walk over the strings and brackets of
+    ``text`` with the keys met so far in each open object."""
+    open_objects: list[set[str] | None] = []  # one per open bracket; None for an array
+    last: re.Match[str] | None = None  # the string just read: a key if a colon follows
+    for token in _KEY_TOKEN.finditer(text):
+        first = token.group()[0]
+        if first == '"':
+            last = token
+            continue
+        if first == ":" and last is not None and open_objects:
+            names = open_objects[-1]
+            if names is not None:
+                key = json.loads(last.group())
+                if key in names:
+                    return key, last.start(), last.end()
+                names.add(key)
+        elif first == "{":
+            open_objects.append(set())
+        elif first == "[":
+            open_objects.append(None)
+        elif first != ":" and open_objects:
+            open_objects.pop()
+        last = None
+    return None
 
 
 def nesting_depth(value: Any, stop_after: int | None = None) -> int:

@@ -3,8 +3,10 @@
 ``ArgumentChecks.literals`` picks each call's literal arguments in one pass over
 the arguments (a string is unescaped in place, a container copied); the oracle
 below is the plain statement of what it must return: the arguments the tool may
-take, less those holding an expression that is not an escaped literal and those
-whose expressions did not parse, each unescaped by a recursive copy.
+take, less those that are one expression (not an escaped literal) and those whose
+expressions did not parse, each unescaped by a recursive copy; in an object or array,
+each expression is replaced by the value its place obviously admits, and an argument
+with a place that has none is left out.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tests.property.strategies import argument_values
 import obelisk
 from obelisk.grammar import Escaped
 from obelisk.interpreter.analysis.arguments import ArgumentChecks
+from obelisk.interpreter.analysis.schema_types import STAND_IN_UNKNOWN, stand_in_at
 from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.plan.parse import parse_partial
@@ -54,17 +57,36 @@ def _unescape(value: Any) -> Any:
     return value
 
 
+def _masked(tool: Tool, name: str, value: Any, places: list[tuple[str | int, ...]]) -> Any:
+    """The value with each expression replaced by its place's stand-in (issue 24)."""
+    schema = tool.parameter_schema(name)
+    copy = _unescape(value)
+    for place in places:
+        mask = STAND_IN_UNKNOWN if schema is None else stand_in_at(schema, place, tool.parameters)
+        if mask is STAND_IN_UNKNOWN:
+            return STAND_IN_UNKNOWN
+        holder = copy
+        for step in place[:-1]:
+            holder = holder[step]
+        holder[place[-1]] = mask
+    return copy
+
+
 def oracle(call: Call, tool: Tool, unchecked: frozenset[str]) -> dict[str, Any]:
-    with_expressions = {
-        str(arg.path[0]) for arg in call.expressions if not isinstance(arg.expression, Escaped)
-    }
-    return {
-        name: _unescape(value)
+    expressions = [arg for arg in call.expressions if not isinstance(arg.expression, Escaped)]
+    whole = {str(arg.path[0]) for arg in expressions if len(arg.path) == 1}
+    places: dict[str, list[tuple[str | int, ...]]] = {}
+    for arg in expressions:
+        if len(arg.path) > 1:
+            places.setdefault(str(arg.path[0]), []).append(arg.path[1:])
+    found = {
+        name: _masked(tool, name, value, places[name]) if name in places else _unescape(value)
         for name, value in call.arguments.items()
         if (tool.accepts_extra or name in tool.parameter_names)
-        and name not in with_expressions
+        and name not in whole
         and name not in unchecked
     }
+    return {name: value for name, value in found.items() if value is not STAND_IN_UNKNOWN}
 
 
 _NAMES = st.sampled_from(["key", "limit", "note", "a", "b", "", "other"])

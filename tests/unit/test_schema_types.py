@@ -169,11 +169,11 @@ USER = {
         ((Field("manager"), Field("id")), ({"type": "integer"}, None)),
         ((Field("nickname"),), ({"anyOf": [{"type": "string"}, {"type": "null"}]}, None)),
         ((Field("meta"), Field("score")), ({"type": "number"}, None)),
+        ((Field("tags"), Wildcard()), ({"type": "string"}, None)),  # [*]: the items' schema
         # the path leaves what the schema describes
         ((Field("unknown"),), (None, None)),
         ((Field("unknown"), Field("deeper")), (None, None)),
         ((Field("either"), Field("x")), (None, None)),
-        ((Field("tags"), Wildcard()), (None, None)),
         # the schema rules the path out
         ((Field("address"), Field("street")), (None, "it has no field 'street'")),
         ((Field("name"), Field("first")), (None, "it is a string, which has no field 'first'")),

@@ -3,8 +3,10 @@
 Names a tool does not take, and literal values that do not fit their parameter's
 schema, are ``invalid_argument``; required parameters a call leaves out are ``missing_argument``.
 Literal arguments (``††`` unescaped) are validated in one batch per tool before the
-per-call checks run; arguments holding references are typed later, against what
-their writers produce (``type_mismatch``, in check.py).
+per-call checks run; in an object or array argument that holds references, each
+reference is masked by a value its place in the parameter's schema obviously admits,
+so that the literal parts are validated too.  A reference that is a whole argument
+is typed later, against what its writers produce (``type_mismatch``, in check.py).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from typing import Any
 
 from obelisk.errors import ArgumentProblem
 from obelisk.grammar import Escaped
+from obelisk.interpreter.analysis.schema_types import STAND_IN_UNKNOWN, stand_in_at
 from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.model import Call, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.json_values import copy_json
 
 __all__ = ["ArgumentChecks"]
 
@@ -32,23 +36,36 @@ class ArgumentChecks:
         self.partial = partial
         self._parameters: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
         self._literal_problems: dict[int, list[ArgumentProblem]] = {}  # validate
+        self._masks: dict[tuple[str, str, tuple[str | int, ...]], Any] = {}  # masked
 
     def literals(self, call: Call, tool: Tool) -> dict[str, Any]:
         """The arguments of ``call`` to validate against ``tool`` now: literals (``††``
         unescaped) of names the tool may take; references are typed by check_type."""
         known = (self._parameters.get(tool.name) or self.parameters_of(tool))[0]
         extra = tool.accepts_extra
-        # leave out the arguments with references, and those whose expressions did not parse
+        # leave out the arguments that are one expression, and those whose expressions
+        # did not parse; an expression inside an object or array is masked
         skip: list[str] = []
+        inside: dict[str, list[tuple[str | int, ...]]] | None = None
         for arg in call.expressions:
             if not isinstance(arg.expression, Escaped):
-                skip.append(str(arg.path[0]))
+                if len(arg.path) == 1:
+                    skip.append(str(arg.path[0]))
+                else:
+                    if inside is None:
+                        inside = {}
+                    inside.setdefault(str(arg.path[0]), []).append(arg.path[1:])
         partial = self.partial
         if partial is not None and partial.unchecked:
             skip.extend(partial.unchecked.get(call.index, ()))
         literals: dict[str, Any] = {}
         for name, value in call.arguments.items():
             if name in skip or not (extra or name in known):
+                continue
+            if inside is not None and name in inside:
+                masked = self.masked(tool, name, value, inside[name])
+                if masked is not STAND_IN_UNKNOWN:
+                    literals[name] = masked
                 continue
             kind = type(value)
             if kind is str:  # unescape what is left (containers: a recursive copy)
@@ -58,6 +75,30 @@ class ArgumentChecks:
             else:
                 literals[name] = _unescape(value)
         return literals
+
+    def masked(self, tool: Tool, name: str, value: Any, places: list[tuple[str | int, ...]]) -> Any:
+        """``value`` (argument ``name``, a literal object or array holding expressions
+        at ``places``) unescaped, each expression replaced by a value its place in the
+        parameter's schema obviously admits (:func:`stand_in_at`), so that the literal
+        parts around it are validated; ``STAND_IN_UNKNOWN`` when some place has no
+        obvious such value (the argument is then not validated here)."""
+        schema = tool.parameter_schema(name)
+        if schema is None:
+            return STAND_IN_UNKNOWN
+        copy = _unescape(value)
+        for place in places:
+            mask = self._masks.get((tool.name, name, place), _UNSEEN)
+            if mask is _UNSEEN:
+                mask = self._masks[tool.name, name, place] = stand_in_at(
+                    schema, place, tool.parameters
+                )
+            if mask is STAND_IN_UNKNOWN:
+                return STAND_IN_UNKNOWN
+            holder = copy
+            for step in place[:-1]:
+                holder = holder[step]
+            holder[place[-1]] = copy_json(mask)
+        return copy
 
     def validate(self, calls: Sequence[Call], tools: Sequence[Tool | None]) -> None:
         """Validate the literal arguments of every call, one batch per tool
@@ -131,6 +172,7 @@ class ArgumentChecks:
 
 
 _SCALARS = frozenset((int, float, bool, type(None)))  # what _unescape returns as it is
+_UNSEEN = object()  # (ArgumentChecks._masks) not worked out yet
 
 
 def _unescape(value: Any) -> Any:

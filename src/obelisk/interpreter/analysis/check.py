@@ -9,7 +9,6 @@ into one :class:`~obelisk.errors.PlanError`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -27,11 +26,13 @@ from obelisk.interpreter.analysis.conflicts import report_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.analysis.schema_types import (
+    MissingField,
     admitted_types,
     describe_types,
     schema_at,
     types_compatible,
 )
+from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
@@ -150,20 +151,16 @@ class _Checker:
         return text + self.suggestion(reference)
 
     def suggestion(self, reference: Reference) -> str:
-        """``"; did you mean †state.receipt?"`` for a close path some call writes."""
-        prefix = "†" + reference.kind
-        wanted = str(reference)[len(prefix) :]
-        known = sorted(
-            {
-                str(w.reference)[len(prefix) :]
-                for writes in self.graph.writes
-                for w in writes
-                if w.reference.kind == reference.kind
-            }
-            - {wanted}
+        """``"; did you mean †state.receipt?"`` (:func:`did_you_mean`), or ``""``."""
+        kind = reference.kind
+        document = (
+            self.input
+            if kind == "input"
+            else self.state
+            if kind == "state"
+            else self.data.get(kind, ABSENT)
         )
-        close = difflib.get_close_matches(wanted, known, n=1, cutoff=0.8)
-        return f"; did you mean {prefix}{close[0]}?" if close else ""
+        return did_you_mean(reference, self.graph.writes, document)
 
     # -- per call --------------------------------------------------------------
     def check_call(self, call: Call, tool: Tool | None) -> None:
@@ -258,8 +255,9 @@ class _Checker:
             argument = read.argument
             if type(argument.expression) is Reference and sources[start]:
                 # the common case: one reference, which some call writes
-                if tool is not None and len(argument.path) == 1:
-                    self.check_type(call, tool, read, sources[start])
+                self.check_type(
+                    call, tool if len(argument.path) == 1 else None, read, sources[start]
+                )
                 start += 1
                 continue
             end = start + 1
@@ -292,33 +290,39 @@ class _Checker:
                             read.reference.span,
                             argument.text,
                         )
-                    elif whole:
-                        self.check_type(call, tool, read, sources[p])
+                    elif sources[p]:
+                        self.check_type(call, tool if whole else None, read, sources[p])
             start = end
 
     def check_type(
         self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
     ) -> None:
+        """Judge ``read`` against the output schemas of the calls that write it
+        (``sources``): a path none of them can hold (a field a closed object does not
+        have) is ``unresolved_reference``; with ``tool`` (a whole argument of a known
+        tool, no ``[*]``), a value that never fits the parameter is ``type_mismatch``."""
         key = read.key
-        if tool is None or WILDCARD in key:  # a list of values: not typed here
-            return
-        accepted: frozenset[str] | None = None
+        if WILDCARD in key:  # a list of values: not typed here
+            tool = None
+        missing: str | None = None  # why the first writer judged cannot make the path
+        possible = False  # some writer may make the path
         calls, tools, fitting = self.calls, self.tools, self._fitting
         size = len(key)
         for write in sources:
             producer = tools[write.call]
-            if producer is None or producer.outcomes:
-                continue
             producer_call = calls[write.call]
-            if producer_call.output_method != "set":
+            if producer is None or producer.outcomes or producer_call.output_method != "set":
+                possible = True
                 continue
             written = write.key
             depth = len(written)
             if depth == size:  # the whole output: no slice to build
                 if key != written:
+                    possible = True
                     continue
                 tail_key: tuple[object, ...] = ()
             elif depth > size or key[:depth] != written:
+                possible = True
                 continue
             else:
                 tail_key = key[depth:]
@@ -328,45 +332,83 @@ class _Checker:
                     read.reference.segments[: depth - 1] != write.reference.segments
                 )
             ):
+                possible = True
                 continue
             if write.alternative == 0:
-                schema = producer.output_schema
+                schema = producer.closed_output_schema
             elif write.alternative == write.alternatives - 1:
                 schema = ERROR_ARM_SCHEMA
             else:
-                continue
+                schema = None
             if schema is None:
+                possible = True
                 continue
-            param = str(read.argument.path[0])
-            verdict_key = (tool.name, param, id(schema), tail_key)
-            if verdict_key in fitting:
-                continue  # this parameter already met this schema at this path
-            writer = producer_call.label
-            if schema is ERROR_ARM_SCHEMA:
-                writer = f"the error arm of {writer}"
+            if tool is not None:
+                verdict_key = (tool.name, str(read.argument.path[0]), id(schema), tail_key)
+                if verdict_key in fitting:
+                    possible = True
+                    continue  # this parameter already met this schema at this path
             reason, produced = self.produced_types(
                 schema, read.reference.segments[depth - 1 :], tail_key
             )
-            arg = read.argument
-            if reason is not None:
-                message = f"{read.reference} cannot exist when {writer} writes it: {reason}"
-                self.fail(
-                    "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
-                )
+            if type(reason) is MissingField:
+                if missing is None:
+                    writer = self.writer(write)
+                    missing = f"{read.reference} cannot exist when {writer} writes it: {reason}"
                 continue
-            accepted = self.accepted_types(tool, param)
-            if types_compatible(produced, accepted):
-                fitting.add(verdict_key)
-            else:
-                assert produced is not None and accepted is not None
-                message = (
-                    f"{read.reference} is {describe_types(produced)} "
-                    f"(written by {writer}), but {tool.name} expects "
-                    f"{describe_types(accepted)} for '{arg.path[0]}'"
-                )
-                self.fail(
-                    "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
-                )
+            possible = True
+            if tool is not None:
+                self.compare_types(call, tool, read, write, reason, produced, verdict_key)
+        if missing is not None and not possible and not self.resolvable(read, ()):
+            arg = read.argument
+            self.fail(
+                "unresolved_reference",
+                missing,
+                call,
+                arg.argument_path,
+                read.reference.span,
+                arg.text,
+            )
+
+    def writer(self, write: Write) -> str:
+        """``#0 getUser``, or ``the error arm of #0 getUser`` for a write of its error arm."""
+        label = self.calls[write.call].label
+        if write.alternative and write.alternative == write.alternatives - 1:
+            return f"the error arm of {label}"
+        return label
+
+    def compare_types(
+        self,
+        call: Call,
+        tool: Tool,
+        read: Read,
+        write: Write,
+        reason: str | None,
+        produced: frozenset[str] | None,
+        verdict_key: tuple[str, str, int, tuple[object, ...]],
+    ) -> None:
+        """Report ``type_mismatch`` when what ``write`` puts at ``read`` never fits the
+        parameter the read fills: a path its type rules out (``reason``), or types the
+        parameter does not accept."""
+        arg = read.argument
+        writer = self.writer(write)
+        if reason is not None:
+            message = f"{read.reference} cannot exist when {writer} writes it: {reason}"
+            self.fail(
+                "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
+            )
+            return
+        accepted = self.accepted_types(tool, verdict_key[1])
+        if types_compatible(produced, accepted):
+            self._fitting.add(verdict_key)
+            return
+        assert produced is not None and accepted is not None
+        message = (
+            f"{read.reference} is {describe_types(produced)} "
+            f"(written by {writer}), but {tool.name} expects "
+            f"{describe_types(accepted)} for '{arg.path[0]}'"
+        )
+        self.fail("type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text)
 
     def accepted_types(self, tool: Tool, name: str) -> frozenset[str] | None:
         key = (tool.name, name)

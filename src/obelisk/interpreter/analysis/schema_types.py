@@ -7,21 +7,36 @@ reference that can *never* fit its parameter is reported.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from obelisk.grammar import Field, Index, Segment
+from obelisk.grammar import Field, Index, Segment, Wildcard
+from obelisk.json_values import copy_json
 
 __all__ = [
     "JSON_TYPES",
+    "STAND_IN_UNKNOWN",
+    "MissingField",
     "admitted_types",
     "describe_types",
     "json_type",
     "schema_at",
+    "stand_in",
+    "stand_in_at",
     "types_compatible",
 ]
 
 JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
+
+
+class MissingField(str):
+    """The reason :func:`schema_at` gives when a closed object has no such field
+    (``"it has no field 'x'"``): no value of the schema holds the path."""
+
+    __slots__ = ()
+
+
 _MAX_DEPTH = 32
 
 
@@ -111,8 +126,9 @@ def schema_at(
 
     Returns ``(sub_schema, None)``; ``sub_schema`` is None when the path leaves
     what the schema describes.  Returns ``(None, reason)`` when the schema
-    rules the path out (a field a closed object does not have, an index into
-    something that is never an array).
+    rules the path out (a field a closed object does not have: a
+    :class:`MissingField` reason; an index into something that is never an array).
+    ``[*]`` goes to an array's ``items`` (or an object's ``additionalProperties``).
     """
     root = root if root is not None else (schema if isinstance(schema, Mapping) else {})
     current = schema
@@ -135,7 +151,9 @@ def schema_at(
             if isinstance(properties, Mapping) and segment.name in properties:
                 current = properties[segment.name]
             elif current.get("additionalProperties") is False and isinstance(properties, Mapping):
-                return None, f"it has no field '{segment.name}'"
+                close = difflib.get_close_matches(segment.name, sorted(properties), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                return None, MissingField(f"it has no field '{segment.name}'{hint}")
             else:
                 extra = current.get("additionalProperties")
                 current = extra if isinstance(extra, Mapping) else None
@@ -144,6 +162,15 @@ def schema_at(
                 return None, f"it is {describe_types(types)}, which cannot be indexed"
             items = current.get("items")
             current = items if isinstance(items, Mapping) else None
+        elif isinstance(segment, Wildcard):  # every item of an array, or value of an object
+            items = current.get("items")
+            extra = current.get("additionalProperties")
+            if isinstance(items, Mapping) and (types is None or "object" not in types):
+                current = items
+            elif isinstance(extra, Mapping) and (types is None or "array" not in types):
+                current = extra
+            else:
+                return None, None
         else:
             return None, None
     return current, None
@@ -162,3 +189,106 @@ def describe_types(types: frozenset[str]) -> str:
     }
     ordered = [words[t] for t in sorted(types)]
     return " or ".join(ordered) if ordered else "nothing"
+
+
+_NOTES = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)  # keywords that admit every value
+_EMPTY: dict[str, Any] = {
+    "string": "",
+    "integer": 0,
+    "number": 0.0,
+    "boolean": False,
+    "null": None,
+    "array": [],
+    "object": {},
+}
+_UNKNOWN = object()  # no stand-in is obvious
+
+
+def stand_in(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """A value ``schema`` obviously admits, where one is obvious: ``None`` for a schema
+    that admits everything, a ``const``, the first ``enum`` value, or the empty value
+    of a type with no constraints (``""``, ``0``, ``0.0``, ``False``, ``None``,
+    ``[]``, or ``{}`` for an object that requires nothing); the first branch of an
+    ``anyOf`` that has one.  :data:`STAND_IN_UNKNOWN` otherwise (a ``format``, a
+    ``pattern``, bounds, required fields...)."""
+    schema = _resolve(schema, root)
+    if schema is True or (isinstance(schema, Mapping) and _NOTES.issuperset(schema)):
+        return None
+    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+        return _UNKNOWN
+    if "const" in schema:
+        return copy_json(schema["const"])
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return copy_json(enum[0])
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and _NOTES.issuperset(set(schema) - {"anyOf"}):
+        for branch in branches:
+            value = stand_in(branch, root, depth + 1)
+            if value is not _UNKNOWN:
+                return value
+        return _UNKNOWN
+    declared = schema.get("type")
+    rest = set(schema) - _NOTES - {"type"}
+    if declared == "array":
+        rest -= {"items"}
+    elif declared == "object":
+        rest -= {"properties", "additionalProperties"}
+        if not schema.get("required"):
+            rest.discard("required")
+    if rest or not isinstance(declared, str) or declared not in _EMPTY:
+        return _UNKNOWN
+    return copy_json(_EMPTY[declared])  # (a fresh list or object each time)
+
+
+STAND_IN_UNKNOWN = _UNKNOWN
+"""What :func:`stand_in` and :func:`stand_in_at` give when no stand-in is obvious."""
+
+
+def stand_in_at(schema: Any, path: tuple[str | int, ...], root: Mapping[str, Any]) -> Any:
+    """:func:`stand_in` of the part of ``schema`` at ``path`` (keys and list indexes
+    inside a value of ``schema``): what a reference at that place of a literal is
+    replaced by so that the literal around it can be validated (``check``,
+    docs/diagnostics.md, ``invalid_argument``).  A key no property names goes to
+    ``additionalProperties`` (anything when it is absent); under an ``anyOf``, the
+    branches that hold the path must agree.  :data:`STAND_IN_UNKNOWN` otherwise."""
+    found = _stand_in_at(schema, path, root)
+    return _UNKNOWN if found is _MISSING else found
+
+
+def _stand_in_at(schema: Any, path: tuple[str | int, ...], root: Mapping[str, Any]) -> Any:
+    if not path:
+        return stand_in(schema, root)
+    schema = _resolve(schema, root)
+    if schema is True or schema == {}:
+        return None
+    if not isinstance(schema, Mapping):
+        return _UNKNOWN
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(branches, list):
+        found = [_stand_in_at(branch, path, root) for branch in branches]
+        held = [value for value in found if value is not _MISSING]
+        if held and all(value is not _UNKNOWN and value == held[0] for value in held):
+            return held[0]
+        return _UNKNOWN
+    step, rest = path[0], path[1:]
+    types = admitted_types(schema, root)
+    if isinstance(step, str):
+        if types is not None and "object" not in types:
+            return _MISSING
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and step in properties:
+            return _stand_in_at(properties[step], rest, root)
+        extra = schema.get("additionalProperties", True)
+        return _MISSING if extra is False else _stand_in_at(extra, rest, root)
+    if types is not None and "array" not in types:
+        return _MISSING
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list):
+        return _stand_in_at(prefix[step], rest, root) if step < len(prefix) else _UNKNOWN
+    return _stand_in_at(schema.get("items", True), rest, root)
+
+
+_MISSING = object()  # (stand_in_at, a branch of anyOf) this branch cannot hold the path

@@ -28,13 +28,13 @@ from obelisk.interpreter.plan.call import Collector, json_kind, parse_reported_c
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, PlanMode, new_call
 from obelisk.interpreter.plan.plain import plain_call
-from obelisk.json_values import loads_strict, preview
+from obelisk.json_values import loads_strict, preview, repeated_key
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["PartialPlan", "parse_partial", "parse_plan"]
 
 
-def _decode(source: str | bytes | bytearray, out: Collector) -> Any:
+def _decode(source: str | bytes | bytearray, out: Collector, repeats: list[Diagnostic]) -> Any:
     if isinstance(source, (bytes, bytearray)):
         raw = bytes(source)
         bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
@@ -47,7 +47,7 @@ def _decode(source: str | bytes | bytearray, out: Collector) -> Any:
     elif source.startswith("\ufeff"):
         source = source[1:]  # a byte-order mark decoded into the text
     try:
-        return loads_strict(source)
+        data = loads_strict(source)
     except json.JSONDecodeError as exc:
         end = exc.pos + 1 if exc.pos < len(source) else exc.pos
         out.fail(
@@ -57,6 +57,22 @@ def _decode(source: str | bytes | bytearray, out: Collector) -> Any:
             source=source,
         )
         return None
+    repeated = repeated_key(source, data)
+    if repeated is not None:  # reported once the plan is read: the rest is checked too
+        key, start, stop = repeated
+        line = source.count("\n", 0, start) + 1
+        column = start - source.rfind("\n", 0, start)
+        repeats.append(
+            Diagnostic(
+                "json_syntax",
+                "error",
+                f"key {preview(key)} appears twice in one object at line {line}, column "
+                f"{column}; JSON keeps only the last value, so write each key once",
+                span=(start, stop),
+                source=source,
+            )
+        )
+    return data
 
 
 def _unwrap(data: Any, out: Collector) -> tuple[Any, PlanMode | None, str]:
@@ -134,8 +150,10 @@ def parse_partial(
     """
     limits = limits if limits is not None else DEFAULT_LIMITS
     out = Collector()
-    data = _decode(source, out) if isinstance(source, (str, bytes, bytearray)) else source
+    repeats: list[Diagnostic] = []  # keys an object of the text names twice
+    data = _decode(source, out, repeats) if isinstance(source, (str, bytes, bytearray)) else source
     calls_data, mode, form = (None, None, "list") if out.diagnostics else _unwrap(data, out)
+    out.diagnostics.extend(repeats)
     if calls_data is None:
         return PartialPlan(None, sort_diagnostics(out.diagnostics))
     calls: list[Call] = []

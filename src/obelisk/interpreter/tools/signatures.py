@@ -19,14 +19,15 @@ from typing import Any
 
 from pydantic import Field, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import JsonSchemaMode
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import core_schema
 
 from obelisk.interpreter.tools.arguments import Compiled, compile_arguments
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad
 
-__all__ = ["Built", "Signature", "build", "read_signature"]
+__all__ = ["Built", "Signature", "build", "closed_output_schema", "read_signature"]
 
 
 def _adapter(
@@ -156,3 +157,31 @@ def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any]
     extra_adapter = extra[0] if extra else None
     compiled = compile_arguments(adapters, extra_adapter)
     return Built(parameters, adapters, extra_adapter, output, compiled)
+
+
+class _ClosedClasses(GenerateJsonSchema):
+    """Serialization schemas in which the object of a pydantic model or a dataclass
+    that does not allow extra fields admits only its fields."""
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        return _closed(super().model_schema(schema))
+
+    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
+        return _closed(super().dataclass_schema(schema))
+
+
+def _closed(json_schema: JsonSchemaValue) -> JsonSchemaValue:
+    if json_schema.get("type") == "object" and "properties" in json_schema:
+        json_schema.setdefault("additionalProperties", False)  # ("allow" set it to true)
+    return json_schema
+
+
+def closed_output_schema(adapter: TypeAdapter[Any]) -> dict[str, Any] | None:
+    """The serialization schema of a return annotation in which each pydantic model's
+    and dataclass's object has ``"additionalProperties": false`` (unless the class
+    allows extra fields): a result of that class serializes to its fields only.
+    None when pydantic cannot make it."""
+    try:
+        return adapter.json_schema(mode="serialization", schema_generator=_ClosedClasses)
+    except Exception:  # (the plain schema was made: this is only a sharper copy)
+        return None

@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 from pydantic import TypeAdapter, ValidationError
 
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
+from obelisk.interpreter.tools import signatures
 from obelisk.interpreter.tools.arguments import ArgumentValidators
 from obelisk.interpreter.tools.descriptions import (
     Interface,
@@ -135,6 +136,7 @@ class Tool:
     _arguments: ArgumentValidators = field(init=False, default_factory=ArgumentValidators)
     _output_adapter: TypeAdapter[Any] | None = field(init=False, default=None)
     _output_validator: Any = field(init=False, default=None)
+    _closed_output: tuple[dict[str, Any] | None] | None = field(init=False, default=None)
     _pending: Callable[[Tool], None] | None = field(init=False, default=None)  # builds _DEFERRED
     _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
@@ -461,6 +463,17 @@ class Tool:
         turned into JSON (docs/semantics.md).  False when a JSON ``output_schema``
         (or nothing) checks the JSON data."""
         return self._output_adapter is not None
+
+    @property
+    def closed_output_schema(self) -> dict[str, Any] | None:
+        """:attr:`output_schema` as ``check`` reads it (docs/diagnostics.md): made from
+        the return annotation, the objects of pydantic models and dataclasses (without
+        ``extra="allow"``) are closed, as their results hold their fields only."""
+        if self._closed_output is None:
+            adapter = self._output_adapter
+            closed = signatures.closed_output_schema(adapter) if adapter is not None else None
+            self._closed_output = (closed if closed is not None else self.output_schema,)
+        return self._closed_output[0]
 
     def validate_output(self, value: Any) -> list[ArgumentProblem]:
         """Problems of a result value (``[]`` = valid, also when the output is
