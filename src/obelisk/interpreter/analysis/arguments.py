@@ -22,7 +22,7 @@ from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.model import Call, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan
 from obelisk.interpreter.tools.tool import Tool
-from obelisk.json_values import copy_json
+from obelisk.json_values import copy_json, nesting_depth
 
 __all__ = ["ArgumentChecks"]
 
@@ -83,8 +83,8 @@ class ArgumentChecks:
         parts around it are validated; ``STAND_IN_UNKNOWN`` when some place has no
         obvious such value (the argument is then not validated here)."""
         schema = tool.parameter_schema(name)
-        if schema is None:
-            return STAND_IN_UNKNOWN
+        if schema is None or nesting_depth(value, _MASK_DEPTH) > _MASK_DEPTH:
+            return STAND_IN_UNKNOWN  # too deep to copy (a recursive copy): left to the run
         copy = _unescape(value)
         for place in places:
             mask = self._masks.get((tool.name, name, place), _UNSEEN)
@@ -173,6 +173,7 @@ class ArgumentChecks:
 
 _SCALARS = frozenset((int, float, bool, type(None)))  # what _unescape returns as it is
 _UNSEEN = object()  # (ArgumentChecks._masks) not worked out yet
+_MASK_DEPTH = 100  # levels: an argument nested deeper is not masked and validated at check time
 
 
 def _unescape(value: Any) -> Any:

@@ -9,10 +9,11 @@ into one :class:`~obelisk.errors.PlanError`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from obelisk.errors import limit_per_code, sort_diagnostics
+from obelisk.errors import Diagnostic, limit_per_code, sort_diagnostics
 from obelisk.grammar import (
     ANY_INDEX,
     WILDCARD,
@@ -111,6 +112,8 @@ class _Checker:
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+        # unresolved_reference diagnostics (by id) whose "did you mean" is still to find
+        self.unsuggested: dict[int, Reference] = {}
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -125,7 +128,9 @@ class _Checker:
         partial = self.partial
         return partial is not None and partial.unknown_writes and read.reference.kind != "input"
 
-    def unresolved_message(self, reference: Reference, instance: str | None) -> str:
+    def unresolved_message(self, reference: Reference, instance: str | None) -> tuple[str, bool]:
+        """The message of an unresolved ``reference``, and whether a "did you mean"
+        may follow it (not when it is written under another instance)."""
         kind = reference.kind
         if kind == "input":
             text = f"{reference} is not in the input"
@@ -147,8 +152,8 @@ class _Checker:
             return (
                 f"{reference} is written only under another _instance ({', '.join(hidden)}), "
                 f"which {seen_by} cannot see"
-            )
-        return text + self.suggestion(reference)
+            ), False
+        return text, True
 
     def suggestion(self, reference: Reference) -> str:
         """``"; did you mean †state.receipt?"`` (:func:`did_you_mean`), or ``""``."""
@@ -282,14 +287,17 @@ class _Checker:
                 for p in range(start, end):
                     read = reads[p]
                     if not self.resolvable(read, sources[p]):
+                        message, suggest = self.unresolved_message(read.reference, call.instance)
                         self.fail(
                             "unresolved_reference",
-                            self.unresolved_message(read.reference, call.instance),
+                            message,
                             call,
                             argument.argument_path,
                             read.reference.span,
                             argument.text,
                         )
+                        if suggest:  # its "did you mean" is looked for once it is sure to show
+                            self.unsuggested[id(self.out.diagnostics[-1])] = read.reference
                     elif sources[p]:
                         self.check_type(call, tool if whole else None, read, sources[p])
             start = end
@@ -458,6 +466,20 @@ class _Checker:
         self.check_graph()
         return CheckResult(self.plan, self.graph, sort_diagnostics(self.out.diagnostics))
 
+    def reported(self, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+        """``diagnostics`` (those :func:`limit_per_code` keeps) with the "did you mean"
+        of each unresolved reference among them.  Looking for one compares the path
+        with every path the plan writes, so it is done for the diagnostics shown only:
+        8,000 unresolved references would otherwise cost 8,000 such searches."""
+        if not self.unsuggested:
+            return diagnostics
+        return tuple(
+            dataclasses.replace(d, message=d.message + self.suggestion(reference))
+            if (reference := self.unsuggested.get(id(d))) is not None
+            else d
+            for d in diagnostics
+        )
+
 
 def check(
     plan: Plan | str | bytes | list[Any] | dict[str, Any],
@@ -495,15 +517,16 @@ def check(
     per_code = limits.max_diagnostics_per_code
     with gc_paused():
         if isinstance(plan, Plan):
-            checked = _Checker(plan, registry, input, state, data or {}, mode=mode).run()
-            return CheckResult(plan, checked.graph, limit_per_code(checked.diagnostics, per_code))
+            checker = _Checker(plan, registry, input, state, data or {}, mode=mode)
+            checked = checker.run()
+            diagnostics = checker.reported(limit_per_code(checked.diagnostics, per_code))
+            return CheckResult(plan, checked.graph, diagnostics)
         partial = parse_partial(plan, limits)
         if partial.plan is None:
             return CheckResult(None, None, limit_per_code(partial.diagnostics, per_code))
-        checked = _Checker(
-            partial.plan, registry, input, state, data or {}, partial, mode=mode
-        ).run()
-        diagnostics = limit_per_code(checked.diagnostics, per_code)
+        checker = _Checker(partial.plan, registry, input, state, data or {}, partial, mode=mode)
+        checked = checker.run()
+        diagnostics = checker.reported(limit_per_code(checked.diagnostics, per_code))
         if partial.ok:
             return CheckResult(checked.plan, checked.graph, diagnostics)
         return CheckResult(None, None, diagnostics)
