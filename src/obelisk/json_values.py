@@ -21,6 +21,7 @@ __all__ = [
     "deep_merge",
     "int_digits_limit",
     "loads_strict",
+    "merge_into",
     "nesting_depth",
     "preview",
     "unreadable_digits",
@@ -104,6 +105,29 @@ def deep_merge(base: Any, update: Any) -> Any:
             else:
                 target[key] = value
     return merged
+
+
+def merge_into(target: dict[Any, Any], update: dict[Any, Any]) -> None:
+    """Merge ``update`` into ``target`` itself, as :func:`deep_merge` would into a
+    copy: objects merge key by key, recursively; anything else is replaced by
+    ``update``'s value.  ``target`` and the objects nested in it change; the values
+    taken from ``update`` are put in as they are (not copied).  Costs time in
+    proportion to ``update``, whatever the size of ``target``.  Iterative.
+
+    >>> target = {"x": {"p": 1}, "y": 1}
+    >>> merge_into(target, {"x": {"q": 2}, "y": [2]})
+    >>> target
+    {'x': {'p': 1, 'q': 2}, 'y': [2]}
+    """
+    stack: list[tuple[dict[Any, Any], dict[Any, Any]]] = [(target, update)]
+    while stack:
+        into, changes = stack.pop()
+        for key, value in changes.items():
+            current = into.get(key)
+            if isinstance(current, dict) and isinstance(value, dict):
+                stack.append((current, value))
+            else:
+                into[key] = value
 
 
 # -- strict decoding -------------------------------------------------------------------

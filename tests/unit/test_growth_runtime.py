@@ -1,0 +1,137 @@
+"""Issue 25 point 8, the runtime's part: nothing a run does grows worse than linearly.
+
+* N ``merge``, ``assign``, ``push`` or ``concat`` writes to one path never copy the
+  value they build (docs/semantics.md, "Output methods").
+* ``Limits.max_state_bytes`` counts an estimate of the memory the state takes, not
+  its JSON text (docs/limits.md).
+* Standard tools whose result can be far bigger than their arguments refuse before
+  they build it (docs/limits.md, "Work that cannot blow up").
+
+No test here times anything: they measure allocations with ``tracemalloc``.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+import obelisk
+from obelisk.errors import StateWriteError
+from obelisk.grammar import parse_reference
+from obelisk.interpreter.runtime.state import State
+
+BIG = 50_000  # keys or items of the value the writes accumulate into
+
+
+@contextmanager
+def peak() -> Iterator[list[int]]:
+    """``[bytes]``: the peak of what was allocated inside the block, beyond its start."""
+    measured = [0]
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        yield measured
+        measured[0] = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+
+
+def accumulated(method: str) -> Any:
+    if method in ("merge", "assign"):
+        return {f"k{n}": {"n": n} for n in range(BIG)}
+    return list(range(BIG))
+
+
+def small(method: str) -> Any:
+    if method in ("merge", "assign"):
+        return {"extra": {"n": 1}}
+    return [1] if method == "concat" else 1
+
+
+# -- writes to one path -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["merge", "assign", "push", "concat"])
+def test_a_write_onto_a_big_value_does_not_copy_it(method: str) -> None:
+    state = State({"m": accumulated(method)})
+    target = parse_reference("†state.m")
+    held = state.peek()["m"]
+    with peak() as used:
+        state.write(target, small(method), method)  # type: ignore[arg-type]
+    # copying the 50,000-entry value would take over 400 kB (a list) or 2 MB (a dict)
+    assert used[0] < 64 * 1024, used[0]
+    assert state.peek()["m"] is held  # changed in place
+    assert state.log[-1].value == small(method)  # the log keeps the write's own value
+    assert state.log[-1].value is not state.peek()["m"]
+
+
+def test_in_place_writes_give_the_values_copies_would() -> None:
+    state = State({"m": {"a": {"x": 1, "y": {"p": 1}}, "b": 2}, "l": [1]})
+    state.write(parse_reference("†state.m"), {"a": {"y": {"q": 2}}, "c": 3}, "merge")
+    state.write(parse_reference("†state.m"), {"b": {"z": 1}}, "assign")
+    state.write(parse_reference("†state.l"), [2, 3], "concat")
+    state.write(parse_reference("†state.l"), [4], "push")
+    assert state.document() == {
+        "m": {"a": {"x": 1, "y": {"p": 1, "q": 2}}, "b": {"z": 1}, "c": 3},
+        "l": [1, 2, 3, [4]],
+    }
+    # what check() says a write would give is a new value; the state is left alone
+    would = state.check(parse_reference("†state.m"), {"d": 4}, "assign", None)
+    assert would["d"] == 4 and "d" not in state.peek()["m"]
+    # the log never shares objects with the state, even after later in-place writes
+    state.write(parse_reference("†state.m"), {"a": {"y": {"r": 3}}}, "merge")
+    assert state.log[0].value == {"a": {"y": {"q": 2}}, "c": 3}
+
+
+def test_a_failed_call_writes_nothing_even_in_place() -> None:
+    state = State({"m": {"a": 1}, "l": [1]})
+    targets = [
+        (parse_reference("†state.m"), {"b": 2}),
+        (parse_reference("†state.l.x"), {"c": 3}),  # a list has no field x
+    ]
+    with pytest.raises(StateWriteError):
+        state.write_many(targets, "merge")
+    assert state.document() == {"m": {"a": 1}, "l": [1]}
+
+
+@obelisk.tool
+def reset_peak() -> None:
+    """Start measuring here: what the run allocated before (its set-up) is left out."""
+    tracemalloc.reset_peak()
+
+
+@obelisk.tool
+def piece(n: int) -> dict[str, Any]:
+    """A small object."""
+    return {f"new{n}": n}
+
+
+@obelisk.tool
+def item(n: int) -> int:
+    """A number."""
+    return n
+
+
+@pytest.mark.parametrize("method", ["merge", "assign", "push"])
+def test_a_run_of_small_writes_onto_a_big_value_allocates_little(method: str) -> None:
+    tool = "item" if method == "push" else "piece"
+    plan: list[dict[str, Any]] = [{"_tool": "reset_peak"}]
+    plan += [
+        {"_tool": tool, "n": n, "_outputPath": "†state.m", "_outputMethod": method}
+        for n in range(20)
+    ]
+    start = {"m": accumulated(method)}
+    tracemalloc.start()
+    try:
+        result = obelisk.run_sync(plan, [reset_peak, piece, item], state=start)
+        used = tracemalloc.get_traced_memory()[1] - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert result.status == "completed", result.calls
+    # before: each of the 20 writes copied the 50,000-entry value (2 MB for a dict)
+    assert used < 256 * 1024, used
+    assert len(result.state["m"]) == BIG + 20
