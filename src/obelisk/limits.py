@@ -9,12 +9,20 @@ default; pass ``obelisk.Limits(...)`` to :func:`obelisk.check` or
 from __future__ import annotations
 
 import sys
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, fields
 
 from obelisk.errors import UsageError
 from obelisk.json_values import preview
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "int_digits_limit"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Limits",
+    "active_limits",
+    "int_digits_limit",
+    "restore_limits",
+    "use_limits",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,28 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 """The limits used when none are given."""
+
+
+_ACTIVE: ContextVar[Limits | None] = ContextVar("obelisk_limits", default=None)
+
+
+def active_limits() -> Limits:
+    """The :class:`Limits` of the run the caller is part of (a tool that a run calls,
+    in the event loop or in its worker thread), else :data:`DEFAULT_LIMITS`.  The
+    standard tools read ``max_output_bytes`` here to refuse a result before they
+    build it (docs/limits.md, "Work that cannot blow up")."""
+    return _ACTIVE.get() or DEFAULT_LIMITS
+
+
+def use_limits(limits: Limits | None) -> Token[Limits | None]:
+    """Make ``limits`` what :func:`active_limits` returns in this context (a run
+    does it when it starts); returns the token that ``_ACTIVE.reset`` takes."""
+    return _ACTIVE.set(limits)
+
+
+def restore_limits(token: Token[Limits | None]) -> None:
+    """Undo :func:`use_limits`."""
+    _ACTIVE.reset(token)
 
 
 def int_digits_limit() -> int:

@@ -13,7 +13,7 @@ No test here times anything: they measure allocations with ``tracemalloc``.
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,6 +23,7 @@ import obelisk
 from obelisk.errors import StateWriteError
 from obelisk.grammar import parse_reference
 from obelisk.interpreter.runtime.state import State
+from obelisk.stdlib_tools import default_registry
 
 BIG = 50_000  # keys or items of the value the writes accumulate into
 
@@ -135,3 +136,78 @@ def test_a_run_of_small_writes_onto_a_big_value_allocates_little(method: str) ->
     # before: each of the 20 writes copied the 50,000-entry value (2 MB for a dict)
     assert used < 256 * 1024, used
     assert len(result.state["m"]) == BIG + 20
+
+
+# -- standard tools that amplify ----------------------------------------------------------
+
+LIMIT = obelisk.Limits().max_output_bytes  # what a tool called outside a run is held to
+
+
+def refused_cheaply(call: Callable[[], Any]) -> str:
+    """The message of the ValueError ``call`` raises, having allocated little."""
+    with peak() as used, pytest.raises(ValueError, match=r"Limits\.max_output_bytes") as caught:
+        call()
+    assert used[0] < LIMIT // 8, f"{used[0]:,} bytes allocated before the refusal"
+    return str(caught.value)
+
+
+def test_replace_is_refused_before_it_builds_its_result() -> None:
+    tools = default_tools()
+    text = "a" * 1_000_000
+    message = refused_cheaply(lambda: tools["replace"].function(text, "a", "b" * 100))
+    assert "the output of replace would be at least 100,000,002 bytes of JSON" in message
+    assert tools["replace"].function("abc", "b", "xyz") == "axyzc"  # small ones still work
+
+
+def test_json_dump_with_a_huge_indent_is_refused_before_it_builds_its_text() -> None:
+    dump = default_tools()["json_dump"].function
+    refused_cheaply(lambda: dump([[1, 2]] * 100, indent=10**6))
+    assert dump({"a": [1]}, indent=2) == '{\n  "a": [\n    1\n  ]\n}'
+
+
+def test_format_join_and_regex_replace_are_refused_before_they_build() -> None:
+    tools = default_tools()
+    long = "x" * 100_000
+    refused_cheaply(lambda: tools["format"].function("{a}" * 1000, {"a": long}))
+    refused_cheaply(lambda: tools["join"].function([""] * 1000, long))
+    refused_cheaply(lambda: tools["concat"].function([long] * 1000))
+    text = "a" * 100_000
+    refused_cheaply(lambda: tools["regex_replace"].function(text, "a", "b" * 200))
+    refused_cheaply(lambda: tools["regex_replace"].function(text, "(a)", "\\1" * 200))
+    refused_cheaply(lambda: tools["regex_replace"].function(text, "a", "\\n" * 200))
+    assert tools["format"].function("{a}-{b:>4}", {"a": 1, "b": "x"}) == "1-   x"
+    assert tools["regex_replace"].function("abc", "(b)", "[\\1\\g<0>]") == "a[bb]c"
+
+
+def default_tools() -> dict[str, Any]:
+    registry = default_registry()
+    return {name: registry[name] for name in registry.names()}
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        ({"_tool": "replace", "text": "a" * 100_000, "old": "a", "new": "bb"}, "replace"),
+        ({"_tool": "range", "start": 500_000}, "range"),
+        ({"_tool": "regex_find_all", "text": "a" * 300_000, "pattern": ""}, "regex_find_all"),
+        ({"_tool": "split", "text": "ab," * 300_000, "separator": ","}, "split"),
+    ],
+)
+def test_a_run_holds_the_standard_tools_to_its_own_output_limit(
+    call: dict[str, Any], fragment: str
+) -> None:
+    limits = obelisk.Limits(max_output_bytes=100_000)
+    plan = [{**call, "_outputPath": "†state.out"}]
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        result = obelisk.run_sync(plan, default_registry(), limits=limits)
+        used = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    error = result.calls[0].error
+    assert error is not None
+    # refused in the tool (its worker thread sees the run's limits), not after it built it
+    assert f"the output of {fragment} would be at least" in error["message"]
+    assert "at most 100,000 are allowed (Limits.max_output_bytes)" in error["message"]
+    assert used < 3_000_000, f"{used:,} bytes allocated"
