@@ -46,8 +46,9 @@ class Limits:
 
     * ``max_output_bytes`` (bytes, default 16 MiB): the size of one tool result,
       as compact UTF-8 JSON.
-    * ``max_state_bytes`` (bytes, default 256 MiB): the size of the state, as
-      compact UTF-8 JSON.
+    * ``max_state_bytes`` (bytes, default 1 GiB): the memory the state's values
+      take, estimated from their JSON size and their arrays and objects
+      (:func:`obelisk.json_values.memory_estimate`, within a factor of 2.5).
     * ``max_output_depth`` (nesting levels, default 256): how deeply one tool result
       may nest arrays and objects.
 
@@ -62,7 +63,7 @@ class Limits:
     max_argument_depth: int = 256
     max_diagnostics_per_code: int = 100
     max_output_bytes: int = 16 * 1024 * 1024
-    max_state_bytes: int = 256 * 1024 * 1024
+    max_state_bytes: int = 1024 * 1024 * 1024
     max_output_depth: int = 256
 
     def __post_init__(self) -> None:

@@ -211,3 +211,45 @@ def test_a_run_holds_the_standard_tools_to_its_own_output_limit(
     assert f"the output of {fragment} would be at least" in error["message"]
     assert "at most 100,000 are allowed (Limits.max_output_bytes)" in error["message"]
     assert used < 3_000_000, f"{used:,} bytes allocated"
+
+
+# -- the state's budget counts memory ------------------------------------------------------
+
+
+def test_the_state_budget_counts_memory_not_json_text() -> None:
+    # 2,000 empty objects: 6 kB of JSON, but about 140 kB of memory
+    @obelisk.tool
+    def empties(n: int) -> list[dict[str, Any]]:
+        """n empty objects."""
+        return [{} for _ in range(n)]
+
+    plan = [{"_tool": "empties", "n": 2_000, "_outputPath": "†state.e"}]
+    result = obelisk.run_sync(plan, [empties], limits=obelisk.Limits(max_state_bytes=50_000))
+    error = result.calls[0].error
+    assert error is not None and error["type"] == "StateWriteError", result.calls[0]
+    assert "bytes of memory (Limits.max_state_bytes, estimated)" in error["message"]
+
+
+def test_the_memory_estimate_is_within_its_documented_factor() -> None:
+    from pydantic_core import from_json, to_json
+
+    from obelisk.json_values import memory_estimate
+
+    shapes = [
+        [n % 100 for n in range(20_000)],
+        [n / 7 for n in range(20_000)],
+        [f"s{n}" for n in range(20_000)],
+        ["x" * 200 + str(n) for n in range(5_000)],
+        [{"id": n, "name": f"n{n}", "tags": ["a", "b"]} for n in range(5_000)],
+        [{} for _ in range(20_000)],
+        {f"k{n}": {"n": n} for n in range(10_000)},
+    ]
+    for shape in shapes:
+        text = to_json(shape)
+        tracemalloc.start()
+        value = from_json(text)
+        used = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        estimate = memory_estimate(value, len(text))
+        assert used / 2.5 <= estimate <= used * 2.5, (str(shape)[:40], estimate, used)
+        assert estimate > len(text)  # never below the JSON text, as the old count was

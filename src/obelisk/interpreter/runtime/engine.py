@@ -78,7 +78,7 @@ from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
-from obelisk.json_values import copy_json
+from obelisk.json_values import copy_json, memory_estimate
 from obelisk.limits import DEFAULT_LIMITS, Limits, restore_limits, use_limits
 
 __all__ = ["Engine", "LatentRunner"]
@@ -447,7 +447,7 @@ class Engine:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
-        self._budget.expect(call.index, size * len(pending))
+        self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
     async def _execute(
@@ -503,7 +503,7 @@ class Engine:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
-        self._budget.expect(call.index, size * len(pending))
+        self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
     def _abandoned(self, index: int) -> bool:
