@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import obelisk
+from obelisk import limits as limits_module
 from obelisk.errors import StateWriteError
 from obelisk.grammar import parse_reference
 from obelisk.interpreter.runtime.state import State
@@ -140,22 +141,33 @@ def test_a_run_of_small_writes_onto_a_big_value_allocates_little(method: str) ->
 
 # -- standard tools that amplify ----------------------------------------------------------
 
-LIMIT = obelisk.Limits().max_output_bytes  # what a tool called outside a run is held to
+DEFAULT = obelisk.Limits().max_output_bytes  # what a tool called outside a run is held to
 
 
-def refused_cheaply(call: Callable[[], Any]) -> str:
-    """The message of the ValueError ``call`` raises, having allocated little."""
-    with peak() as used, pytest.raises(ValueError, match=r"Limits\.max_output_bytes") as caught:
-        call()
-    assert used[0] < LIMIT // 8, f"{used[0]:,} bytes allocated before the refusal"
+def refused_cheaply(call: Callable[[], Any], limit: int | None = 1_000_000) -> str:
+    """The message of the ValueError ``call`` raises, having allocated little, with
+    ``limit`` as the active output limit (``None``: the default one, outside a run)."""
+    active = None if limit is None else obelisk.Limits(max_output_bytes=limit)
+    token = limits_module.use_limits(active)
+    try:
+        with (
+            peak() as used,
+            pytest.raises(ValueError, match=r"Limits\.max_output_bytes") as caught,
+        ):
+            call()
+    finally:
+        limits_module.restore_limits(token)
+    # the input may be copied once (RE2 works on UTF-8), the result never is built
+    assert used[0] < (limit or DEFAULT) // 2, f"{used[0]:,} bytes allocated before the refusal"
     return str(caught.value)
 
 
 def test_replace_is_refused_before_it_builds_its_result() -> None:
     tools = default_tools()
     text = "a" * 1_000_000
-    message = refused_cheaply(lambda: tools["replace"].function(text, "a", "b" * 100))
+    message = refused_cheaply(lambda: tools["replace"].function(text, "a", "b" * 100), None)
     assert "the output of replace would be at least 100,000,002 bytes of JSON" in message
+    assert f"at most {DEFAULT:,} are allowed" in message
     assert tools["replace"].function("abc", "b", "xyz") == "axyzc"  # small ones still work
 
 

@@ -15,6 +15,7 @@ imported when the first pattern is compiled.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import math
@@ -266,11 +267,15 @@ def _replaced_size(compiled: Any, text: str, replacement: str, count: int) -> in
     bound = len(text) + most * len(replacement) + len(groups) * len(text) + 2
     if bound <= active_limits().max_output_bytes:
         return 2  # cannot pass the limit: not worth a pass over the matches
+    limit = active_limits().max_output_bytes
+    repeats = collections.Counter(groups).items()  # each group once, however often used
     size = len(text) + 2
     for found in compiled.finditer(text):
         size += literal - (found.end() - found.start())
-        for group in groups:
-            size += len(found.group(group) or "")
+        for group, times in repeats:
+            size += times * len(found.group(group) or "")
+        if size > limit:  # enough to refuse it
+            break
         if count:
             count -= 1
             if count == 0:
