@@ -9,7 +9,9 @@ default; pass ``obelisk.Limits(...)`` to :func:`obelisk.check` or
 from __future__ import annotations
 
 import sys
-from contextvars import ContextVar, Token
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
 from obelisk.errors import UsageError
@@ -20,8 +22,7 @@ __all__ = [
     "Limits",
     "active_limits",
     "int_digits_limit",
-    "restore_limits",
-    "use_limits",
+    "limits_in_effect",
 ]
 
 
@@ -90,15 +91,16 @@ def active_limits() -> Limits:
     return _ACTIVE.get() or DEFAULT_LIMITS
 
 
-def use_limits(limits: Limits | None) -> Token[Limits | None]:
-    """Make ``limits`` what :func:`active_limits` returns in this context (a run
-    does it when it starts); returns the token that ``_ACTIVE.reset`` takes."""
-    return _ACTIVE.set(limits)
-
-
-def restore_limits(token: Token[Limits | None]) -> None:
-    """Undo :func:`use_limits`."""
-    _ACTIVE.reset(token)
+@contextmanager
+def limits_in_effect(limits: Limits | None) -> Iterator[None]:
+    """Within the block, :func:`active_limits` returns ``limits`` (``None``: the
+    defaults) in this context and the tasks and worker threads it starts; a run
+    does it while it runs."""
+    token = _ACTIVE.set(limits)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 def int_digits_limit() -> int:

@@ -148,15 +148,12 @@ def refused_cheaply(call: Callable[[], Any], limit: int | None = 1_000_000) -> s
     """The message of the ValueError ``call`` raises, having allocated little, with
     ``limit`` as the active output limit (``None``: the default one, outside a run)."""
     active = None if limit is None else obelisk.Limits(max_output_bytes=limit)
-    token = limits_module.use_limits(active)
-    try:
-        with (
-            peak() as used,
-            pytest.raises(ValueError, match=r"Limits\.max_output_bytes") as caught,
-        ):
-            call()
-    finally:
-        limits_module.restore_limits(token)
+    with (
+        limits_module.limits_in_effect(active),
+        peak() as used,
+        pytest.raises(ValueError, match=r"Limits\.max_output_bytes") as caught,
+    ):
+        call()
     # the input may be copied once (RE2 works on UTF-8), the result never is built
     assert used[0] < (limit or DEFAULT) // 2, f"{used[0]:,} bytes allocated before the refusal"
     return str(caught.value)

@@ -79,7 +79,7 @@ from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
-from obelisk.limits import DEFAULT_LIMITS, Limits, restore_limits, use_limits
+from obelisk.limits import DEFAULT_LIMITS, Limits, limits_in_effect
 
 __all__ = ["Engine", "LatentRunner"]
 
@@ -247,12 +247,8 @@ class Engine:
         A tool that raises ``KeyboardInterrupt`` or ``SystemExit`` stops the run: the
         calls in flight are cancelled, and that exception is raised again with the
         run's result so far as its ``result`` attribute (docs/semantics.md)."""
-        token = use_limits(self.limits)  # what the standard tools refuse beyond
-        try:
-            with run_collector():  # the collector walks the run's objects less often
-                return await self._run()
-        finally:
-            restore_limits(token)
+        with run_collector(), limits_in_effect(self.limits):  # fewer GC walks; tools see limits
+            return await self._run()
 
     async def _run(self) -> RunResult:
         self._done = asyncio.get_running_loop().create_future()
