@@ -308,7 +308,9 @@ def memory_estimate(value: Any, text_bytes: int) -> int:
     150
     """
     size = _PER_TEXT_BYTE * text_bytes
-    level = [value] if type(value) in _CONTAINERS else []
+    if type(value) not in _CONTAINERS:  # most results: nothing more to count
+        return size
+    level = [value]
     while level:
         below: list[Any] = []
         for item in level:
