@@ -262,3 +262,17 @@ def test_the_memory_estimate_is_within_its_documented_factor() -> None:
         estimate = memory_estimate(value, len(text))
         assert used / 2.5 <= estimate <= used * 2.5, (str(shape)[:40], estimate, used)
         assert estimate > len(text)  # never below the JSON text, as the old count was
+
+
+def test_file_tools_refuse_a_file_bigger_than_the_output_limit(tmp_path: Any) -> None:
+    (tmp_path / "big.txt").write_text("x" * 5_000, encoding="utf-8")
+    plan = [
+        {"_tool": "read_text", "path": "big.txt", "_outputPath": "†state.text"},
+        {"_tool": "write_json", "path": "out.json", "value": [[1]], "indent": 10**6},
+    ]
+    limits = obelisk.Limits(max_output_bytes=1_000)
+    result = obelisk.run_sync(plan, default_registry(tmp_path), limits=limits)
+    messages = [call.error["message"] if call.error else "" for call in result.calls]
+    assert "the output of read_text would be at least 5,002 bytes of JSON" in messages[0]
+    assert "the output of write_json would be at least" in messages[1]
+    assert not (tmp_path / "out.json").exists()
