@@ -21,6 +21,8 @@ __all__ = [
     "deep_merge",
     "int_digits_limit",
     "loads_strict",
+    "memory_estimate",
+    "merge_into",
     "nesting_depth",
     "preview",
     "repeated_key",
@@ -105,6 +107,29 @@ def deep_merge(base: Any, update: Any) -> Any:
             else:
                 target[key] = value
     return merged
+
+
+def merge_into(target: dict[Any, Any], update: dict[Any, Any]) -> None:
+    """Merge ``update`` into ``target`` itself, as :func:`deep_merge` would into a
+    copy: objects merge key by key, recursively; anything else is replaced by
+    ``update``'s value.  ``target`` and the objects nested in it change; the values
+    taken from ``update`` are put in as they are (not copied).  Costs time in
+    proportion to ``update``, whatever the size of ``target``.  Iterative.
+
+    >>> target = {"x": {"p": 1}, "y": 1}
+    >>> merge_into(target, {"x": {"q": 2}, "y": [2]})
+    >>> target
+    {'x': {'p': 1, 'q': 2}, 'y': [2]}
+    """
+    stack: list[tuple[dict[Any, Any], dict[Any, Any]]] = [(target, update)]
+    while stack:
+        into, changes = stack.pop()
+        for key, value in changes.items():
+            current = into.get(key)
+            if isinstance(current, dict) and isinstance(value, dict):
+                stack.append((current, value))
+            else:
+                into[key] = value
 
 
 # -- strict decoding -------------------------------------------------------------------
@@ -339,6 +364,45 @@ def nesting_depth(value: Any, stop_after: int | None = None) -> int:
 
 _CONTAINERS = (dict, list)
 _CONTAINER_TYPES = frozenset(_CONTAINERS)
+
+# the estimate's constants (bytes), fitted on CPython 3.11 with tracemalloc over values
+# parsed from JSON by pydantic-core (docs/limits.md, "What a run can exceed")
+_PER_TEXT_BYTE = 2
+_PER_CONTAINER = 100
+_PER_ITEM = 12
+_PER_MEMBER = 48
+
+
+def memory_estimate(value: Any, text_bytes: int) -> int:
+    """About how many bytes of memory the Python objects of JSON data ``value`` take,
+    given ``text_bytes``, the size of its compact JSON text: 2 bytes a byte of text,
+    100 an array or object, 12 an array item, 48 an object member.  Within a factor of
+    2.5 of what ``tracemalloc`` measures for values parsed from JSON: lists of small
+    numbers, floats, long or non-ASCII strings and empty objects are overestimated;
+    short strings and objects of many distinct keys underestimated.  Only arrays and
+    objects are visited (their scalars are counted by the text), so the cost is one
+    step per container.
+
+    >>> memory_estimate([1, 2, 3], len("[1,2,3]"))
+    150
+    """
+    size = _PER_TEXT_BYTE * text_bytes
+    if type(value) not in _CONTAINERS:  # most results: nothing more to count
+        return size
+    level = [value]
+    while level:
+        below: list[Any] = []
+        for item in level:
+            if type(item) is dict:
+                size += _PER_CONTAINER + _PER_MEMBER * len(item)
+                children: Any = item.values()
+            else:
+                size += _PER_CONTAINER + _PER_ITEM * len(item)
+                children = item
+            if not _CONTAINER_TYPES.isdisjoint(map(type, children)):
+                below += [child for child in children if type(child) in _CONTAINERS]
+        level = below
+    return size
 
 
 # -- safe previews ---------------------------------------------------------------------

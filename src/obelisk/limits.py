@@ -9,12 +9,21 @@ default; pass ``obelisk.Limits(...)`` to :func:`obelisk.check` or
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
 from obelisk.errors import UsageError
 from obelisk.json_values import preview
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "int_digits_limit"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Limits",
+    "active_limits",
+    "int_digits_limit",
+    "limits_in_effect",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +47,9 @@ class Limits:
 
     * ``max_output_bytes`` (bytes, default 16 MiB): the size of one tool result,
       as compact UTF-8 JSON.
-    * ``max_state_bytes`` (bytes, default 256 MiB): the size of the state, as
-      compact UTF-8 JSON.
+    * ``max_state_bytes`` (bytes, default 1 GiB): the memory the state's values
+      take, estimated from their JSON size and their arrays and objects
+      (:func:`obelisk.json_values.memory_estimate`, within a factor of 2.5).
     * ``max_output_depth`` (nesting levels, default 256): how deeply one tool result
       may nest arrays and objects.
 
@@ -54,7 +64,7 @@ class Limits:
     max_argument_depth: int = 256
     max_diagnostics_per_code: int = 100
     max_output_bytes: int = 16 * 1024 * 1024
-    max_state_bytes: int = 256 * 1024 * 1024
+    max_state_bytes: int = 1024 * 1024 * 1024
     max_output_depth: int = 256
 
     def __post_init__(self) -> None:
@@ -68,6 +78,29 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 """The limits used when none are given."""
+
+
+_ACTIVE: ContextVar[Limits | None] = ContextVar("obelisk_limits", default=None)
+
+
+def active_limits() -> Limits:
+    """The :class:`Limits` of the run the caller is part of (a tool that a run calls,
+    in the event loop or in its worker thread), else :data:`DEFAULT_LIMITS`.  The
+    standard tools read ``max_output_bytes`` here to refuse a result before they
+    build it (docs/limits.md, "Work that cannot blow up")."""
+    return _ACTIVE.get() or DEFAULT_LIMITS
+
+
+@contextmanager
+def limits_in_effect(limits: Limits | None) -> Iterator[None]:
+    """Within the block, :func:`active_limits` returns ``limits`` (``None``: the
+    defaults) in this context and the tasks and worker threads it starts; a run
+    does it while it runs."""
+    token = _ACTIVE.set(limits)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 def int_digits_limit() -> int:

@@ -56,7 +56,7 @@ def test_defaults() -> None:
         max_argument_depth=256,
         max_diagnostics_per_code=100,
         max_output_bytes=16 * 1024 * 1024,
-        max_state_bytes=256 * 1024 * 1024,
+        max_state_bytes=1024 * 1024 * 1024,
         max_output_depth=256,
     )
 

@@ -221,13 +221,14 @@ def test_the_state_limit_refuses_the_write_that_would_pass_it() -> None:
         return "x" * n
 
     plan = [{"_tool": "text", "n": 600, "_outputPath": f"†state.t{i}"} for i in range(10)]
-    limits = obelisk.Limits(max_state_bytes=5_000)
+    # each 600-character string counts 1,204 bytes of memory (2 a byte of its JSON)
+    limits = obelisk.Limits(max_state_bytes=10_000)
     result = obelisk.run_sync(plan, [text], limits=limits, concurrency=1)
     statuses = [r.status for r in result.calls]
     assert statuses == ["succeeded"] * 8 + ["failed"] * 2
     error: Any = result.calls[8].error
     assert error["type"] == "StateWriteError"
-    assert error["message"].startswith("the state would grow past 5,000 bytes of JSON")
+    assert error["message"].startswith("the state would grow past 10,000 bytes of memory")
     assert len(result.state) == 8
     # replacing a value does not grow the state: the estimate is measured again
     again = [{"_tool": "text", "n": 600, "_outputPath": "†state.t"} for _ in range(20)]

@@ -34,9 +34,11 @@ from obelisk.grammar import (
     parse_reference,
 )
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.limits import active_limits
 
 __all__ = [
     "EXIT_WAIT",
+    "check_output_size",
     "compile_path",
     "json_equal",
     "json_key",
@@ -113,6 +115,19 @@ def json_key(value: Any) -> Hashable:
 def json_equal(left: Any, right: Any) -> bool:
     """JSON equality (see :func:`json_key`)."""
     return json_key(left) == json_key(right)
+
+
+def check_output_size(tool: str, size: int) -> None:
+    """Refuse, before it is built, a result of at least ``size`` bytes of compact JSON
+    when that passes ``Limits.max_output_bytes`` of the run calling the tool (the
+    default limits outside a run): ``ValueError``.  For the tools whose result can be
+    far bigger than their arguments (docs/limits.md, "Work that cannot blow up")."""
+    limit = active_limits().max_output_bytes
+    if size > limit:
+        raise ValueError(
+            f"the output of {tool} would be at least {size:,} bytes of JSON; at most "
+            f"{limit:,} are allowed (Limits.max_output_bytes), so it was not built"
+        )
 
 
 def one_line(*tools: Tool) -> tuple[Tool, ...]:

@@ -27,8 +27,8 @@ from typing import Any
 
 from obelisk.errors import ToolDefinitionError
 from obelisk.interpreter.tools.tool import Tool, standard_tool
-from obelisk.stdlib_tools._common import one_line
-from obelisk.stdlib_tools.json_tools import parse_json_text
+from obelisk.stdlib_tools._common import check_output_size, one_line
+from obelisk.stdlib_tools.json_tools import parse_json_text, pretty_json_size
 
 __all__ = ["NO_ROOT_MESSAGE", "FilesRoot", "file_tools"]
 
@@ -186,10 +186,14 @@ def _located(error: OSError, path: str) -> OSError:
     return kind(error.errno, os.strerror(error.errno or 0), path)
 
 
-def _read_bytes(files: FilesRoot, path: str) -> bytes:
+def _read_bytes(files: FilesRoot, path: str, tool: str | None = None) -> bytes:
+    """The file's bytes; with ``tool``, a file whose text is bigger than the run's
+    ``Limits.max_output_bytes`` is refused before it is read (its JSON is as big)."""
     fd = files.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
         _regular(handle.fileno(), path)
+        if tool is not None:
+            check_output_size(tool, os.fstat(handle.fileno()).st_size + 2)
         return handle.read()
 
 
@@ -214,6 +218,8 @@ def _regular(fd: int, path: str) -> None:
 def _encode_json(value: Any, indent: int | None) -> bytes:
     if indent is not None and indent < 0:
         raise ValueError(f"indent must be >= 0, got {indent}")
+    if indent is not None:  # the file is bounded as a result would be
+        check_output_size("write_json", pretty_json_size(value, indent) + 1)
     text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
     return (text + "\n").encode("utf-8")
 
@@ -230,7 +236,7 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
     def read_text(path: str) -> str:
         """The UTF-8 text of the file at `path` (relative to the files root). Missing file:
         FileNotFoundError; outside the root: PermissionError."""
-        return _read_bytes(files, path).decode("utf-8")
+        return _read_bytes(files, path, "read_text").decode("utf-8")
 
     @standard_tool(name="write_text")
     def write_text(path: str, text: str) -> int:

@@ -9,7 +9,7 @@ from typing_extensions import TypedDict
 
 from obelisk.interpreter.tools.patterns import linear_validator_class
 from obelisk.interpreter.tools.tool import Tool, standard_tool
-from obelisk.stdlib_tools._common import one_line, path_text
+from obelisk.stdlib_tools._common import check_output_size, one_line, path_text
 
 __all__ = [
     "TOOLS",
@@ -19,6 +19,7 @@ __all__ = [
     "json_parse",
     "json_validate",
     "parse_json_text",
+    "pretty_json_size",
 ]
 
 
@@ -50,6 +51,8 @@ def json_dump(value: Any, indent: int | None = None, sort_keys: bool = False) ->
     if indent is not None and indent < 0:
         raise ValueError(f"indent must be >= 0, got {indent}")
     separators = (",", ":") if indent is None else (",", ": ")
+    if indent is not None:
+        check_output_size("json_dump", pretty_json_size(value, indent) + 2)
     return json.dumps(
         value,
         indent=indent,
@@ -58,6 +61,26 @@ def json_dump(value: Any, indent: int | None = None, sort_keys: bool = False) ->
         ensure_ascii=False,
         allow_nan=False,
     )
+
+
+def pretty_json_size(value: Any, indent: int) -> int:
+    """The characters of ``json.dumps(value, indent=indent, separators=(",", ": "),
+    ensure_ascii=False)``, counted without building it: the text without line breaks,
+    plus a line break and ``indent`` spaces a level for each line.  Costs one compact
+    ``json.dumps`` and a walk over the arrays and objects.  Raises what ``json.dumps``
+    raises (``ValueError`` for NaN, with ``allow_nan=False``)."""
+    size = len(json.dumps(value, separators=(",", ": "), ensure_ascii=False, allow_nan=False))
+    stack: list[tuple[Any, int]] = [(value, 0)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if not children:
+            continue
+        # each child on a line of its own one level deeper, the closing bracket on one more
+        count = len(children)
+        size += count + 1 + indent * (count * (depth + 1) + depth)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return size
 
 
 class SchemaProblem(TypedDict):

@@ -10,6 +10,7 @@ from typing import Any
 
 from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import (
+    check_output_size,
     compile_path,
     json_equal,
     json_key,
@@ -128,6 +129,7 @@ def range_list(start: int, stop: int | None = None, step: int = 1) -> list[int]:
         size = MAX_RANGE + 1
     if size > MAX_RANGE:
         raise ValueError(f"range would have more than {MAX_RANGE} items")
+    check_output_size("range", 2 * size + 1)  # a digit and a comma each, at least
     return list(numbers)
 
 

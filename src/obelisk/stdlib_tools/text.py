@@ -15,6 +15,7 @@ imported when the first pattern is compiled.
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import re
@@ -26,7 +27,14 @@ from typing_extensions import TypedDict
 
 from obelisk.caches import BoundedCache
 from obelisk.interpreter.tools.tool import Tool, standard_tool
-from obelisk.stdlib_tools._common import json_equal, json_type, native_call, one_line
+from obelisk.limits import active_limits
+from obelisk.stdlib_tools._common import (
+    check_output_size,
+    json_equal,
+    json_type,
+    native_call,
+    one_line,
+)
 
 __all__ = [
     "TOOLS",
@@ -77,29 +85,55 @@ def _template_fields(template: str) -> list[str]:
 def format_text(template: str, fields: dict[str, Any]) -> str:
     """Fill `template` ("Hello {name}, {total:.2f} EUR") from `fields` (str.format syntax,
     named fields only). A field missing from `fields`: KeyError; other field forms: ValueError."""
-    for name in _template_fields(template):
-        if name not in fields:
+    for wanted in _template_fields(template):
+        if wanted not in fields:
             given = ", ".join(sorted(fields)) or "none"
-            raise KeyError(f"template field {name!r} is not in fields (given: {given})")
-    return template.format_map(fields)
+            raise KeyError(f"template field {wanted!r} is not in fields (given: {given})")
+    # filled one field at a time, counting: a template that repeats a long field is
+    # refused before its text is built
+    pieces: list[str] = []
+    size = 2
+    for literal, name, spec, conversion in _FORMATTER.parse(template):
+        pieces.append(literal)
+        size += len(literal)
+        if name is not None:
+            value = _FORMATTER.convert_field(fields[name], conversion)
+            piece = _FORMATTER.format_field(value, spec or "")
+            pieces.append(piece)
+            size += len(piece)
+        check_output_size("format", size)
+    return "".join(pieces)
 
 
 @standard_tool(pure=True)
 def concat(parts: list[str], separator: str = "") -> str:
     """The strings of `parts` joined with `separator` (default: nothing between them)."""
+    check_output_size("concat", _joined_size(parts, separator))
     return separator.join(parts)
 
 
 @standard_tool(pure=True)
 def join(parts: list[str], separator: str) -> str:
     """The strings of `parts` joined with `separator` (e.g. ", ")."""
+    check_output_size("join", _joined_size(parts, separator))
     return separator.join(parts)
+
+
+def _joined_size(parts: list[str], separator: str) -> int:
+    """The characters of ``separator.join(parts)`` and its two quotes: a lower bound
+    of its JSON size."""
+    return sum(map(len, parts)) + max(len(parts) - 1, 0) * len(separator) + 2
 
 
 @standard_tool(pure=True)
 def split(text: str, separator: str | None = None, max_splits: int = -1) -> list[str]:
     """`text` split at `separator` (null: runs of whitespace, dropping empty parts), at most
     `max_splits` times (-1: no limit). An empty separator: ValueError."""
+    if separator:  # each part costs at least 3 bytes of JSON: quotes and a comma
+        cuts = text.count(separator)
+        if max_splits >= 0:
+            cuts = min(cuts, max_splits)
+        check_output_size("split", len(text) - cuts * len(separator) + 3 * cuts + 4)
     return text.split(separator, max_splits)
 
 
@@ -107,6 +141,11 @@ def split(text: str, separator: str | None = None, max_splits: int = -1) -> list
 def replace(text: str, old: str, new: str, count: int = -1) -> str:
     """`text` with occurrences of `old` replaced by `new`; the first `count` only
     (-1: all)."""
+    if len(new) > len(old):  # the result's length is known before it is built
+        found = text.count(old)
+        if count >= 0:
+            found = min(found, count)
+        check_output_size("replace", len(text) + found * (len(new) - len(old)) + 2)
     return text.replace(old, new, count)
 
 
@@ -193,8 +232,19 @@ def regex_find_all(text: str, pattern: str) -> list[str]:
     order. RE2 runs in linear time: no backreferences or lookaround; \w \d \s \b are
     ASCII-only. Bad pattern: ValueError."""
     compiled = _compile(pattern)
-    with native_call():
-        return [found.group(0) for found in compiled.finditer(text)]
+    matches: list[str] = []
+    size = 2  # counted as the list grows: an empty pattern matches at every position
+    with native_call():  # RE2 releases the GIL: the interpreter's exit waits for it
+        for found in compiled.finditer(text):
+            match = found.group(0)
+            matches.append(match)
+            size += len(match) + 3
+            if size > _FIND_ALL_CHECK:
+                check_output_size("regex_find_all", size)
+    return matches
+
+
+_FIND_ALL_CHECK = 1 << 16  # below this many bytes no limit is checked (limits are larger)
 
 
 @standard_tool(pure=True)
@@ -209,9 +259,53 @@ def regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> 
 
     try:
         with native_call():
+            size = _replaced_size(compiled, text, replacement, count)
+            check_output_size("regex_replace", size)
             return str(compiled.sub(replacement, text, count=count))
     except (re.error, re2.error, IndexError) as exc:
         raise ValueError(f"invalid replacement {replacement!r}: {exc}") from None
+
+
+# a group reference of a replacement, or an escape (which stays literal), as RE2's
+# Python module reads them: a three-digit octal escape first, then \1 .. \99 and
+# \g<name>, then a backslash and the character after it
+_REPLACEMENT_TOKEN = re.compile(r"\\(?:[0-7]{3}|([1-9][0-9]?|g<\w+>)|.?)", re.DOTALL)
+
+
+def _replaced_size(compiled: Any, text: str, replacement: str, count: int) -> int:
+    """At least the characters (and two quotes) of ``compiled.sub(replacement, text,
+    count)``, counted without building it: cheaply when that bound is small, else match
+    by match (a group reference counts its group's length; the literal part of the
+    replacement counts one character for each escape).  ``IndexError``
+    for a reference to a group the pattern does not have."""
+    groups: list[int | str] = []
+    literal = len(replacement)  # an escape counts as the one character it stands for
+    for token in _REPLACEMENT_TOKEN.finditer(replacement):
+        reference = token.group(1)
+        literal -= len(token.group(0))
+        if reference is None:
+            literal += 1
+        else:
+            name = reference[2:-1] if reference.startswith("g") else reference
+            groups.append(int(name) if name.isdigit() else name)
+    most = len(text) + 1 if count == 0 else min(count, len(text) + 1)
+    bound = len(text) + most * len(replacement) + len(groups) * len(text) + 2
+    if bound <= active_limits().max_output_bytes:
+        return 2  # cannot pass the limit: not worth a pass over the matches
+    limit = active_limits().max_output_bytes
+    repeats = collections.Counter(groups).items()  # each group once, however often used
+    size = len(text) + 2
+    for found in compiled.finditer(text):
+        size += literal - (found.end() - found.start())
+        for group, times in repeats:
+            size += times * len(found.group(group) or "")
+        if size > limit:  # enough to refuse it
+            break
+        if count:
+            count -= 1
+            if count == 0:
+                break
+    return size
 
 
 @standard_tool(pure=True)

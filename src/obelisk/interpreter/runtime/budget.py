@@ -6,12 +6,14 @@ from pydantic_core import to_json
 
 from obelisk.errors import StateWriteError
 from obelisk.interpreter.runtime.state import State
+from obelisk.json_values import memory_estimate
 
 __all__ = ["StateBudget"]
 
 
 class StateBudget:
-    """Refuses the writes that could take ``state`` past ``limit`` bytes of compact JSON.
+    """Refuses the writes that could take ``state`` past ``limit`` bytes of memory, as
+    :func:`~obelisk.json_values.memory_estimate` estimates what its values take.
 
     Each call that is about to commit says how much its writes add at most
     (:meth:`expect`, bytes); :meth:`make_room` counts that against the state's size,
@@ -35,12 +37,20 @@ class StateBudget:
         could take the state past the limit; otherwise count them."""
         added = self._added.pop(index, 0)
         if self._size + added > self.limit:
-            state = self.state
-            self._size = sum(len(to_json(state.peek(kind))) for kind in state.kinds)
+            self._size = self.measure()
             if self._size + added > self.limit:
                 raise StateWriteError(
-                    f"the state would grow past {self.limit:,} bytes of JSON "
-                    f"(Limits.max_state_bytes): it holds {self._size:,} bytes, "
-                    f"and this call writes up to {added:,}"
+                    f"the state would grow past {self.limit:,} bytes of memory "
+                    f"(Limits.max_state_bytes, estimated): it holds about {self._size:,} "
+                    f"bytes, and this call writes up to {added:,}"
                 )
         self._size += added
+
+    def measure(self) -> int:
+        """The state's size now (bytes of memory, estimated): one pass over it."""
+        state = self.state
+        total = 0
+        for kind in state.kinds:
+            document = state.peek(kind)
+            total += memory_estimate(document, len(to_json(document, inf_nan_mode="constants")))
+        return total

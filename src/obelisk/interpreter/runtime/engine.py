@@ -79,8 +79,8 @@ from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
-from obelisk.json_values import copy_json
-from obelisk.limits import DEFAULT_LIMITS, Limits
+from obelisk.json_values import copy_json, memory_estimate
+from obelisk.limits import DEFAULT_LIMITS, Limits, limits_in_effect
 
 __all__ = ["Engine", "LatentRunner"]
 
@@ -248,7 +248,7 @@ class Engine:
         A tool that raises ``KeyboardInterrupt`` or ``SystemExit`` stops the run: the
         calls in flight are cancelled, and that exception is raised again with the
         run's result so far as its ``result`` attribute (docs/semantics.md)."""
-        with run_collector():  # the collector walks the run's objects less often
+        with run_collector(), limits_in_effect(self.limits):  # fewer GC walks; tools see limits
             return await self._run()
 
     async def _run(self) -> RunResult:
@@ -444,7 +444,7 @@ class Engine:
             self._fail(record, exc)
             self._finish(call.index, [])
             return
-        self._budget.expect(call.index, size * len(pending))
+        self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
     async def _execute(
@@ -504,7 +504,7 @@ class Engine:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
-        self._budget.expect(call.index, size * len(pending))
+        self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
     def _abandoned(self, index: int) -> bool:

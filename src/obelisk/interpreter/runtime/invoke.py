@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import sys
 from asyncio.tasks import _enter_task, _leave_task
@@ -196,7 +197,11 @@ class Invoker:
             return await self._processes.call(function, arguments, timeout)
         if self._threads is None:
             self._threads = DaemonThreads(self.threads)
-        job = self._threads.submit(functools.partial(function, **arguments))
+        # the tool runs in the caller's context (as with asyncio.to_thread), so that it
+        # sees the run's limits (obelisk.limits.active_limits) as it would on the loop
+        job = self._threads.submit(
+            functools.partial(contextvars.copy_context().run, function, **arguments)
+        )
         if timeout is None:
             return await job.future
         try:

@@ -29,7 +29,7 @@ from obelisk.errors import StateWriteError
 from obelisk.grammar import Field, Index, Reference, Segment, find
 from obelisk.interpreter.plan.model import OutputMethod
 from obelisk.interpreter.runtime.write_log import WriteEntry
-from obelisk.json_values import copy_json, deep_merge
+from obelisk.json_values import copy_json, deep_merge, merge_into
 
 __all__ = ["MISSING", "State", "log_text"]
 
@@ -160,14 +160,46 @@ def _where(reference: Reference, position: int) -> str:
 _ERASED: Any = object()
 
 
-class _Extend:
-    """A ``push`` or ``concat`` onto a list the shared state holds, checked, to be
-    applied in place: the list grows by ``items``."""
+class _InPlace:
+    """A ``push``, ``concat``, ``merge`` or ``assign`` onto a container the shared state
+    holds, checked, to be applied in place (:meth:`apply`): a list grows by ``value``'s
+    items, an object takes ``value``'s keys.  The accumulated value is never copied,
+    so n such writes to one path take time and memory in proportion to what they
+    write, not n times the value they build (docs/semantics.md)."""
 
-    __slots__ = ("items", "target")
+    __slots__ = ("method", "target", "value")
 
-    def __init__(self, target: list[Any], items: list[Any]) -> None:
-        self.target, self.items = target, items
+    def __init__(self, method: OutputMethod, target: Any, value: Any) -> None:
+        self.method, self.target, self.value = method, target, value
+
+    def apply(self) -> None:
+        if self.method == "merge":
+            merge_into(self.target, self.value)
+        elif self.method == "assign":
+            self.target.update(self.value)
+        else:
+            self.target.extend(self.value)
+
+    def result(self) -> Any:
+        """The value the target would hold after the write, as a new object."""
+        if self.method == "merge":
+            return deep_merge(self.target, self.value)
+        if self.method == "assign":
+            return {**self.target, **self.value}
+        return [*self.target, *self.value]
+
+
+def _in_place(method: OutputMethod, current: Any, value: Any) -> _InPlace | None:
+    """The write to apply in place onto ``current`` (what the shared state holds at
+    the path, not a copy), or ``None`` when ``method`` has to build a new value."""
+    if type(current) is list:
+        if method == "push":
+            return _InPlace(method, current, [value])
+        if method == "concat" and isinstance(value, list):
+            return _InPlace(method, current, value)
+    elif type(current) is dict and isinstance(value, dict) and method in ("merge", "assign"):
+        return _InPlace(method, current, value)
+    return None
 
 
 class State:
@@ -315,9 +347,7 @@ class State:
         make a call's writes all-or-nothing.
         """
         new = self._prepare(reference, value, method, instance)
-        if isinstance(new, _Extend):
-            return [*new.target, *new.items]
-        return new
+        return new.result() if isinstance(new, _InPlace) else new
 
     def _prepare(
         self,
@@ -328,7 +358,9 @@ class State:
         walk: bool = True,
     ) -> Any:
         """:meth:`check`, except that a ``push`` or ``concat`` onto a list of the shared
-        state gives an :class:`_Extend`: applied in place, so n pushes take linear time.
+        state, and a ``merge`` or ``assign`` of an object onto an object of the shared
+        state, give an :class:`_InPlace`: applied in place, so n such writes to one path
+        take linear time.
         ``walk=False`` skips the dry walk of the path: for a call's only write to the
         shared state, whose real walk fails before it changes anything, as the dry
         one would."""
@@ -341,11 +373,10 @@ class State:
             new = value
         else:
             current = _lookup(document, reference) if document is not MISSING else MISSING
-            if method in ("push", "concat") and instance is None and isinstance(current, list):
-                if method == "push":
-                    return _Extend(current, [value])
-                if isinstance(value, list):
-                    return _Extend(current, value)
+            if instance is None:
+                in_place = _in_place(method, current, value)
+                if in_place is not None:
+                    return in_place
             new = self._combine(reference, method, current, value)
         if walk and reference.segments and method != "erase" and isinstance(document, (dict, list)):
             _place(document, reference, new, dry_run=True)
@@ -432,8 +463,8 @@ class State:
         """Apply one checked write (``new``, from :meth:`_prepare`) and log ``value``
         (``json``: its text, if made already); returns the log entry."""
         stored = _ERASED if method == "erase" else new
-        if isinstance(stored, _Extend):
-            stored.target.extend(stored.items)
+        if isinstance(stored, _InPlace):
+            stored.apply()
         elif instance is None:
             _apply(self._base, reference, stored)
         else:
