@@ -118,7 +118,7 @@ def test_compiled_regular_expressions_are_bounded() -> None:
     """RE2 programs live outside Python's allocator: the cache's own count and bytes
     are what bound them."""
     from obelisk.stdlib_tools import default_registry
-    from obelisk.stdlib_tools.text import _PROGRAMS
+    from obelisk.stdlib_tools._common import RE2_PROGRAMS as _PROGRAMS
 
     regex_match = default_registry()["regex_match"]
     for index in range(400):

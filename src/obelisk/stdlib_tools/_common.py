@@ -21,10 +21,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import re
+import sys
 import threading
 from collections.abc import Hashable, Iterable, Iterator
 from typing import Any
 
+from obelisk.caches import BoundedCache
 from obelisk.errors import ReferenceSyntaxError
 from obelisk.grammar import (
     Field,
@@ -38,6 +40,7 @@ from obelisk.limits import active_limits
 
 __all__ = [
     "EXIT_WAIT",
+    "RE2_PROGRAMS",
     "check_output_size",
     "compile_path",
     "json_equal",
@@ -47,6 +50,7 @@ __all__ = [
     "native_call",
     "one_line",
     "path_text",
+    "re2_program",
 ]
 
 _KIND = "†v"
@@ -182,3 +186,62 @@ def native_call() -> Iterator[None]:
         yield
     finally:
         _IN_FLIGHT.leave()
+
+
+# -- RE2 programs, for the regular-expression tools (text.py) --------------------------
+
+_UNSUPPORTED = (
+    (re.compile(r"invalid escape sequence: \\[1-9]"), "backreferences such as \\1"),
+    (re.compile(r"invalid perl operator: \(\?P$"), "named backreferences (?P=name)"),
+    (re.compile(r"\(\?<?=$"), "lookaround (?=...) / (?<=...)"),
+    (re.compile(r"\(\?<?!$"), "negative lookaround (?!...) / (?<!...)"),
+    (re.compile(r"\(\?>$"), "atomic groups (?>...)"),
+    (re.compile(r"bad repetition operator: [*+?}]\+"), "possessive quantifiers such as a*+"),
+    (re.compile(r"invalid escape sequence: \\Z"), "\\Z (write \\z)"),
+)
+
+
+def _shown(pattern: str) -> str:
+    """``pattern`` quoted for a message, cut after 60 characters."""
+    return (
+        repr(pattern) if len(pattern) <= 60 else repr(pattern[:57]) + f"... ({len(pattern)} chars)"
+    )
+
+
+def _options(re2: Any) -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    return options
+
+
+# RE2 programs by pattern: 256 at most, 32 MiB counting the pattern and the program
+# (RE2 bounds the states it caches while matching itself: max_mem, 8 MiB a program).
+RE2_PROGRAMS: BoundedCache[str, Any] = BoundedCache(max_entries=256, max_bytes=32 << 20)
+
+
+def re2_program(pattern: str) -> Any:
+    """The RE2 program for ``pattern``; ``ValueError`` naming what RE2 refused."""
+    found = RE2_PROGRAMS.get(pattern)
+    if found is None:
+        found = _new_program(pattern)
+        RE2_PROGRAMS.put(pattern, found, sys.getsizeof(pattern) + 64 * found.programsize)
+    return found
+
+
+def _new_program(pattern: str) -> Any:
+    import re2
+
+    try:
+        return re2.compile(pattern, _options(re2))
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else ""
+        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        if len(reason) > 120:  # RE2 quotes the pattern, which may be long
+            reason = reason[:117] + "..."
+        for found, construct in _UNSUPPORTED:
+            if found.search(reason):
+                raise ValueError(
+                    f"invalid regular expression {_shown(pattern)}: RE2 does not support "
+                    f"{construct} ({reason})"
+                ) from None
+        raise ValueError(f"invalid regular expression {_shown(pattern)}: {reason}") from None

@@ -20,12 +20,10 @@ import json
 import math
 import re
 import string
-import sys
 from typing import Any
 
 from typing_extensions import TypedDict
 
-from obelisk.caches import BoundedCache
 from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.limits import active_limits
 from obelisk.stdlib_tools._common import (
@@ -34,6 +32,7 @@ from obelisk.stdlib_tools._common import (
     json_type,
     native_call,
     one_line,
+    re2_program,
 )
 
 __all__ = [
@@ -149,63 +148,6 @@ def replace(text: str, old: str, new: str, count: int = -1) -> str:
     return text.replace(old, new, count)
 
 
-_UNSUPPORTED = (
-    (re.compile(r"invalid escape sequence: \\[1-9]"), "backreferences such as \\1"),
-    (re.compile(r"invalid perl operator: \(\?P$"), "named backreferences (?P=name)"),
-    (re.compile(r"\(\?<?=$"), "lookaround (?=...) / (?<=...)"),
-    (re.compile(r"\(\?<?!$"), "negative lookaround (?!...) / (?<!...)"),
-    (re.compile(r"\(\?>$"), "atomic groups (?>...)"),
-    (re.compile(r"bad repetition operator: [*+?}]\+"), "possessive quantifiers such as a*+"),
-    (re.compile(r"invalid escape sequence: \\Z"), "\\Z (write \\z)"),
-)
-
-
-def _shown(pattern: str) -> str:
-    """``pattern`` quoted for a message, cut after 60 characters."""
-    return (
-        repr(pattern) if len(pattern) <= 60 else repr(pattern[:57]) + f"... ({len(pattern)} chars)"
-    )
-
-
-def _options(re2: Any) -> Any:
-    options = re2.Options()
-    options.log_errors = False  # RE2 would print every refused pattern on stderr
-    return options
-
-
-# RE2 programs by pattern: 256 at most, 32 MiB counting the pattern and the program
-# (RE2 bounds the states it caches while matching itself: max_mem, 8 MiB a program).
-_PROGRAMS: BoundedCache[str, Any] = BoundedCache(max_entries=256, max_bytes=32 << 20)
-
-
-def _compile(pattern: str) -> Any:
-    """The RE2 program for ``pattern``; ``ValueError`` naming what RE2 refused."""
-    found = _PROGRAMS.get(pattern)
-    if found is None:
-        found = _compile_new(pattern)
-        _PROGRAMS.put(pattern, found, sys.getsizeof(pattern) + 64 * found.programsize)
-    return found
-
-
-def _compile_new(pattern: str) -> Any:
-    import re2
-
-    try:
-        return re2.compile(pattern, _options(re2))
-    except re2.error as exc:
-        raw = exc.args[0] if exc.args else ""
-        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-        if len(reason) > 120:  # RE2 quotes the pattern, which may be long
-            reason = reason[:117] + "..."
-        for found, construct in _UNSUPPORTED:
-            if found.search(reason):
-                raise ValueError(
-                    f"invalid regular expression {_shown(pattern)}: RE2 does not support "
-                    f"{construct} ({reason})"
-                ) from None
-        raise ValueError(f"invalid regular expression {_shown(pattern)}: {reason}") from None
-
-
 class RegexMatch(TypedDict):
     match: str
     groups: list[str | None]
@@ -218,7 +160,7 @@ def regex_match(text: str, pattern: str) -> RegexMatch | None:
     [numbered groups], "named": {name: group}} (unmatched group: null), or null. RE2 runs in
     linear time: no backreferences or lookaround; \w \d \s \b are ASCII-only. Bad pattern:
     ValueError."""
-    compiled = _compile(pattern)
+    compiled = re2_program(pattern)
     with native_call():  # RE2 releases the GIL: the interpreter's exit waits for it
         found = compiled.search(text)
     if found is None:
@@ -231,7 +173,7 @@ def regex_find_all(text: str, pattern: str) -> list[str]:
     r"""The whole text of every non-overlapping match of RE2 regex `pattern` in `text`, in
     order. RE2 runs in linear time: no backreferences or lookaround; \w \d \s \b are
     ASCII-only. Bad pattern: ValueError."""
-    compiled = _compile(pattern)
+    compiled = re2_program(pattern)
     matches: list[str] = []
     size = 2  # counted as the list grows: an empty pattern matches at every position
     with native_call():  # RE2 releases the GIL: the interpreter's exit waits for it
@@ -254,8 +196,8 @@ def regex_replace(text: str, pattern: str, replacement: str, count: int = 0) -> 
     lookaround; \w \d \s \b are ASCII-only. Bad pattern or replacement: ValueError."""
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
-    compiled = _compile(pattern)
-    import re2  # imported by _compile already
+    compiled = re2_program(pattern)
+    import re2  # imported by re2_program already
 
     try:
         with native_call():
