@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import IO, Annotated, Any, NoReturn
+from typing import IO, Annotated, Any, NoReturn, cast
 
 import typer
 
@@ -38,6 +38,7 @@ from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["dump_json", "print_unknown", "report", "run_command", "sorted_keys", "summary"]
@@ -183,6 +184,16 @@ def run_command(
             "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
         ),
     ] = None,
+    output_validation: Annotated[
+        str,
+        typer.Option(
+            "--output-validation",
+            metavar="strict|warn|off",
+            help="A result that does not fit its tool's output schema: strict (not written, "
+            "the call is invalid_output), warn (written, with a warning) or off (written). "
+            "A tool's own setting wins.",
+        ),
+    ] = "strict",
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -193,6 +204,8 @@ def run_command(
     """
     if run_id is not None and journal is None:
         fail("--run-id names a durable run: it needs --journal FILE too")
+    if output_validation not in ("strict", "warn", "off"):
+        fail(f"--output-validation must be strict, warn or off, got {output_validation!r}")
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
     plan_bytes = read_plan(plan)
@@ -221,7 +234,12 @@ def run_command(
             task = progress.add_task("running", total=len(parsed.calls))
 
             def advance(event: Event) -> None:
-                if event.event in ("call_succeeded", "call_failed", "call_skipped"):
+                if event.event in (
+                    "call_succeeded",
+                    "call_failed",
+                    "call_invalid_output",
+                    "call_skipped",
+                ):
                     progress.advance(task)
 
             handlers.append(advance)
@@ -239,6 +257,7 @@ def run_command(
                 timeout=timeout,
                 journal=os.fspath(journal) if journal is not None else None,
                 run_id=run_id,
+                output_validation=cast(OutputValidation, output_validation),
             )
         if journal is not None:
             err.print(f"run {result.run_id} (journal {printable(str(journal))})", markup=False)
@@ -294,15 +313,7 @@ def report(result: RunResult, as_json: bool) -> NoReturn:
     if not as_json:
         print_pending(err, result.pending)
         print_unknown(result)
-        for record in result.calls:
-            if record.status == "failed" and record.error:
-                err.print(
-                    printable(
-                        f"{record.label} failed: {record.error['type']}: {record.error['message']}"
-                    ),
-                    markup=False,
-                    style="red",
-                )
+        _print_calls(result)
         cancelled = {r.reason for r in result.calls if r.status == "cancelled" and r.reason}
         for reason in sorted(cancelled):  # why calls did not run: a timeout, a stop
             err.print(reason, markup=False, style="red")
@@ -328,6 +339,31 @@ def report(result: RunResult, as_json: bool) -> NoReturn:
                 style="yellow",
             )
     raise typer.Exit(0 if result.status == "completed" else 1)
+
+
+def _print_calls(result: RunResult) -> None:
+    """One line per failed call, per call whose result was not written
+    (``invalid_output``) and per warning, in plan order."""
+    for record in result.calls:
+        if record.status == "failed" and record.error:
+            err.print(
+                printable(
+                    f"{record.label} failed: {record.error['type']}: {record.error['message']}"
+                ),
+                markup=False,
+                style="red",
+            )
+        elif record.status == "invalid_output" and record.error:
+            err.print(
+                printable(
+                    f"{record.label} invalid_output (it ran; its result was not written): "
+                    f"{record.error['message']}"
+                ),
+                markup=False,
+                style="red",
+            )
+        for warning in record.warnings:
+            err.print(printable(f"{record.label} warning: {warning}"), markup=False, style="yellow")
 
 
 def print_unknown(result: RunResult) -> None:

@@ -53,6 +53,7 @@ from obelisk.interpreter.runtime.records import (
 )
 from obelisk.interpreter.runtime.settled import settled_result
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.limits import Limits
@@ -120,7 +121,8 @@ def sha(value: Any) -> str:
 def tool_pins(tool: Tool) -> dict[str, str]:
     """What a run is pinned to of one tool: hashes of its parameters schema, its
     output schema, and the options that change what a plan does (outcomes, effects,
-    latent, delegate and scopes, pure, idempotent, requires approval)."""
+    latent, delegate and scopes, pure, idempotent, requires approval, and output
+    validation when the tool sets it)."""
     rule = tool.requires_approval
     options = {
         "outcomes": list(tool.outcomes),
@@ -132,6 +134,8 @@ def tool_pins(tool: Tool) -> dict[str, str]:
         "idempotent": tool.idempotent,
         "requires_approval": rule if isinstance(rule, bool) else "a function",
     }
+    if tool.output_validation is not None:  # absent otherwise: older runs' pins still match
+        options["output_validation"] = tool.output_validation
     return {
         "parameters": sha(tool.parameters),
         "output schema": sha(tool.output_schema),
@@ -172,13 +176,18 @@ def changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
 
 
 def _settings(
-    concurrency: int, fail_fast: bool, timeout: float | None, limits: Limits
+    concurrency: int,
+    fail_fast: bool,
+    timeout: float | None,
+    limits: Limits,
+    output_validation: OutputValidation,
 ) -> dict[str, Any]:
     return {
         "concurrency": concurrency,
         "fail_fast": fail_fast,
         "timeout": timeout,
         "limits": dataclasses.asdict(limits),
+        "output_validation": output_validation,
     }
 
 
@@ -197,6 +206,7 @@ async def run_journaled(
     context: Any,
     timeout: float | None,
     limits: Limits,
+    output_validation: OutputValidation = "strict",
 ) -> RunResult:
     """Run a checked plan as a durable run in ``journal`` (see :func:`obelisk.run`).
 
@@ -225,7 +235,7 @@ async def run_journaled(
             input=input,
             state=state,
             data=data,
-            settings=_settings(concurrency, fail_fast, timeout, limits),
+            settings=_settings(concurrency, fail_fast, timeout, limits, output_validation),
         )
         try:
             writer = RunWriter(book, run_id)
@@ -244,6 +254,7 @@ async def run_journaled(
                     recorder=writer,
                     run_id=run_id,
                     owns_state=True,
+                    output_validation=output_validation,
                 )
         except BaseException:
             book.unlock(run_id, token, "interrupted")
@@ -471,6 +482,9 @@ def _prepare(
     them, and build the engine that replays and goes on (the lock is held)."""
     progress = book.progress(run_id)
     replay = replay_outcomes(plan, progress)
+    for index, noted in book.warnings(run_id).items():  # results written under "warn"
+        if index in replay:
+            replay[index] = dataclasses.replace(replay[index], warnings=noted)
     committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
     held: dict[int, UnknownCall] = {}
     rerun: list[int] = []
@@ -538,5 +552,14 @@ def _prepare(
             unknown=held,
             run_id=run_id,
             owns_state=True,
+            output_validation=_output_validation(settings),
         )
     return engine, writer
+
+
+def _output_validation(settings: Mapping[str, Any]) -> OutputValidation:
+    """The run's ``output_validation`` (``strict`` for runs journaled before it was kept)."""
+    try:
+        return check_output_validation(settings.get("output_validation", "strict"), "it")
+    except ValueError as exc:
+        raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None

@@ -44,6 +44,7 @@ from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
     CallFailed,
+    CallInvalidOutput,
     CallReady,
     CallSkipped,
     CallStarted,
@@ -61,12 +62,14 @@ from obelisk.interpreter.runtime.outcome import (
     error_record,
     forget_traceback,
     result_writes_text,
+    validated_writes,
 )
 from obelisk.interpreter.runtime.readiness import Readiness
 from obelisk.interpreter.runtime.recorder import Recorder
 from obelisk.interpreter.runtime.records import (
     CallOutcome,
     CallRecord,
+    CallStatus,
     RunResult,
     UnknownCall,
     run_status,
@@ -74,6 +77,7 @@ from obelisk.interpreter.runtime.records import (
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json
@@ -105,6 +109,8 @@ class Engine:
     then what runs is cancelled and what has not started is ``cancelled``.
     Durable runs (docs/durable.md): ``recorder`` journals each call (its intent before
     its tool runs); a call in ``unknown`` is held, not run; ``run_id`` names the run.
+    ``output_validation`` is the run's setting for results that do not fit their
+    tool's output schema, for tools that have none of their own (docs/tools.md).
     """
 
     def __init__(
@@ -128,10 +134,12 @@ class Engine:
         unknown: Mapping[int, UnknownCall] | None = None,
         run_id: str = "",
         owns_state: bool = False,
+        output_validation: OutputValidation = "strict",
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.owns_state = owns_state  # the result takes the state's documents uncopied
         self.timeout, self.limits = timeout, limits
+        self.output_validation = output_validation
         self._budget = StateBudget(state, limits.max_state_bytes)
         self.latent = latent
         self.concurrency = concurrency
@@ -404,13 +412,15 @@ class Engine:
         record = self.records[index]
         record.output, record.error = outcome.output, outcome.error
         record.attempts, record.started, record.finished = outcome.attempts, *outcome.times
+        record.warnings = outcome.warnings
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
-        else:
+        else:  # failed, or ran and returned an output that was not written: settled
             assert outcome.error is not None
-            record.status = "failed"
+            record.status = outcome.status
             if self.listeners:
-                self._emitter(CallFailed(time.time(), index, record.tool, outcome.error))
+                kind = CallInvalidOutput if outcome.invalid_output else CallFailed
+                self._emitter(kind(time.time(), index, record.tool, outcome.error))
             self._finish(index, [])
 
     def _failed(self, call: Call, tool: Tool, record: CallRecord, exc: BaseException) -> None:
@@ -487,14 +497,29 @@ class Engine:
         if self._abandoned(call.index):
             return
         record.finished = time.time()
+        self._returned(call, tool, record, output)
+
+    def _returned(self, call: Call, tool: Tool, record: CallRecord, output: Any) -> None:
+        """The tool returned ``output``: its writes, or why there are none.  A value
+        that does not fit, with no JSON form or past the limits settles the call
+        ``invalid_output`` (its tool ran: a resumed run never runs it again); under
+        ``output_validation="warn"`` a value that does not fit is written, with a
+        warning (docs/tools.md, "Output validation")."""
+        validation = tool.output_validation or self.output_validation
         try:
-            record.output, pending, size, self._texts[call.index] = result_writes_text(
-                call, tool, output, self.limits
+            record.output, pending, size, self._texts[call.index], warning = validated_writes(
+                call, tool, output, self.limits, validation
             )
-        except (OutcomeError, OutputValidationError) as exc:
+        except OutputValidationError as exc:
+            self._fail(record, exc, "invalid_output")
+            self._settle(call.index, [], succeeded=False)
+            return
+        except OutcomeError as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
+        if warning is not None:
+            record.warnings = (warning,)
         self._budget.expect(call.index, size * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
@@ -540,11 +565,13 @@ class Engine:
                 task.cancel()
         self._finish(record.index, [])
 
-    def _fail(self, record: CallRecord, exc: BaseException) -> None:
-        record.status, record.error = "failed", error_record(exc)
+    def _fail(self, record: CallRecord, exc: BaseException, status: CallStatus = "failed") -> None:
+        """The call ends ``failed`` (or ``invalid_output``) with ``exc`` as its error."""
+        record.status, record.error = status, error_record(exc)
         record.finished = record.finished or time.time()
         if self.listeners:
-            self._emitter(CallFailed(record.finished, record.index, record.tool, record.error))
+            kind = CallInvalidOutput if status == "invalid_output" else CallFailed
+            self._emitter(kind(record.finished, record.index, record.tool, record.error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
             for index, task in self._running.items():
@@ -579,6 +606,8 @@ class Engine:
             record.error,
             record.attempts,
             (record.started, record.finished),
+            record.status == "invalid_output",
+            record.warnings,
         )
         if self.recorder is not None:
             self.recorder.settled(index, outcome)

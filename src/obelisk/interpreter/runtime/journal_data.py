@@ -210,6 +210,7 @@ class RunRow:
 FINAL_EVENTS = {
     "call_succeeded": "succeeded",
     "call_failed": "failed",
+    "call_invalid_output": "invalid_output",
     "call_skipped": "skipped",
     "call_cancelled": "cancelled",
     "call_pending_latent": "pending_latent",
@@ -300,12 +301,13 @@ class Progress:
                 raise JournalCorrupted(f"the journal's {label} has a damaged error")
             self.paths[call] = [pair[0] for pair in pairs]
             self.outcomes[call] = CallOutcome(
-                bool(ok),
+                ok == SUCCEEDED,
                 tuple((pair[0], pair[1]) for pair in pairs),  # paths: resolved by the caller
                 load(output, label),
                 decoded_error,
                 int(attempts),
                 (started, finished),
+                ok == INVALID_OUTPUT,
             )
         self.approvals: dict[str, PendingApproval] = {}
         self.decisions: dict[str, Decision] = {}
@@ -330,13 +332,20 @@ class Progress:
             )
 
 
+SUCCEEDED, FAILED, INVALID_OUTPUT = 1, 0, 2
+"""The ``succeeded`` column of an outcome: it succeeded, it failed, or its tool ran and
+returned an output that did not fit (``invalid_output``: settled, never run again)."""
+
+
 def outcome_row(run_id: str, index: int, outcome: CallOutcome) -> tuple[Any, ...]:
-    """The ``outcomes`` row of a call's outcome (writes as ``[path text, value]``)."""
+    """The ``outcomes`` row of a call's outcome (writes as ``[path text, value]``;
+    ``succeeded`` is :data:`SUCCEEDED`, :data:`FAILED` or :data:`INVALID_OUTPUT`)."""
     writes = [[str(target), value] for target, value in outcome.writes]
+    ok = SUCCEEDED if outcome.succeeded else INVALID_OUTPUT if outcome.invalid_output else FAILED
     return (
         run_id,
         index,
-        1 if outcome.succeeded else 0,
+        ok,
         dump(writes, "a call's writes"),
         dump(outcome.output, "a call's output"),
         dump(outcome.error, "a call's error"),

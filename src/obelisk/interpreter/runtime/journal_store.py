@@ -418,6 +418,25 @@ class Store:
             found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
         return found
 
+    def warnings(self, run_id: str) -> dict[int, tuple[str, ...]]:
+        """The warnings of run ``run_id``'s calls that have some (results written under
+        ``output_validation="warn"``): call index -> warnings, from their
+        ``call_succeeded`` events.  Raises :class:`JournalCorrupted` for damaged ones."""
+        with self.errors():
+            rows = self.db.execute(
+                "SELECT call, data FROM events WHERE run_id = ? AND event = 'call_succeeded' "
+                "AND data LIKE '%\"warnings\":%' ORDER BY n",
+                (run_id,),
+            ).fetchall()
+        found: dict[int, tuple[str, ...]] = {}
+        for call, data in rows:
+            decoded = load(data, "event")
+            noted = decoded.get("warnings") if isinstance(decoded, dict) else None
+            if not isinstance(noted, list) or not all(isinstance(w, str) for w in noted):
+                raise JournalCorrupted(f"the journal's event of call {call} has damaged warnings")
+            found[call] = tuple(noted)
+        return found
+
     def log(self, run_id: str) -> list[tuple[Any, ...]]:
         """The run's write log: ``(call, instance, path, method, value text, time)`` rows
         in commit order (by session, then seq; see :class:`RunWriter`)."""

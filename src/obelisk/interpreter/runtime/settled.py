@@ -24,14 +24,15 @@ from obelisk.interpreter.runtime.state import State
 
 __all__ = ["settled_result"]
 
-_OVER = frozenset({"succeeded", "failed", "skipped"})
+_OVER = frozenset({"succeeded", "failed", "invalid_output", "skipped"})
 
 
 def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
-    """The result of run ``run_id`` when every call of it settled (succeeded, failed
-    or was skipped) and nothing waits for a person, journaled as a resume that
-    replayed every call; ``None`` when the engine must resume it.  Takes the run's
-    lock (raises :class:`~obelisk.errors.RunLocked`).  Raises
+    """The result of run ``run_id`` when every call of it settled (succeeded, failed,
+    returned an output that was not written or was skipped) and nothing waits for a
+    person, journaled as a resume that replayed every call; ``None`` when the engine
+    must resume it.  Takes the run's lock (raises :class:`~obelisk.errors.RunLocked`).
+    Raises
     :class:`~obelisk.errors.JournalCorrupted` when the journal disagrees with itself."""
     calls = plan_calls(row.plan)
     final = book.final(run_id)
@@ -50,7 +51,7 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
                 return None
             info = data if isinstance(data, dict) else {}
             record.reason, record.untaken = info.get("reason"), bool(info.get("untaken"))
-        elif outcome is None or intent is None or outcome.succeeded != (status == "succeeded"):
+        elif outcome is None or intent is None or outcome.status != status:
             return None  # an outcome the engine must judge (a latent call, an error arm)
         else:
             record.arguments, record.output, record.error = (
@@ -59,6 +60,7 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
                 outcome.error,
             )
             record.attempts, (record.started, record.finished) = outcome.attempts, outcome.times
+            record.warnings = _warnings(data)
         records.append(record)
     token, session = book.lock(run_id)
     ended: str | None = None  # the lock goes back as it was when this fails
@@ -97,6 +99,16 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
     )
 
 
+def _warnings(data: Any) -> tuple[str, ...]:
+    """The warnings a call's final event keeps (``{"warnings": [...]}``), if any."""
+    found = data.get("warnings") if isinstance(data, dict) else None
+    if found is None:
+        return ()
+    if not isinstance(found, list) or not all(isinstance(w, str) for w in found):
+        raise JournalCorrupted("the journal has a call event with damaged warnings")
+    return tuple(found)
+
+
 def _outcomes(outcomes: dict[int, CallOutcome]) -> dict[int, CallOutcome]:
     """The outcomes with their write paths as references (as the engine keeps them)."""
     found: dict[int, CallOutcome] = {}
@@ -109,5 +121,7 @@ def _outcomes(outcomes: dict[int, CallOutcome]) -> dict[int, CallOutcome]:
             outcome.error,
             outcome.attempts,
             outcome.times,
+            outcome.invalid_output,
+            outcome.warnings,
         )
     return found

@@ -29,9 +29,11 @@ from obelisk.interpreter.tools.descriptions import (
     read_description,
 )
 from obelisk.interpreter.tools.options import (
+    OutputValidation,
     RetryPolicy,
     check_effects,
     check_options,
+    check_output_validation,
     check_scopes,
 )
 from obelisk.interpreter.tools.signatures import Built, Signature, build, read_signature
@@ -99,6 +101,11 @@ class Tool:
       in a worker thread; ``False`` for a quick sync function, called on the event
       loop itself without a thread (a timeout then cannot stop it, only fail it once
       it returns late; docs/tools.md).
+    - ``output_validation``: ``"strict"``, ``"warn"`` or ``"off"``: what a call does
+      with a result that does not fit ``output_schema`` (or the return annotation);
+      ``None`` (default) takes the run's setting, which is ``"strict"`` unless
+      ``obelisk.run(..., output_validation=...)`` says otherwise; a tool's own
+      setting wins over the run's (docs/tools.md, "Output validation").
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
       takes (``state``, ``data``, ``text``; its input is always the arguments).
@@ -127,6 +134,7 @@ class Tool:
     idempotent: bool = False
     isolation: Literal["thread", "process"] = "thread"
     blocking: bool = True
+    output_validation: OutputValidation | None = None
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -144,6 +152,11 @@ class Tool:
         if not isinstance(self.idempotent, bool):
             raise bad(self.name, f"idempotent must be true or false, got {self.idempotent!r}")
         self.scopes = check_scopes(self.name, self.scopes)
+        if self.output_validation is not None:
+            try:
+                check_output_validation(self.output_validation, "output_validation")
+            except ValueError as exc:
+                raise bad(self.name, str(exc)) from None
         self.effects = check_effects(self.name, self.effects)
         if self.isolation not in ("thread", "process"):
             raise ToolDefinitionError(
@@ -239,6 +252,7 @@ class Tool:
         idempotent: bool = False,
         isolation: Literal["thread", "process"] = "thread",
         blocking: bool = True,
+        output_validation: OutputValidation | None = None,
         _deferred: bool = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
@@ -254,7 +268,9 @@ class Tool:
         ``Any`` or :class:`Outcome`) unless one is passed.  Raises
         :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
         two context parameters, unresolvable hints, types without a JSON schema,
-        bad options.
+        bad options.  ``output_validation`` (``"strict"``, ``"warn"``, ``"off"`` or
+        ``None`` for the run's setting) says what a call does with a result that does
+        not fit (docs/tools.md, "Output validation").
         """
         bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
         target = fn.func if isinstance(fn, functools.partial) else fn
@@ -289,6 +305,7 @@ class Tool:
             idempotent=idempotent,
             isolation=isolation,
             blocking=blocking,
+            output_validation=output_validation,
         )
         hidden = self._arguments.hidden | bound
         if built is None:  # __getattr__ builds them on first use
@@ -334,6 +351,7 @@ class Tool:
         function: Callable[..., Any] | None = None,
         context_parameter: str | None = None,
         retry: RetryPolicy | None = None,
+        output_validation: OutputValidation | None = None,
     ) -> Tool:
         """Declare a tool from a JSON tool description (docs/tools.md); latent
         (schema only) without ``function``, runnable with it.
@@ -371,6 +389,9 @@ class Tool:
         run's ``obelisk.Context``; by default a parameter annotated
         ``obelisk.Context[T]`` is found.  Keywords bound by ``functools.partial``
         are never arguments.  ``retry`` is a :class:`RetryPolicy`.
+        ``output_validation`` (``"strict"``, ``"warn"``, ``"off"`` or ``None`` for the
+        run's setting) says what a call does with a result that does not fit the
+        output schema (docs/tools.md, "Output validation").
 
         Raises :class:`ToolDefinitionError` naming the tool and the key: a missing
         ``name``, an unknown key (the message lists the allowed ones), a schema
@@ -401,6 +422,7 @@ class Tool:
             effects=found.effects if found.effects is not None else {},
             requires_approval=found.requires_approval,
             idempotent=found.idempotent,
+            output_validation=output_validation,
             _checked=True,
         )
         if interface is not None:
@@ -502,7 +524,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
     ``idempotent`` (docs/durable.md), ``output_schema``, ``retry``, ``effects``,
     ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
-    event loop, not in a thread).  Raises :class:`ToolDefinitionError` as that method does.
+    event loop, not in a thread), ``output_validation`` (``"strict"``, ``"warn"`` or
+    ``"off"``: docs/tools.md, "Output validation").  Raises
+    :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
     ... def refund(customer_id: str, amount: float = 0.0) -> dict[str, str]:
