@@ -500,26 +500,26 @@ class Engine:
         self._returned(call, tool, record, output)
 
     def _returned(self, call: Call, tool: Tool, record: CallRecord, output: Any) -> None:
-        """The tool returned ``output``: its writes, or why there are none.  A value
-        that does not fit, with no JSON form or past the limits settles the call
-        ``invalid_output`` (its tool ran: a resumed run never runs it again); under
-        ``output_validation="warn"`` a value that does not fit is written, with a
-        warning (docs/tools.md, "Output validation")."""
+        """The tool returned ``output``: its writes, or why there are none.  Under
+        ``output_validation="strict"`` a value that does not fit its tool's output
+        schema settles the call ``invalid_output`` (its tool ran: a resumed run never
+        runs it again); under ``"warn"`` it is written, with a warning (docs/tools.md,
+        "Output validation").  A value with no JSON form or past the limits fails it."""
         validation = tool.output_validation or self.output_validation
         try:
-            record.output, pending, size, self._texts[call.index], warning = validated_writes(
+            record.output, pending, size, self._texts[call.index], misfit = validated_writes(
                 call, tool, output, self.limits, validation
             )
-        except OutputValidationError as exc:
-            self._fail(record, exc, "invalid_output")
-            self._settle(call.index, [], succeeded=False)
-            return
-        except OutcomeError as exc:
+        except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
-        if warning is not None:
-            record.warnings = (warning,)
+        if misfit is not None:
+            if validation == "strict":
+                self._fail(record, OutputValidationError(misfit), "invalid_output")
+                self._settle(call.index, [], succeeded=False)
+                return
+            record.warnings = (misfit,)
         self._budget.expect(call.index, size * len(pending))
         self._settle(call.index, pending, succeeded=True)
 

@@ -255,7 +255,9 @@ def result_writes_text(
     ``_outputPath``
     writes nothing, whatever the outcome (docs/language.md, docs/semantics.md).
     """
-    value, writes, size, text, _ = validated_writes(call, tool, output, limits)
+    value, writes, size, text, misfit = validated_writes(call, tool, output, limits)
+    if misfit is not None:
+        raise OutputValidationError(misfit)
     return value, writes, size, text
 
 
@@ -266,14 +268,17 @@ def validated_writes(
     limits: Limits = DEFAULT_LIMITS,
     validation: OutputValidation = "strict",
 ) -> tuple[Any, Writes, int, bytes | None, str | None]:
-    """``(value, writes, size, text, warning)``: :func:`result_writes_text` under
-    ``validation`` (docs/tools.md, "Output validation").  ``strict`` raises
-    :class:`~obelisk.errors.OutputValidationError` for a value that does not fit the
-    tool's output schema or return annotation; ``warn`` and ``off`` write it as
-    returned (made JSON data), ``warn`` with ``warning`` the message strict would
-    raise (``the output of enable_roaming does not fit its schema: Input should be
-    a valid dictionary``), ``off`` with ``warning`` ``None``.  A value with no JSON
-    form, or bigger or deeper than ``limits`` allow, raises under every setting.
+    """``(value, writes, size, text, misfit)``: :func:`result_writes_text` under
+    ``validation`` (docs/tools.md, "Output validation").  ``misfit`` says how the
+    value does not fit the tool's output schema or return annotation (``the output of
+    enable_roaming does not fit its schema: expected an object, got "Roaming
+    enabled"``), or is ``None``.  Under ``strict`` a value that does not fit makes no
+    writes (``value`` is ``None``, ``writes`` empty) and ``misfit`` says why; under
+    ``warn`` it is written as returned (made JSON data) and ``misfit`` is the
+    warning; under ``off`` it is written and ``misfit`` is ``None`` (nothing checks
+    it).  Raises :class:`~obelisk.errors.OutputValidationError` for a value with no
+    JSON form, or bigger or deeper than ``limits`` allow, under every setting, and
+    :class:`~obelisk.errors.OutcomeError` as :func:`result_writes_text` does.
     """
     alternatives = call.alternatives
     chosen: int | str = 0
@@ -291,7 +296,7 @@ def validated_writes(
                 f"{call.label} returned Outcome({output.k!r}, ...), but its _outputPath has "
                 f"{count} alternative{'s' if count != 1 else ''}",
             )
-    size, text, warning = 0, None, None
+    size, text = 0, None
     if validation == "off":  # nothing checks it: it only becomes JSON
         value, size, text = json_result_text(tool, value, limits)
         problems = []
@@ -310,12 +315,19 @@ def validated_writes(
             + f": {problems[0].message}"
         )
         if validation == "strict":
-            raise OutputValidationError(message)
-        warning = message
+            return None, [], 0, None, message
+        return value, _targets(alternatives, chosen, value), size, text, message
+    return value, _targets(alternatives, chosen, value), size, text, None
+
+
+def _targets(
+    alternatives: tuple[tuple[Reference, ...], ...], chosen: int | str, value: Any
+) -> Writes:
+    """The writes of ``value`` to alternative ``chosen`` (none without ``_outputPath``)."""
     if not alternatives:
-        return value, [], size, text, warning
+        return []
     assert isinstance(chosen, int)
-    return value, [(ref, value) for ref in alternatives[chosen]], size, text, warning
+    return [(ref, value) for ref in alternatives[chosen]]
 
 
 def writes_for(call: Call, tool: Tool, output: Any) -> Writes:
