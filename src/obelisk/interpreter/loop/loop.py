@@ -143,7 +143,7 @@ class Loop:
                 f"model_timeout must be a number of seconds > 0, got {model_timeout!r}"
             )
         try:
-            self.output_validation = check_output_validation(output_validation, "output_validation")
+            self.output_validation = check_output_validation(output_validation)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if not callable(getattr(model, "complete", None)):

@@ -43,7 +43,13 @@ from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_de
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.journal import Journal
-from obelisk.interpreter.runtime.journal_data import FINISHED, Progress, canonical
+from obelisk.interpreter.runtime.journal_data import (
+    FINISHED,
+    Progress,
+    canonical,
+    output_validation_of,
+    run_settings,
+)
 from obelisk.interpreter.runtime.journal_writer import RunWriter
 from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
 from obelisk.interpreter.runtime.records import (
@@ -53,7 +59,7 @@ from obelisk.interpreter.runtime.records import (
 )
 from obelisk.interpreter.runtime.settled import settled_result
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.limits import Limits
@@ -175,22 +181,6 @@ def changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
     return found
 
 
-def _settings(
-    concurrency: int,
-    fail_fast: bool,
-    timeout: float | None,
-    limits: Limits,
-    output_validation: OutputValidation,
-) -> dict[str, Any]:
-    return {
-        "concurrency": concurrency,
-        "fail_fast": fail_fast,
-        "timeout": timeout,
-        "limits": dataclasses.asdict(limits),
-        "output_validation": output_validation,
-    }
-
-
 async def run_journaled(
     checked: CheckResult,
     registry: Registry,
@@ -235,7 +225,7 @@ async def run_journaled(
             input=input,
             state=state,
             data=data,
-            settings=_settings(concurrency, fail_fast, timeout, limits, output_validation),
+            settings=run_settings(concurrency, fail_fast, timeout, limits, output_validation),
         )
         try:
             writer = RunWriter(book, run_id)
@@ -482,9 +472,6 @@ def _prepare(
     them, and build the engine that replays and goes on (the lock is held)."""
     progress = book.progress(run_id)
     replay = replay_outcomes(plan, progress)
-    for index, noted in book.warnings(run_id).items():  # results written under "warn"
-        if index in replay:
-            replay[index] = dataclasses.replace(replay[index], warnings=noted)
     committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
     held: dict[int, UnknownCall] = {}
     rerun: list[int] = []
@@ -552,14 +539,6 @@ def _prepare(
             unknown=held,
             run_id=run_id,
             owns_state=True,
-            output_validation=_output_validation(settings),
+            output_validation=output_validation_of(settings),
         )
     return engine, writer
-
-
-def _output_validation(settings: Mapping[str, Any]) -> OutputValidation:
-    """The run's ``output_validation`` (``strict`` for runs journaled before it was kept)."""
-    try:
-        return check_output_validation(settings.get("output_validation", "strict"), "it")
-    except ValueError as exc:
-        raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None

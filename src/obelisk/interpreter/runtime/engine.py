@@ -43,8 +43,6 @@ from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
-    CallFailed,
-    CallInvalidOutput,
     CallReady,
     CallSkipped,
     CallStarted,
@@ -54,6 +52,7 @@ from obelisk.interpreter.runtime.events import (
     RunFinished,
     RunStarted,
     StateWritten,
+    failure,
 )
 from obelisk.interpreter.runtime.invoke import EAGER_SECONDS, Invoker, start_task
 from obelisk.interpreter.runtime.outcome import (
@@ -69,7 +68,6 @@ from obelisk.interpreter.runtime.recorder import Recorder
 from obelisk.interpreter.runtime.records import (
     CallOutcome,
     CallRecord,
-    CallStatus,
     RunResult,
     UnknownCall,
     run_status,
@@ -109,8 +107,7 @@ class Engine:
     then what runs is cancelled and what has not started is ``cancelled``.
     Durable runs (docs/durable.md): ``recorder`` journals each call (its intent before
     its tool runs); a call in ``unknown`` is held, not run; ``run_id`` names the run.
-    ``output_validation`` is the run's setting for results that do not fit their
-    tool's output schema, for tools that have none of their own (docs/tools.md).
+    ``output_validation`` is the run's, for tools without their own (docs/tools.md).
     """
 
     def __init__(
@@ -138,8 +135,7 @@ class Engine:
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.owns_state = owns_state  # the result takes the state's documents uncopied
-        self.timeout, self.limits = timeout, limits
-        self.output_validation = output_validation
+        self.timeout, self.limits, self.output_validation = timeout, limits, output_validation
         self._budget = StateBudget(state, limits.max_state_bytes)
         self.latent = latent
         self.concurrency = concurrency
@@ -410,17 +406,14 @@ class Engine:
 
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
-        record.output, record.error = outcome.output, outcome.error
-        record.attempts, record.started, record.finished = outcome.attempts, *outcome.times
-        record.warnings = outcome.warnings
+        record.replayed(outcome)
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
         else:  # failed, or ran and returned an output that was not written: settled
             assert outcome.error is not None
-            record.status = outcome.status
             if self.listeners:
-                kind = CallInvalidOutput if outcome.invalid_output else CallFailed
-                self._emitter(kind(time.time(), index, record.tool, outcome.error))
+                invalid = outcome.invalid_output
+                self._emitter(failure(invalid, time.time(), index, record.tool, outcome.error))
             self._finish(index, [])
 
     def _failed(self, call: Call, tool: Tool, record: CallRecord, exc: BaseException) -> None:
@@ -497,15 +490,7 @@ class Engine:
         if self._abandoned(call.index):
             return
         record.finished = time.time()
-        self._returned(call, tool, record, output)
-
-    def _returned(self, call: Call, tool: Tool, record: CallRecord, output: Any) -> None:
-        """The tool returned ``output``: its writes, or why there are none.  Under
-        ``output_validation="strict"`` a value that does not fit its tool's output
-        schema settles the call ``invalid_output`` (its tool ran: a resumed run never
-        runs it again); under ``"warn"`` it is written, with a warning (docs/tools.md,
-        "Output validation").  A value with no JSON form or past the limits fails it."""
-        validation = tool.output_validation or self.output_validation
+        validation = tool.output_validation or self.output_validation  # docs/tools.md
         try:
             record.output, pending, size, self._texts[call.index], misfit = validated_writes(
                 call, tool, output, self.limits, validation
@@ -514,12 +499,11 @@ class Engine:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
-        if misfit is not None:
-            if validation == "strict":
-                self._fail(record, OutputValidationError(misfit), "invalid_output")
-                self._settle(call.index, [], succeeded=False)
-                return
-            record.warnings = (misfit,)
+        if misfit is not None and validation == "strict":  # it ran; its value is not written
+            self._fail(record, OutputValidationError(misfit), invalid_output=True)
+            self._settle(call.index, [], succeeded=False)
+            return
+        record.warnings = () if misfit is None else (misfit,)  # "warn": written all the same
         self._budget.expect(call.index, size * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
@@ -559,19 +543,19 @@ class Engine:
         self._stopping = f"not run: {type(exc).__name__} in {record.label} stopped the run"
         record.status, record.error = "failed", error_record(exc)
         if self.listeners:
-            self._emitter(CallFailed(time.time(), record.index, record.tool, record.error))
+            self._emitter(failure(False, time.time(), record.index, record.tool, record.error))
         for index, task in self._running.items():
             if index != record.index:
                 task.cancel()
         self._finish(record.index, [])
 
-    def _fail(self, record: CallRecord, exc: BaseException, status: CallStatus = "failed") -> None:
-        """The call ends ``failed`` (or ``invalid_output``) with ``exc`` as its error."""
-        record.status, record.error = status, error_record(exc)
+    def _fail(self, record: CallRecord, exc: BaseException, invalid_output: bool = False) -> None:
+        record.status = "invalid_output" if invalid_output else "failed"
+        record.error = error_record(exc)
         record.finished = record.finished or time.time()
         if self.listeners:
-            kind = CallInvalidOutput if status == "invalid_output" else CallFailed
-            self._emitter(kind(record.finished, record.index, record.tool, record.error))
+            at, error = record.finished, record.error
+            self._emitter(failure(invalid_output, at, record.index, record.tool, error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
             for index, task in self._running.items():
@@ -599,16 +583,7 @@ class Engine:
         """A call ran (or a person rejected it): keep what it did, so that a resumed run
         replays it instead of running it again, then finish it."""
         record = self.records[index]
-        outcome = self.outcomes[index] = CallOutcome(
-            succeeded,
-            tuple(pending),
-            record.output,
-            record.error,
-            record.attempts,
-            (record.started, record.finished),
-            record.status == "invalid_output",
-            record.warnings,
-        )
+        outcome = self.outcomes[index] = CallOutcome.of(record, succeeded, pending)
         if self.recorder is not None:
             self.recorder.settled(index, outcome)
         self._finish(index, pending, succeeded=succeeded)

@@ -32,6 +32,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "StateWritten",
+    "failure",
 ]
 
 
@@ -125,6 +126,15 @@ class CallInvalidOutput(CallFailed):
             "error": self.error,
             "time": self.time,
         }
+
+
+def failure(
+    invalid_output: bool, at: float, call: int, tool: str, error: dict[str, Any]
+) -> CallFailed:
+    """The event of a call that ended ``failed``, or ``invalid_output`` when
+    ``invalid_output`` is true."""
+    kind = CallInvalidOutput if invalid_output else CallFailed
+    return kind(at, call, tool, error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ for hashes), the lock's view of processes (:func:`holder_alive`), and the record
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -23,6 +24,8 @@ from obelisk.errors import JournalCorrupted, JournalError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, argument_hash
 from obelisk.interpreter.runtime.records import CallOutcome, idempotency_key
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
+from obelisk.limits import Limits
 
 __all__ = [
     "FINAL_EVENTS",
@@ -40,7 +43,9 @@ __all__ = [
     "load",
     "me",
     "outcome_row",
+    "output_validation_of",
     "plan_calls",
+    "run_settings",
 ]
 
 FINISHED = frozenset({"completed", "failed", "partial"})
@@ -164,6 +169,32 @@ def holder(owner: Mapping[str, Any]) -> str:
     return f"process {owner.get('pid')} on {owner.get('host')} (since {when})"
 
 
+def run_settings(
+    concurrency: int,
+    fail_fast: bool,
+    timeout: float | None,
+    limits: Limits,
+    output_validation: OutputValidation,
+) -> dict[str, Any]:
+    """The settings a durable run keeps (``runs.settings``), for its resumes."""
+    return {
+        "concurrency": concurrency,
+        "fail_fast": fail_fast,
+        "timeout": timeout,
+        "limits": dataclasses.asdict(limits),
+        "output_validation": output_validation,
+    }
+
+
+def output_validation_of(settings: Mapping[str, Any]) -> OutputValidation:
+    """A run's ``output_validation`` from its settings (``strict`` for a run journaled
+    before they kept it).  Raises :class:`JournalCorrupted` for a damaged one."""
+    try:
+        return check_output_validation(settings.get("output_validation", "strict"))
+    except ValueError as exc:
+        raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None
+
+
 class RunRow:
     """One run as the journal holds it (see :meth:`Journal.run_row`): decoded JSON."""
 
@@ -272,9 +303,9 @@ class Intent:
 
 class Progress:
     """What a run did, read back from the journal: ``intents`` and ``outcomes`` by
-    call index (outcomes' writes as ``(path text, value)`` pairs), ``approvals``
-    (every one asked for, with its decision, by id) and ``waiting`` (calls whose
-    approval is undecided)."""
+    call index (outcomes' writes as ``(path text, value)`` pairs; ``warnings`` by call
+    index, from the calls' events), ``approvals`` (every one asked for, with its
+    decision, by id) and ``waiting`` (calls whose approval is undecided)."""
 
     def __init__(
         self,
@@ -282,7 +313,9 @@ class Progress:
         intents: Sequence[Sequence[Any]],
         outcomes: Sequence[Sequence[Any]],
         approvals: Sequence[Sequence[Any]],
+        warnings: Mapping[int, tuple[str, ...]] | None = None,
     ) -> None:
+        noted = warnings or {}
         where = f"run {run_id!r}"
         self.intents: dict[int, Intent] = {}
         for call, tool, arguments, at in intents:
@@ -308,6 +341,7 @@ class Progress:
                 int(attempts),
                 (started, finished),
                 ok == INVALID_OUTPUT,
+                noted.get(call, ()),
             )
         self.approvals: dict[str, PendingApproval] = {}
         self.decisions: dict[str, Decision] = {}

@@ -400,7 +400,7 @@ class Store:
                 "WHERE run_id = ? ORDER BY call",
                 (run_id,),
             ).fetchall()
-        return Progress(run_id, intents, outcomes, approvals)
+        return Progress(run_id, intents, outcomes, approvals, self.warnings(run_id))
 
     def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
         """The calls that are over (committed, skipped, cancelled...): call index ->

@@ -146,6 +146,14 @@ class CallRecord(_CallFields):
         _held_output.__set__(self, None)
         self._written = entry
 
+    def replayed(self, outcome: CallOutcome) -> None:
+        """Take what ``outcome`` says the call did (a resumed run replays it); a call
+        that did not succeed takes its status too (it succeeds when its writes commit)."""
+        self.output, self.error, self.warnings = outcome.output, outcome.error, outcome.warnings
+        self.attempts, (self.started, self.finished) = outcome.attempts, outcome.times
+        if not outcome.succeeded:
+            self.status = outcome.status
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CallRecord):
             return NotImplemented
@@ -225,6 +233,20 @@ class CallOutcome:
         _outcome_setters[5](self, times)
         _outcome_setters[6](self, invalid_output)
         _outcome_setters[7](self, warnings)
+
+    @classmethod
+    def of(cls, record: CallRecord, succeeded: bool, writes: Sequence[Any]) -> CallOutcome:
+        """What ``record``'s call did, with ``writes`` (``(reference, value)`` pairs)."""
+        return cls(
+            succeeded,
+            tuple(writes),
+            record.output,
+            record.error,
+            record.attempts,
+            (record.started, record.finished),
+            record.status == "invalid_output",
+            record.warnings,
+        )
 
     @property
     def status(self) -> CallStatus:

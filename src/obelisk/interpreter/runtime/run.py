@@ -135,7 +135,7 @@ async def run(
     if run_id is not None and journal is None:
         raise UsageError("run_id= names a durable run: it needs journal= too")
     try:
-        validation = check_output_validation(output_validation, "output_validation")
+        validation = check_output_validation(output_validation)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     with run_collector():  # the collector walks the run's objects less often

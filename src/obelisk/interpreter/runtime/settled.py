@@ -60,7 +60,7 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
                 outcome.error,
             )
             record.attempts, (record.started, record.finished) = outcome.attempts, outcome.times
-            record.warnings = _warnings(data)
+            record.warnings = outcome.warnings
         records.append(record)
     token, session = book.lock(run_id)
     ended: str | None = None  # the lock goes back as it was when this fails
@@ -97,16 +97,6 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
         unknown={},
         run_id=run_id,
     )
-
-
-def _warnings(data: Any) -> tuple[str, ...]:
-    """The warnings a call's final event keeps (``{"warnings": [...]}``), if any."""
-    found = data.get("warnings") if isinstance(data, dict) else None
-    if found is None:
-        return ()
-    if not isinstance(found, list) or not all(isinstance(w, str) for w in found):
-        raise JournalCorrupted("the journal has a call event with damaged warnings")
-    return tuple(found)
 
 
 def _outcomes(outcomes: dict[int, CallOutcome]) -> dict[int, CallOutcome]:

@@ -121,13 +121,14 @@ a warning in the call's record; ``off`` writes it without a word."""
 OUTPUT_VALIDATION: tuple[OutputValidation, ...] = ("strict", "warn", "off")
 
 
-def check_output_validation(value: Any, where: str) -> OutputValidation:
-    """``value`` when it is one of :data:`OUTPUT_VALIDATION`; ``where`` names the
-    setting in the :class:`ValueError` raised otherwise (the caller turns it into its
-    own error class)."""
+def check_output_validation(value: Any, tool: str | None = None) -> OutputValidation:
+    """``value`` when it is one of :data:`OUTPUT_VALIDATION`.  Otherwise raises
+    :class:`ToolDefinitionError` naming ``tool``, or without a tool a
+    :class:`ValueError` (the caller turns it into its own error class)."""
     if isinstance(value, str) and value in OUTPUT_VALIDATION:
         return value
-    raise ValueError(f"{where} must be 'strict', 'warn' or 'off', got {value!r}")
+    message = f"output_validation must be 'strict', 'warn' or 'off', got {value!r}"
+    raise ValueError(message) if tool is None else bad(tool, message)
 
 
 EFFECT_ACCESS = ("read", "write")

@@ -101,11 +101,9 @@ class Tool:
       in a worker thread; ``False`` for a quick sync function, called on the event
       loop itself without a thread (a timeout then cannot stop it, only fail it once
       it returns late; docs/tools.md).
-    - ``output_validation``: ``"strict"``, ``"warn"`` or ``"off"``: what a call does
-      with a result that does not fit ``output_schema`` (or the return annotation);
-      ``None`` (default) takes the run's setting, which is ``"strict"`` unless
-      ``obelisk.run(..., output_validation=...)`` says otherwise; a tool's own
-      setting wins over the run's (docs/tools.md, "Output validation").
+    - ``output_validation``: ``"strict"``, ``"warn"``, ``"off"``: what a call does with a
+      result that does not fit ``output_schema``; ``None`` takes the run's setting (a
+      tool's own wins; docs/tools.md, "Output validation").
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
       takes (``state``, ``data``, ``text``; its input is always the arguments).
@@ -153,10 +151,7 @@ class Tool:
             raise bad(self.name, f"idempotent must be true or false, got {self.idempotent!r}")
         self.scopes = check_scopes(self.name, self.scopes)
         if self.output_validation is not None:
-            try:
-                check_output_validation(self.output_validation, "output_validation")
-            except ValueError as exc:
-                raise bad(self.name, str(exc)) from None
+            check_output_validation(self.output_validation, self.name)
         self.effects = check_effects(self.name, self.effects)
         if self.isolation not in ("thread", "process"):
             raise ToolDefinitionError(
@@ -268,9 +263,8 @@ class Tool:
         ``Any`` or :class:`Outcome`) unless one is passed.  Raises
         :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
         two context parameters, unresolvable hints, types without a JSON schema,
-        bad options.  ``output_validation`` (``"strict"``, ``"warn"``, ``"off"`` or
-        ``None`` for the run's setting) says what a call does with a result that does
-        not fit (docs/tools.md, "Output validation").
+        bad options.  ``output_validation``: see the class docstring (``None``: the
+        run's setting; docs/tools.md, "Output validation").
         """
         bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
         target = fn.func if isinstance(fn, functools.partial) else fn
@@ -389,9 +383,7 @@ class Tool:
         run's ``obelisk.Context``; by default a parameter annotated
         ``obelisk.Context[T]`` is found.  Keywords bound by ``functools.partial``
         are never arguments.  ``retry`` is a :class:`RetryPolicy`.
-        ``output_validation`` (``"strict"``, ``"warn"``, ``"off"`` or ``None`` for the
-        run's setting) says what a call does with a result that does not fit the
-        output schema (docs/tools.md, "Output validation").
+        ``output_validation`` is as in :meth:`from_function`.
 
         Raises :class:`ToolDefinitionError` naming the tool and the key: a missing
         ``name``, an unknown key (the message lists the allowed ones), a schema
@@ -524,8 +516,7 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
     ``idempotent`` (docs/durable.md), ``output_schema``, ``retry``, ``effects``,
     ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
-    event loop, not in a thread), ``output_validation`` (``"strict"``, ``"warn"`` or
-    ``"off"``: docs/tools.md, "Output validation").  Raises
+    event loop, not in a thread), ``output_validation`` (docs/tools.md).  Raises
     :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
