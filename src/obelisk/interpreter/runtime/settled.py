@@ -32,8 +32,8 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
     returned an output that was not written or was skipped) and nothing waits for a
     person, journaled as a resume that replayed every call; ``None`` when the engine
     must resume it.  Takes the run's lock (raises :class:`~obelisk.errors.RunLocked`).
-    Raises
-    :class:`~obelisk.errors.JournalCorrupted` when the journal disagrees with itself."""
+    Raises :class:`~obelisk.errors.JournalCorrupted` when the journal disagrees with
+    itself."""
     calls = plan_calls(row.plan)
     final = book.final(run_id)
     if len(final) != len(calls) or any(status not in _OVER for status, _ in final.values()):
