@@ -222,12 +222,12 @@ def _journaled(tmp: Path, name: str, **settings: Any) -> Path:
 
 def test_a_journaled_invalid_output_is_replayed_not_run_again(tmp_path: Path) -> None:
     fast_db, engine_db = _journaled(tmp_path, "a.db"), _journaled(tmp_path, "b.db")
-    assert ROAMING == ["L1", "L2"]
+    assert sorted(ROAMING) == ["L1", "L2"]  # two worker threads: either may go first
     fast = obelisk.resume_sync("r", tools=TOOLS, journal=fast_db)  # rebuilt from the journal
     seen: list[str] = []  # a listener takes the engine's path
     slow = obelisk.resume_sync("r", tools=TOOLS, journal=engine_db, on_event=seen.append)
     assert seen
-    assert ROAMING == ["L1", "L2"]  # neither resume enabled roaming again
+    assert sorted(ROAMING) == ["L1", "L2"]  # neither resume enabled roaming again
     for result in (fast, slow):
         first, second, third = result.calls
         assert first.status == "invalid_output" and first.error is not None
@@ -352,3 +352,18 @@ def test_the_cli_flag(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "--output-validation must be strict, warn or off" in bad.stderr
     ran = (tmp_path / "tools.py.count").read_text(encoding="utf-8").split()
     assert ran == ["L1"] * 5  # each run enabled roaming once; the bad flag ran nothing
+
+
+def test_obelisk_tools_shows_a_tool_setting(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.py"
+    tools.write_text(
+        TOOLS_FILE.replace(
+            "@obelisk.tool\ndef enable", '@obelisk.tool(output_validation="warn")\ndef enable'
+        ),
+        encoding="utf-8",
+    )
+    shown = CliRunner().invoke(
+        app, ["tools", "enable_roaming", "--tools", str(tools), "--no-stdlib"]
+    )
+    assert shown.exit_code == 0
+    assert "output validation" in shown.stdout and "warn" in shown.stdout
