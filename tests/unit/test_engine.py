@@ -488,7 +488,8 @@ class TestOutcomes:
 class TestFailures:
     def test_output_does_not_fit_the_return_annotation(self) -> None:
         result = run([call("wrong_type", "†state.n")])
-        assert statuses(result) == ["failed"]
+        # the tool ran and returned: invalid_output, not failed (issue 24, point 6)
+        assert statuses(result) == ["invalid_output"]
         assert result.calls[0].error == {
             "type": "OutputValidationError",
             "message": (
@@ -1184,6 +1185,7 @@ class TestEvents:
             "started",
             "finished",
             "attempts",
+            "warnings",
         }
 
 

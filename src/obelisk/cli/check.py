@@ -96,7 +96,12 @@ def check_command(
 
 def _statuses(trace: Path) -> dict[int, str]:
     """Each call's last status in a ``--trace`` file of JSON-lines events."""
-    ends = {"call_succeeded": "succeeded", "call_failed": "failed", "call_skipped": "skipped"}
+    ends = {
+        "call_succeeded": "succeeded",
+        "call_failed": "failed",
+        "call_invalid_output": "invalid_output",
+        "call_skipped": "skipped",
+    }
     found: dict[int, str] = {}
     try:
         lines = trace.read_text(encoding="utf-8").splitlines()

@@ -10,7 +10,7 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Annotated, Any, NoReturn
+from typing import IO, Annotated, Any, NoReturn, cast
 
 import typer
 
@@ -43,6 +43,7 @@ from obelisk.interpreter.runtime.durable import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = [
@@ -232,6 +233,16 @@ def run_command(
             "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
         ),
     ] = None,
+    output_validation: Annotated[
+        str,
+        typer.Option(
+            "--output-validation",
+            metavar="strict|warn|off",
+            help="A result that does not fit its tool's output schema: strict (not written, "
+            "the call is invalid_output), warn (written, with a warning) or off (written). "
+            "A tool's own setting wins.",
+        ),
+    ] = "strict",
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -242,6 +253,8 @@ def run_command(
     """
     if run_id is not None and journal is None:
         fail("--run-id names a durable run: it needs --journal FILE too")
+    if output_validation not in ("strict", "warn", "off"):
+        fail(f"--output-validation must be strict, warn or off, got {output_validation!r}")
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
     plan_bytes = read_plan(plan)
@@ -274,7 +287,12 @@ def run_command(
             task = progress.add_task("running", total=len(parsed.calls))
 
             def advance(event: Event) -> None:
-                if event.event in ("call_succeeded", "call_failed", "call_skipped"):
+                if event.event in (
+                    "call_succeeded",
+                    "call_failed",
+                    "call_invalid_output",
+                    "call_skipped",
+                ):
                     progress.advance(task)
 
             handlers.append(advance)
@@ -291,6 +309,7 @@ def run_command(
                     timeout=timeout,
                     journal=os.fspath(journal) if journal is not None else None,
                     run_id=run_id,
+                    output_validation=cast(OutputValidation, output_validation),
                 )
             )
         while result.status == "awaiting_approval" and approver is not None:
@@ -378,15 +397,7 @@ def report(result: RunResult, as_json: bool, flags: str = "") -> NoReturn:
     if not as_json:
         print_pending(err, result.pending)
         print_unknown(result)
-        for record in result.calls:
-            if record.status == "failed" and record.error:
-                err.print(
-                    _printable_lines(
-                        f"{record.label} failed: {record.error['type']}: {record.error['message']}"
-                    ),
-                    markup=False,
-                    style="red",
-                )
+        _print_calls(result)
         cancelled = {r.reason for r in result.calls if r.status == "cancelled" and r.reason}
         for reason in sorted(cancelled):  # why calls did not run: a timeout, a stop
             err.print(reason, markup=False, style="red")
@@ -413,6 +424,33 @@ def report(result: RunResult, as_json: bool, flags: str = "") -> NoReturn:
                 style="yellow",
             )
     raise typer.Exit(0 if result.status == "completed" else 1)
+
+
+def _print_calls(result: RunResult) -> None:
+    """One line per failed call, per call whose result was not written
+    (``invalid_output``) and per warning, in plan order."""
+    for record in result.calls:
+        if record.status == "failed" and record.error:
+            err.print(
+                _printable_lines(
+                    f"{record.label} failed: {record.error['type']}: {record.error['message']}"
+                ),
+                markup=False,
+                style="red",
+            )
+        elif record.status == "invalid_output" and record.error:
+            err.print(
+                _printable_lines(
+                    f"{record.label} invalid_output (it ran; its result was not written): "
+                    f"{record.error['message']}"
+                ),
+                markup=False,
+                style="red",
+            )
+        for warning in record.warnings:
+            err.print(
+                _printable_lines(f"{record.label} warning: {warning}"), markup=False, style="yellow"
+            )
 
 
 def print_unknown(result: RunResult) -> None:

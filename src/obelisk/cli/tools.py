@@ -74,6 +74,8 @@ def _options(tool: Tool) -> list[tuple[str, str]]:
         found.append(("pure", "yes"))
     if tool.idempotent:
         found.append(("idempotent", "yes"))
+    if tool.output_validation is not None:
+        found.append(("output validation", tool.output_validation))
     return found
 
 

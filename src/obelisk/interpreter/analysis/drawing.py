@@ -27,6 +27,7 @@ GraphFormat = Literal["mermaid", "dot"]
 STATUS_COLOURS = {
     "succeeded": "#c8e6c9",
     "failed": "#ffcdd2",
+    "invalid_output": "#ffe0b2",
     "skipped": "#e0e0e0",
     "cancelled": "#e0e0e0",
     "pending_latent": "#fff9c4",

@@ -48,6 +48,7 @@ from obelisk.interpreter.runtime.durable import opened
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.validation import validator_for
 
@@ -71,7 +72,8 @@ class Loop:
     (docs/approvals.md); calls of tools that require approval pause the loop
     (``LoopResult.pending``, :meth:`resume`).  ``stream``: dispatch calls while a
     :class:`StreamingModel` is still writing (eager mode).  ``concurrency``,
-    ``fail_fast`` and ``on_event`` go to each run (see :func:`obelisk.run`);
+    ``fail_fast``, ``output_validation`` and ``on_event`` go to each run (see
+    :func:`obelisk.run`; ``output_validation`` to delegates' child loops too);
     ``on_event`` also receives ``TurnStarted`` and ``TurnFinished`` (docs/loop.md).
     ``context``: the object tools with an ``obelisk.Context[T]`` parameter receive
     (as ``.deps``) in every run of the loop, delegates' child loops included
@@ -125,6 +127,7 @@ class Loop:
         model_timeout: float | None = None,
         max_requests: int | None = 1000,
         journal: Any = None,
+        output_validation: OutputValidation = "strict",
     ) -> None:
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
@@ -146,6 +149,10 @@ class Loop:
             raise UsageError(
                 f"model_timeout must be a number of seconds > 0, got {model_timeout!r}"
             )
+        try:
+            self.output_validation = check_output_validation(output_validation)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         if not callable(getattr(model, "complete", None)):
             raise UsageError(f"model must have an async complete(request) method, got {model!r}")
         if stream and not isinstance(model, StreamingModel):
@@ -206,6 +213,7 @@ class Loop:
             max_depth=self.max_depth,
             approve=None,
             concurrency=self.concurrency,
+            output_validation=self.output_validation,
             depth=self.depth + 1,
             context=self.context,
         )

@@ -54,6 +54,7 @@ from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
@@ -84,6 +85,8 @@ class LoopSettings(Parent, Protocol):
     def concurrency(self) -> int: ...
     @property
     def fail_fast(self) -> bool: ...
+    @property
+    def output_validation(self) -> OutputValidation: ...
     @property
     def listeners(self) -> tuple[Listener, ...]: ...
     @property
@@ -348,6 +351,7 @@ class Session:
             self.state,
             concurrency=loop.concurrency,
             fail_fast=loop.fail_fast,
+            output_validation=loop.output_validation,
             listeners=loop.listeners,
             latent=SubRequests(loop, self.state, turn),
             growing=growing,
@@ -521,7 +525,10 @@ class Session:
         by the approver), those that ran included: the state shows what they did.
         Every call that did not succeed gets an error record, except a call skipped
         because the alternative it reads was not taken (the plan's normal
-        branching).  A failure the error arm handled is reported too.
+        branching).  A failure the error arm handled is reported too.  A call
+        whose result did not fit (``invalid_output``) is reported as such: its tool
+        ran, its effects may have happened, and its result was not written (so it
+        should not simply be called again).
         """
         errors: list[ErrorMessage] = []
         for record in run.calls:
@@ -531,7 +538,14 @@ class Session:
                 continue
             if record.status == "skipped" and record.untaken:
                 continue
-            if record.error is not None:
+            if record.status == "invalid_output" and record.error is not None:
+                error = {
+                    "type": record.error["type"],
+                    "message": "the tool ran (its effects may have happened), but its "
+                    f"result did not fit and was not written: {record.error['message']}",
+                }
+                errors.append(ErrorMessage(call=record.label, error=error))
+            elif record.error is not None:
                 errors.append(ErrorMessage(call=record.label, error=record.error))
             else:
                 error = {"type": record.status, "message": record.reason or record.status}

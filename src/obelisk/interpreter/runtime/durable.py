@@ -48,7 +48,13 @@ from obelisk.interpreter.runtime.approvals import (
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.journal import Journal
-from obelisk.interpreter.runtime.journal_data import FINISHED, Progress, canonical
+from obelisk.interpreter.runtime.journal_data import (
+    FINISHED,
+    Progress,
+    canonical,
+    output_validation_of,
+    run_settings,
+)
 from obelisk.interpreter.runtime.journal_writer import RunWriter
 from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
 from obelisk.interpreter.runtime.records import (
@@ -58,6 +64,7 @@ from obelisk.interpreter.runtime.records import (
 )
 from obelisk.interpreter.runtime.settled import settled_result
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.limits import Limits
@@ -125,7 +132,8 @@ def sha(value: Any) -> str:
 def tool_pins(tool: Tool) -> dict[str, str]:
     """What a run is pinned to of one tool: hashes of its parameters schema, its
     output schema, and the options that change what a plan does (outcomes, effects,
-    latent, delegate and scopes, pure, idempotent, requires approval)."""
+    latent, delegate and scopes, pure, idempotent, requires approval, and output
+    validation when the tool sets it)."""
     rule = tool.requires_approval
     options = {
         "outcomes": list(tool.outcomes),
@@ -137,6 +145,8 @@ def tool_pins(tool: Tool) -> dict[str, str]:
         "idempotent": tool.idempotent,
         "requires_approval": rule if isinstance(rule, bool) else "a function",
     }
+    if tool.output_validation is not None:  # absent otherwise: older runs' pins still match
+        options["output_validation"] = tool.output_validation
     return {
         "parameters": sha(tool.parameters),
         "output schema": sha(tool.output_schema),
@@ -176,17 +186,6 @@ def changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
     return found
 
 
-def _settings(
-    concurrency: int, fail_fast: bool, timeout: float | None, limits: Limits
-) -> dict[str, Any]:
-    return {
-        "concurrency": concurrency,
-        "fail_fast": fail_fast,
-        "timeout": timeout,
-        "limits": dataclasses.asdict(limits),
-    }
-
-
 async def run_journaled(
     checked: CheckResult,
     registry: Registry,
@@ -202,6 +201,7 @@ async def run_journaled(
     context: Any,
     timeout: float | None,
     limits: Limits,
+    output_validation: OutputValidation = "strict",
 ) -> RunResult:
     """Run a checked plan as a durable run in ``journal`` (see :func:`obelisk.run`).
 
@@ -230,7 +230,7 @@ async def run_journaled(
             input=input,
             state=state,
             data=data,
-            settings=_settings(concurrency, fail_fast, timeout, limits),
+            settings=run_settings(concurrency, fail_fast, timeout, limits, output_validation),
         )
         try:
             writer = RunWriter(book, run_id)
@@ -249,6 +249,7 @@ async def run_journaled(
                     recorder=writer,
                     run_id=run_id,
                     owns_state=True,
+                    output_validation=output_validation,
                 )
         except BaseException:
             book.unlock(run_id, token, "interrupted")
@@ -546,5 +547,6 @@ def _prepare(
             approval_ids=ApprovalIds(
                 run_id, {(a.call, a.hash): a.id for a in progress.approvals.values()}
             ),
+            output_validation=output_validation_of(settings),
         )
     return engine, writer

@@ -46,7 +46,6 @@ from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
-    CallFailed,
     CallReady,
     CallSkipped,
     CallStarted,
@@ -56,6 +55,7 @@ from obelisk.interpreter.runtime.events import (
     RunFinished,
     RunStarted,
     StateWritten,
+    failure,
 )
 from obelisk.interpreter.runtime.invoke import EAGER_SECONDS, Invoker, start_task
 from obelisk.interpreter.runtime.outcome import (
@@ -64,6 +64,7 @@ from obelisk.interpreter.runtime.outcome import (
     error_record,
     forget_traceback,
     result_writes_text,
+    validated_writes,
 )
 from obelisk.interpreter.runtime.readiness import Readiness
 from obelisk.interpreter.runtime.recorder import Recorder
@@ -77,6 +78,7 @@ from obelisk.interpreter.runtime.records import (
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
@@ -109,6 +111,7 @@ class Engine:
     Durable runs (docs/durable.md): ``recorder`` journals each call (its intent before
     its tool runs); a call in ``unknown`` is held, not run; ``run_id`` names the run.
     ``approval_ids`` names paused calls (default: bound to ``run_id``, docs/approvals.md).
+    ``output_validation`` is the run's, for tools without their own (docs/tools.md).
     """
 
     def __init__(
@@ -133,10 +136,11 @@ class Engine:
         run_id: str = "",
         owns_state: bool = False,
         approval_ids: ApprovalIds | None = None,
+        output_validation: OutputValidation = "strict",
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.owns_state = owns_state  # the result takes the state's documents uncopied
-        self.timeout, self.limits = timeout, limits
+        self.timeout, self.limits, self.output_validation = timeout, limits, output_validation
         self._budget = StateBudget(state, limits.max_state_bytes)
         self.latent = latent
         self.concurrency = concurrency
@@ -407,15 +411,14 @@ class Engine:
 
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
-        record.output, record.error = outcome.output, outcome.error
-        record.attempts, record.started, record.finished = outcome.attempts, *outcome.times
+        record.replayed(outcome)
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
-        else:
+        else:  # failed, or ran and returned an output that was not written: settled
             assert outcome.error is not None
-            record.status = "failed"
             if self.listeners:
-                self._emitter(CallFailed(time.time(), index, record.tool, outcome.error))
+                invalid = outcome.invalid_output
+                self._emitter(failure(invalid, time.time(), index, record.tool, outcome.error))
             self._finish(index, [])
 
     def _failed(self, call: Call, tool: Tool, record: CallRecord, exc: BaseException) -> None:
@@ -496,14 +499,20 @@ class Engine:
         if self._abandoned(call.index):
             return
         record.finished = time.time()
+        validation = tool.output_validation or self.output_validation  # docs/tools.md
         try:
-            record.output, pending, size, self._texts[call.index] = result_writes_text(
-                call, tool, output, self.limits
+            record.output, pending, size, self._texts[call.index], misfit = validated_writes(
+                call, tool, output, self.limits, validation
             )
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
             return
+        if misfit is not None and validation == "strict":  # it ran; its value is not written
+            self._fail(record, OutputValidationError(misfit), invalid_output=True)
+            self._settle(call.index, [], succeeded=False)
+            return
+        record.warnings = () if misfit is None else (misfit,)  # "warn": written all the same
         self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
 
@@ -542,17 +551,19 @@ class Engine:
         self._stopping = f"not run: {type(exc).__name__} in {record.label} stopped the run"
         record.status, record.error = "failed", error_record(exc)
         if self.listeners:
-            self._emitter(CallFailed(time.time(), record.index, record.tool, record.error))
+            self._emitter(failure(False, time.time(), record.index, record.tool, record.error))
         for index, task in self._running.items():
             if index != record.index:
                 task.cancel()
         self._finish(record.index, [])
 
-    def _fail(self, record: CallRecord, exc: BaseException) -> None:
-        record.status, record.error = "failed", error_record(exc)
+    def _fail(self, record: CallRecord, exc: BaseException, invalid_output: bool = False) -> None:
+        record.status = "invalid_output" if invalid_output else "failed"
+        record.error = error_record(exc)
         record.finished = record.finished or time.time()
         if self.listeners:
-            self._emitter(CallFailed(record.finished, record.index, record.tool, record.error))
+            at, error = record.finished, record.error
+            self._emitter(failure(invalid_output, at, record.index, record.tool, error))
         if self.fail_fast and not self._stopping:
             self._stopping = f"not run: fail_fast after {record.label} failed"
             for index, task in self._running.items():
@@ -580,14 +591,7 @@ class Engine:
         """A call ran (or a person rejected it): keep what it did, so that a resumed run
         replays it instead of running it again, then finish it."""
         record = self.records[index]
-        outcome = self.outcomes[index] = CallOutcome(
-            succeeded,
-            tuple(pending),
-            record.output,
-            record.error,
-            record.attempts,
-            (record.started, record.finished),
-        )
+        outcome = self.outcomes[index] = CallOutcome.of(record, succeeded, pending)
         if self.recorder is not None:
             self.recorder.settled(index, outcome)
         self._finish(index, pending, succeeded=succeeded)

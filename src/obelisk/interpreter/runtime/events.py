@@ -2,7 +2,8 @@
 
 Every event has ``time`` (seconds since the epoch) and ``to_dict()`` gives
 ``{"event", ..., "time"}`` with ``event`` one of ``run_started``, ``call_ready``,
-``call_started``, ``call_succeeded``, ``call_failed``, ``call_skipped``,
+``call_started``, ``call_succeeded``, ``call_failed``, ``call_invalid_output``
+(a :class:`CallFailed` too), ``call_skipped``,
 ``call_awaiting_approval``,
 ``state_written``, ``run_finished``.
 """
@@ -20,6 +21,7 @@ from obelisk.interpreter.runtime.write_log import WriteEntry
 __all__ = [
     "CallAwaitingApproval",
     "CallFailed",
+    "CallInvalidOutput",
     "CallReady",
     "CallSkipped",
     "CallStarted",
@@ -30,6 +32,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "StateWritten",
+    "failure",
 ]
 
 
@@ -102,6 +105,36 @@ class CallFailed(Event):
     @property
     def event(self) -> str:
         return "call_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CallInvalidOutput(CallFailed):
+    """A call's tool ran and returned a value that does not fit its output schema
+    (status ``invalid_output``, docs/tools.md): its effects may have happened, its
+    value was not written.  A :class:`CallFailed`, so listeners of failures see it;
+    its name is ``call_invalid_output``."""
+
+    @property
+    def event(self) -> str:
+        return "call_invalid_output"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "call": self.call,
+            "tool": self.tool,
+            "error": self.error,
+            "time": self.time,
+        }
+
+
+def failure(
+    invalid_output: bool, at: float, call: int, tool: str, error: dict[str, Any]
+) -> CallFailed:
+    """The event of a call that ended ``failed``, or ``invalid_output`` when
+    ``invalid_output`` is true."""
+    kind = CallInvalidOutput if invalid_output else CallFailed
+    return kind(at, call, tool, error)
 
 
 @dataclass(frozen=True, slots=True)

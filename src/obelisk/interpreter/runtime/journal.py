@@ -243,7 +243,7 @@ class Journal(Store):
                 status, data = final[index]
                 reason = data.get("reason") if isinstance(data, dict) else None
             elif outcome is not None:
-                status = "succeeded" if outcome.succeeded else "failed"
+                status = outcome.status
             if index in progress.waiting and status == "waiting":
                 status = "awaiting_approval"
             started = outcome.times[0] if outcome is not None else None

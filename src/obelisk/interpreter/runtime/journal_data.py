@@ -8,6 +8,7 @@ for hashes), the lock's view of processes (:func:`holder_alive`), and the record
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -23,6 +24,8 @@ from obelisk.errors import JournalCorrupted, JournalError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, argument_hash
 from obelisk.interpreter.runtime.records import CallOutcome, idempotency_key
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
+from obelisk.limits import Limits
 
 __all__ = [
     "FINAL_EVENTS",
@@ -40,7 +43,9 @@ __all__ = [
     "load",
     "me",
     "outcome_row",
+    "output_validation_of",
     "plan_calls",
+    "run_settings",
 ]
 
 FINISHED = frozenset({"completed", "failed", "partial"})
@@ -164,6 +169,32 @@ def holder(owner: Mapping[str, Any]) -> str:
     return f"process {owner.get('pid')} on {owner.get('host')} (since {when})"
 
 
+def run_settings(
+    concurrency: int,
+    fail_fast: bool,
+    timeout: float | None,
+    limits: Limits,
+    output_validation: OutputValidation,
+) -> dict[str, Any]:
+    """The settings a durable run keeps (``runs.settings``), for its resumes."""
+    return {
+        "concurrency": concurrency,
+        "fail_fast": fail_fast,
+        "timeout": timeout,
+        "limits": dataclasses.asdict(limits),
+        "output_validation": output_validation,
+    }
+
+
+def output_validation_of(settings: Mapping[str, Any]) -> OutputValidation:
+    """A run's ``output_validation`` from its settings (``strict`` for a run journaled
+    before they kept it).  Raises :class:`JournalCorrupted` for a damaged one."""
+    try:
+        return check_output_validation(settings.get("output_validation", "strict"))
+    except ValueError as exc:
+        raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None
+
+
 class RunRow:
     """One run as the journal holds it (see :meth:`Journal.run_row`): decoded JSON."""
 
@@ -210,6 +241,7 @@ class RunRow:
 FINAL_EVENTS = {
     "call_succeeded": "succeeded",
     "call_failed": "failed",
+    "call_invalid_output": "invalid_output",
     "call_skipped": "skipped",
     "call_cancelled": "cancelled",
     "call_pending_latent": "pending_latent",
@@ -271,9 +303,9 @@ class Intent:
 
 class Progress:
     """What a run did, read back from the journal: ``intents`` and ``outcomes`` by
-    call index (outcomes' writes as ``(path text, value)`` pairs), ``approvals``
-    (every one asked for, with its decision, by id) and ``waiting`` (calls whose
-    approval is undecided)."""
+    call index (outcomes' writes as ``(path text, value)`` pairs; ``warnings`` by call
+    index, from the calls' events), ``approvals`` (every one asked for, with its
+    decision, by id) and ``waiting`` (calls whose approval is undecided)."""
 
     def __init__(
         self,
@@ -281,7 +313,9 @@ class Progress:
         intents: Sequence[Sequence[Any]],
         outcomes: Sequence[Sequence[Any]],
         approvals: Sequence[Sequence[Any]],
+        warnings: Mapping[int, tuple[str, ...]] | None = None,
     ) -> None:
+        noted = warnings or {}
         where = f"run {run_id!r}"
         self.intents: dict[int, Intent] = {}
         for call, tool, arguments, at in intents:
@@ -300,12 +334,14 @@ class Progress:
                 raise JournalCorrupted(f"the journal's {label} has a damaged error")
             self.paths[call] = [pair[0] for pair in pairs]
             self.outcomes[call] = CallOutcome(
-                bool(ok),
+                ok == SUCCEEDED,
                 tuple((pair[0], pair[1]) for pair in pairs),  # paths: resolved by the caller
                 load(output, label),
                 decoded_error,
                 int(attempts),
                 (started, finished),
+                ok == INVALID_OUTPUT,
+                noted.get(call, ()),
             )
         self.approvals: dict[str, PendingApproval] = {}
         self.decisions: dict[str, Decision] = {}
@@ -330,13 +366,20 @@ class Progress:
             )
 
 
+SUCCEEDED, FAILED, INVALID_OUTPUT = 1, 0, 2
+"""The ``succeeded`` column of an outcome: it succeeded, it failed, or its tool ran and
+returned an output that did not fit (``invalid_output``: settled, never run again)."""
+
+
 def outcome_row(run_id: str, index: int, outcome: CallOutcome) -> tuple[Any, ...]:
-    """The ``outcomes`` row of a call's outcome (writes as ``[path text, value]``)."""
+    """The ``outcomes`` row of a call's outcome (writes as ``[path text, value]``;
+    ``succeeded`` is :data:`SUCCEEDED`, :data:`FAILED` or :data:`INVALID_OUTPUT`)."""
     writes = [[str(target), value] for target, value in outcome.writes]
+    ok = SUCCEEDED if outcome.succeeded else INVALID_OUTPUT if outcome.invalid_output else FAILED
     return (
         run_id,
         index,
-        1 if outcome.succeeded else 0,
+        ok,
         dump(writes, "a call's writes"),
         dump(outcome.output, "a call's output"),
         dump(outcome.error, "a call's error"),

@@ -415,7 +415,7 @@ class Store:
                 "WHERE run_id = ? ORDER BY call",
                 (run_id,),
             ).fetchall()
-        return Progress(run_id, intents, outcomes, approvals)
+        return Progress(run_id, intents, outcomes, approvals, self.warnings(run_id))
 
     def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
         """The calls that are over (committed, skipped, cancelled...): call index ->
@@ -431,6 +431,25 @@ class Store:
         found: dict[int, tuple[str, Any]] = {}
         for call, event, data in rows:
             found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
+        return found
+
+    def warnings(self, run_id: str) -> dict[int, tuple[str, ...]]:
+        """The warnings of run ``run_id``'s calls that have some (results written under
+        ``output_validation="warn"``): call index -> warnings, from their
+        ``call_succeeded`` events.  Raises :class:`JournalCorrupted` for damaged ones."""
+        with self.errors():
+            rows = self.db.execute(
+                "SELECT call, data FROM events WHERE run_id = ? AND event = 'call_succeeded' "
+                "AND data LIKE '%\"warnings\":%' ORDER BY n",
+                (run_id,),
+            ).fetchall()
+        found: dict[int, tuple[str, ...]] = {}
+        for call, data in rows:
+            decoded = load(data, "event")
+            noted = decoded.get("warnings") if isinstance(decoded, dict) else None
+            if not isinstance(noted, list) or not all(isinstance(w, str) for w in noted):
+                raise JournalCorrupted(f"the journal's event of call {call} has damaged warnings")
+            found[call] = tuple(noted)
         return found
 
     def log(self, run_id: str) -> list[tuple[Any, ...]]:

@@ -123,6 +123,8 @@ class RunWriter:
             data = {"reason": record.reason, "untaken": record.untaken}
         elif record.error is not None:
             data = {"error": record.error}
+        if record.warnings:  # a result written under output_validation="warn"
+            data = {**(data or {}), "warnings": list(record.warnings)}
         at = record.finished or time.time()
         self._event(at, f"call_{record.status}", index, data)
         self._schedule()

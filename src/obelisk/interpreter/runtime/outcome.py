@@ -12,7 +12,10 @@ no ``outcomes``.  Each alternative may fan out (``a && b``): the same value is
 written to every target.  The value is validated before anything is written: as
 returned, against a function's return annotation (pydantic, which honours the
 model's own settings such as ``strict``), or as JSON data, against a JSON output
-schema.
+schema.  A value that does not fit is refused (``strict``), or written as it is
+with a warning (``warn``) or without one (``off``): :func:`validated_writes`
+(docs/tools.md, "Output validation"); a value with no JSON form, or past the
+limits, is always refused.
 
 Copies: the conversion makes obelisk's own copy of the result, and that copy is
 what the state keeps (``State.write_many(..., owned=True)``); the write log and
@@ -33,7 +36,7 @@ from obelisk.errors import OutcomeError, OutputValidationError
 from obelisk.grammar import Reference
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.state import log_text
-from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.options import Outcome, OutputValidation
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import int_digits_limit, nesting_depth, unreadable_digits
 from obelisk.limits import DEFAULT_LIMITS, Limits
@@ -48,6 +51,7 @@ __all__ = [
     "result_writes",
     "result_writes_text",
     "sized_json_result",
+    "validated_writes",
     "writes_for",
 ]
 
@@ -317,6 +321,31 @@ def result_writes_text(
     ``_outputPath``
     writes nothing, whatever the outcome (docs/language.md, docs/semantics.md).
     """
+    value, writes, size, text, misfit = validated_writes(call, tool, output, limits)
+    if misfit is not None:
+        raise OutputValidationError(misfit)
+    return value, writes, size, text
+
+
+def validated_writes(
+    call: Call,
+    tool: Tool,
+    output: Any,
+    limits: Limits = DEFAULT_LIMITS,
+    validation: OutputValidation = "strict",
+) -> tuple[Any, Writes, int, bytes | None, str | None]:
+    """``(value, writes, size, text, misfit)``: :func:`result_writes_text` under
+    ``validation`` (docs/tools.md, "Output validation").  ``misfit`` says how the
+    value does not fit the tool's output schema or return annotation (``the output of
+    enable_roaming does not fit its schema: expected an object, got "Roaming
+    enabled"``), or is ``None``.  Under ``strict`` a value that does not fit makes no
+    writes (``value`` is ``None``, ``writes`` empty) and ``misfit`` says why; under
+    ``warn`` it is written as returned (made JSON data) and ``misfit`` is the
+    warning; under ``off`` it is written and ``misfit`` is ``None`` (nothing checks
+    it).  Raises :class:`~obelisk.errors.OutputValidationError` for a value with no
+    JSON form, or bigger or deeper than ``limits`` allow, under every setting, and
+    :class:`~obelisk.errors.OutcomeError` as :func:`result_writes_text` does.
+    """
     alternatives = call.alternatives
     chosen: int | str = 0
     value = output
@@ -334,25 +363,38 @@ def result_writes_text(
                 f"{count} alternative{'s' if count != 1 else ''}",
             )
     size, text = 0, None
-    if tool.typed_output:  # pydantic checks what the function returned, then it becomes JSON
+    if validation == "off":  # nothing checks it: it only becomes JSON
+        value, size, text = json_result_text(tool, value, limits)
+        problems = []
+    elif tool.typed_output:  # pydantic checks what the function returned, then it becomes JSON
         _refuse_iterator(tool, value)  # before pydantic, which would iterate it
         problems = tool.validate_output(value)
-        if not problems:
+        if not problems or validation == "warn":
             value, size, text = json_result_text(tool, value, limits)
     else:  # a JSON schema checks JSON data
         value, size, text = json_result_text(tool, value, limits)
         problems = tool.validate_output(value)
     if problems:
         where = problems[0].path
-        raise OutputValidationError(
+        message = (
             f"the output of {tool.name} does not fit its schema"
             + (f" at {where}" if where else "")
-            + f": {problems[0].message}",
+            + f": {problems[0].message}"
         )
+        if validation == "strict":
+            return None, [], 0, None, message
+        return value, _targets(alternatives, chosen, value), size, text, message
+    return value, _targets(alternatives, chosen, value), size, text, None
+
+
+def _targets(
+    alternatives: tuple[tuple[Reference, ...], ...], chosen: int | str, value: Any
+) -> Writes:
+    """The writes of ``value`` to alternative ``chosen`` (none without ``_outputPath``)."""
     if not alternatives:
-        return value, [], size, text
+        return []
     assert isinstance(chosen, int)
-    return value, [(ref, value) for ref in alternatives[chosen]], size, text
+    return [(ref, value) for ref in alternatives[chosen]]
 
 
 def writes_for(call: Call, tool: Tool, output: Any) -> Writes:

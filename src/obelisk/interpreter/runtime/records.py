@@ -3,15 +3,19 @@
 Shapes (``to_dict()``):
 
 * :class:`CallRecord` ``{"index", "id", "tool", "status", "arguments", "output",
-  "error", "reason", "started", "finished", "attempts"}``; ``status`` is one of
-  ``succeeded``, ``failed``, ``skipped``, ``pending_latent``, ``cancelled``,
+  "error", "reason", "started", "finished", "attempts", "warnings"}``; ``status`` is
+  one of ``succeeded``, ``failed``, ``invalid_output`` (its tool ran and returned a
+  value that does not fit its output schema, which was not written; docs/tools.md),
+  ``skipped``, ``pending_latent``, ``cancelled``,
   ``awaiting_approval``, ``unknown`` (a durable run's call that was in flight at a
   crash, docs/durable.md);
-  ``error`` is ``{"type", "message"}`` or ``null``; times are seconds since the epoch.
+  ``error`` is ``{"type", "message"}`` or ``null``; times are seconds since the epoch;
+  ``warnings`` is a list of strings (a result written under
+  ``output_validation="warn"`` that did not fit).
 * :class:`RunResult` ``{"status", "state", "calls", "diagnostics"}`` (the shape of
   ``obelisk run --json``, calls trimmed to ``index, id, tool, status, output,
-  error, reason``); ``status`` is ``completed``, ``failed``, ``partial``,
-  ``awaiting_approval`` or ``unknown``.
+  error, reason``, plus ``warnings`` for a call that has some); ``status`` is
+  ``completed``, ``failed``, ``partial``, ``awaiting_approval`` or ``unknown``.
 * :class:`UnknownCall` ``{"call", "label", "tool", "arguments", "idempotency_key",
   "started"}``.
 
@@ -44,6 +48,7 @@ CallStatus = Literal[
     "waiting",
     "succeeded",
     "failed",
+    "invalid_output",
     "skipped",
     "pending_latent",
     "cancelled",
@@ -105,6 +110,7 @@ class _CallFields:
     finished: float | None = None
     attempts: int = 0
     untaken: bool = False
+    warnings: tuple[str, ...] = ()
 
 
 _held_output: Any = vars(_CallFields)["output"]  # the slot, which CallRecord.output hides
@@ -112,7 +118,10 @@ _held_output: Any = vars(_CallFields)["output"]  # the slot, which CallRecord.ou
 
 class CallRecord(_CallFields):
     """What happened to one call.  ``arguments`` are the resolved arguments it ran
-    with; ``error`` keeps the error even when it went to the error arm (docs/language.md).
+    with; ``error`` keeps the error even when it went to the error arm (docs/language.md),
+    and the :class:`~obelisk.errors.OutputValidationError` of an ``invalid_output``
+    call.  ``warnings`` holds what the run noticed but let pass: a result that did not
+    fit its output schema, written under ``output_validation="warn"`` (docs/tools.md).
     ``untaken`` is true for a call skipped only because it reads an alternative
     that was not taken: the plan's normal branching, not a missing read."""
 
@@ -137,6 +146,14 @@ class CallRecord(_CallFields):
         _held_output.__set__(self, None)
         self._written = entry
 
+    def replayed(self, outcome: CallOutcome) -> None:
+        """Take what ``outcome`` says the call did (a resumed run replays it); a call
+        that did not succeed takes its status too (it succeeds when its writes commit)."""
+        self.output, self.error, self.warnings = outcome.output, outcome.error, outcome.warnings
+        self.attempts, (self.started, self.finished) = outcome.attempts, outcome.times
+        if not outcome.succeeded:
+            self.status = outcome.status
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CallRecord):
             return NotImplemented
@@ -149,7 +166,8 @@ class CallRecord(_CallFields):
             f"CallRecord(index={self.index!r}, id={self.id!r}, tool={self.tool!r}, "
             f"status={self.status!r}, arguments={self.arguments!r}, output={self.output!r}, "
             f"error={self.error!r}, reason={self.reason!r}, started={self.started!r}, "
-            f"finished={self.finished!r}, attempts={self.attempts!r}, untaken={self.untaken!r})"
+            f"finished={self.finished!r}, attempts={self.attempts!r}, untaken={self.untaken!r}, "
+            f"warnings={self.warnings!r})"
         )
 
     @property
@@ -171,6 +189,7 @@ class CallRecord(_CallFields):
             "started": self.started,
             "finished": self.finished,
             "attempts": self.attempts,
+            "warnings": list(self.warnings),
         }
 
 
@@ -179,7 +198,10 @@ class CallOutcome:
     """What a call that ran did, kept so that a resumed run replays it instead of
     running it again: whether it succeeded, the writes it made (``(reference,
     value)`` pairs, the error arm's included), and its record's ``output``,
-    ``error``, ``attempts`` and ``(started, finished)`` times (seconds since the epoch)."""
+    ``error``, ``attempts`` and ``(started, finished)`` times (seconds since the epoch).
+    ``invalid_output`` is true for a call whose tool ran and returned a value that did
+    not fit (status ``invalid_output``; ``succeeded`` is then false): a resumed run
+    replays it, never runs it again.  ``warnings`` are its record's."""
 
     succeeded: bool
     writes: tuple[tuple[Reference, Any], ...]
@@ -187,6 +209,8 @@ class CallOutcome:
     error: dict[str, Any] | None
     attempts: int
     times: tuple[float | None, float | None]
+    invalid_output: bool
+    warnings: tuple[str, ...]
 
     def __init__(
         self,
@@ -196,6 +220,8 @@ class CallOutcome:
         error: dict[str, Any] | None,
         attempts: int,
         times: tuple[float | None, float | None],
+        invalid_output: bool = False,
+        warnings: tuple[str, ...] = (),
     ) -> None:
         # the dataclass's own __init__, with the slots' setters instead of
         # object.__setattr__ (which looks each name up): the engine makes one per call
@@ -205,11 +231,43 @@ class CallOutcome:
         _outcome_setters[3](self, error)
         _outcome_setters[4](self, attempts)
         _outcome_setters[5](self, times)
+        _outcome_setters[6](self, invalid_output)
+        _outcome_setters[7](self, warnings)
+
+    @classmethod
+    def of(cls, record: CallRecord, succeeded: bool, writes: Sequence[Any]) -> CallOutcome:
+        """What ``record``'s call did, with ``writes`` (``(reference, value)`` pairs)."""
+        return cls(
+            succeeded,
+            tuple(writes),
+            record.output,
+            record.error,
+            record.attempts,
+            (record.started, record.finished),
+            record.status == "invalid_output",
+            record.warnings,
+        )
+
+    @property
+    def status(self) -> CallStatus:
+        """``succeeded``, ``invalid_output`` or ``failed``: the status it replays as."""
+        if self.succeeded:
+            return "succeeded"
+        return "invalid_output" if self.invalid_output else "failed"
 
 
 _outcome_setters = tuple(
     vars(CallOutcome)[name].__set__
-    for name in ("succeeded", "writes", "output", "error", "attempts", "times")
+    for name in (
+        "succeeded",
+        "writes",
+        "output",
+        "error",
+        "attempts",
+        "times",
+        "invalid_output",
+        "warnings",
+    )
 )
 
 
@@ -262,10 +320,17 @@ class RunResult:
         calls' outcomes are unknown, and ``"run_id"`` and ``"journal"`` for a durable
         run."""
         keys = ("index", "id", "tool", "status", "output", "error", "reason")
+        calls = []
+        for call in self.calls:
+            whole = call.to_dict()
+            trimmed = {k: whole[k] for k in keys}
+            if call.warnings:
+                trimmed["warnings"] = whole["warnings"]
+            calls.append(trimmed)
         data: dict[str, Any] = {
             "status": self.status,
             "state": self.state,
-            "calls": [{k: call.to_dict()[k] for k in keys} for call in self.calls],
+            "calls": calls,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
         if self.pending:
@@ -280,7 +345,8 @@ class RunResult:
 def run_status(records: Sequence[CallRecord], awaiting: bool, unknown: bool = False) -> RunStatus:
     """A run's status from its call records (``awaiting``: calls wait for a person;
     ``unknown``: calls whose outcome is unknown wait for a resolution):
-    ``awaiting_approval``; ``unknown``; ``failed`` when a call failed or was cancelled;
+    ``awaiting_approval``; ``unknown``; ``failed`` when a call failed, returned an
+    output that was not written (``invalid_output``) or was cancelled;
     ``partial`` when a latent call is pending or a call was skipped because a read it
     needs did not exist (a skipped untaken alternative is normal); else ``completed``."""
     if awaiting:
@@ -288,7 +354,7 @@ def run_status(records: Sequence[CallRecord], awaiting: bool, unknown: bool = Fa
     if unknown:
         return "unknown"  # nor is this one
     statuses = {record.status for record in records}
-    if "failed" in statuses or "cancelled" in statuses:
+    if "failed" in statuses or "invalid_output" in statuses or "cancelled" in statuses:
         return "failed"
     if "pending_latent" in statuses:
         return "partial"

@@ -152,6 +152,9 @@ def explain_skip(
                     text = f"{writer.label} was skipped"
                 elif writer.status == "pending_latent":
                     text = f"{writer.label} is a latent call still pending"
+                elif writer.status == "invalid_output":  # its tool ran; its value was not written
+                    other_reason = True
+                    text = f"{writer.label} invalid_output (it ran; its output did not fit)"
                 else:
                     other_reason = True
                     text = f"{writer.label} {writer.status.replace('skipped', 'was skipped')}"

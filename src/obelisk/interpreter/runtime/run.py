@@ -21,6 +21,7 @@ from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
@@ -60,6 +61,7 @@ async def run(
     limits: Limits | None = None,
     journal: Any = None,
     run_id: str | None = None,
+    output_validation: OutputValidation = "strict",
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -73,6 +75,14 @@ async def run(
     tools with an ``obelisk.Context[T]`` parameter receive it as ``.deps``, and
     their calls fail with :class:`~obelisk.errors.UsageError` when it is ``None``
     (docs/tools.md).  Tool results are written as JSON data (docs/semantics.md).
+
+    ``output_validation`` says what a call does with a result that does not fit its
+    tool's output schema (or return annotation), for tools that do not say it
+    themselves (a tool's own ``output_validation=`` wins): ``"strict"`` (default) settles
+    the call ``invalid_output`` (its tool ran; its value is not written, and the calls
+    that read it are skipped), ``"warn"`` writes the value as returned and adds a
+    warning to the call's ``warnings``, ``"off"`` writes it without one
+    (docs/tools.md, "Output validation").
 
     ``limits`` (:class:`obelisk.Limits`, safe defaults) bounds the plan at check time,
     and each result's size and nesting and the state's size at run time: a result
@@ -126,6 +136,10 @@ async def run(
         raise UsageError(f"limits must be an obelisk.Limits, got {type(limits).__name__}")
     if run_id is not None and journal is None:
         raise UsageError("run_id= names a durable run: it needs journal= too")
+    try:
+        validation = check_output_validation(output_validation)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     with run_collector():  # the collector walks the run's objects less often
         checked = check(plan, registry, input, state, data=data, limits=limits)
         checked.raise_for_errors()
@@ -146,6 +160,7 @@ async def run(
                 context=context,
                 timeout=timeout,
                 limits=limits,
+                output_validation=validation,
             )
         name = new_run_id()  # in the idempotency keys tools get
 
@@ -170,6 +185,7 @@ async def run(
                     limits=limits,
                     run_id=name,
                     owns_state=True,
+                    output_validation=validation,
                 )
 
         result = await make(registry, {}, {}).run()
@@ -210,6 +226,7 @@ def run_sync(
     limits: Limits | None = None,
     journal: Any = None,
     run_id: str | None = None,
+    output_validation: OutputValidation = "strict",
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
     sheltered from tools that attack it: docs/limits.md).
@@ -232,6 +249,7 @@ def run_sync(
             limits=limits,
             journal=journal,
             run_id=run_id,
+            output_validation=output_validation,
         )
     )
 

@@ -24,15 +24,16 @@ from obelisk.interpreter.runtime.state import State
 
 __all__ = ["settled_result"]
 
-_OVER = frozenset({"succeeded", "failed", "skipped"})
+_OVER = frozenset({"succeeded", "failed", "invalid_output", "skipped"})
 
 
 def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
-    """The result of run ``run_id`` when every call of it settled (succeeded, failed
-    or was skipped) and nothing waits for a person, journaled as a resume that
-    replayed every call; ``None`` when the engine must resume it.  Takes the run's
-    lock (raises :class:`~obelisk.errors.RunLocked`).  Raises
-    :class:`~obelisk.errors.JournalCorrupted` when the journal disagrees with itself."""
+    """The result of run ``run_id`` when every call of it settled (succeeded, failed,
+    returned an output that was not written or was skipped) and nothing waits for a
+    person, journaled as a resume that replayed every call; ``None`` when the engine
+    must resume it.  Takes the run's lock (raises :class:`~obelisk.errors.RunLocked`).
+    Raises :class:`~obelisk.errors.JournalCorrupted` when the journal disagrees with
+    itself."""
     calls = plan_calls(row.plan)
     final = book.final(run_id)
     if len(final) != len(calls) or any(status not in _OVER for status, _ in final.values()):
@@ -50,7 +51,7 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
                 return None
             info = data if isinstance(data, dict) else {}
             record.reason, record.untaken = info.get("reason"), bool(info.get("untaken"))
-        elif outcome is None or intent is None or outcome.succeeded != (status == "succeeded"):
+        elif outcome is None or intent is None or outcome.status != status:
             return None  # an outcome the engine must judge (a latent call, an error arm)
         else:
             record.arguments, record.output, record.error = (
@@ -59,6 +60,7 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
                 outcome.error,
             )
             record.attempts, (record.started, record.finished) = outcome.attempts, outcome.times
+            record.warnings = outcome.warnings
         records.append(record)
     token, session = book.lock(run_id)
     ended: str | None = None  # the lock goes back as it was when this fails
@@ -109,5 +111,7 @@ def _outcomes(outcomes: dict[int, CallOutcome]) -> dict[int, CallOutcome]:
             outcome.error,
             outcome.attempts,
             outcome.times,
+            outcome.invalid_output,
+            outcome.warnings,
         )
     return found

@@ -1,7 +1,8 @@
-"""Tool options: names, outcomes, timeouts, capacities, retries, delegation.
+"""Tool options: names, outcomes, timeouts, capacities, retries, delegation, output
+validation.
 
 Documented in docs/language.md (outcomes), docs/semantics.md (capacity, timeouts,
-retries) and docs/loop.md (delegates).
+retries), docs/tools.md (output validation) and docs/loop.md (delegates).
 """
 
 from __future__ import annotations
@@ -9,18 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from obelisk.errors import ToolDefinitionError
 from obelisk.interpreter.tools.validation import bad
 
 __all__ = [
     "EFFECT_ACCESS",
+    "OUTPUT_VALIDATION",
     "SCOPES",
     "Outcome",
+    "OutputValidation",
     "RetryPolicy",
     "check_effects",
     "check_options",
+    "check_output_validation",
     "check_scopes",
 ]
 
@@ -107,6 +111,24 @@ def check_scopes(name: str, scopes: Any) -> tuple[str, ...]:
     if unknown:
         raise bad(name, f"unknown scope {unknown[0]!r}; scopes are {', '.join(SCOPES)}")
     return tuple(dict.fromkeys(scopes))
+
+
+OutputValidation = Literal["strict", "warn", "off"]
+"""What a call does with a result that does not fit its tool's output schema or return
+annotation (docs/tools.md, "Output validation"): ``strict`` (the default) settles it
+``invalid_output`` and writes nothing; ``warn`` writes the value as returned and keeps
+a warning in the call's record; ``off`` writes it without a word."""
+OUTPUT_VALIDATION: tuple[OutputValidation, ...] = ("strict", "warn", "off")
+
+
+def check_output_validation(value: Any, tool: str | None = None) -> OutputValidation:
+    """``value`` when it is one of :data:`OUTPUT_VALIDATION`.  Otherwise raises
+    :class:`ToolDefinitionError` naming ``tool``, or without a tool a
+    :class:`ValueError` (the caller turns it into its own error class)."""
+    if isinstance(value, str) and value in OUTPUT_VALIDATION:
+        return value
+    message = f"output_validation must be 'strict', 'warn' or 'off', got {value!r}"
+    raise ValueError(message) if tool is None else bad(tool, message)
 
 
 EFFECT_ACCESS = ("read", "write")

@@ -30,9 +30,11 @@ from obelisk.interpreter.tools.descriptions import (
     read_description,
 )
 from obelisk.interpreter.tools.options import (
+    OutputValidation,
     RetryPolicy,
     check_effects,
     check_options,
+    check_output_validation,
     check_scopes,
 )
 from obelisk.interpreter.tools.signatures import Built, Signature, build, read_signature
@@ -101,6 +103,9 @@ class Tool:
       in a worker thread; ``False`` for a quick sync function, called on the event
       loop itself without a thread (a timeout then cannot stop it, only fail it once
       it returns late; docs/tools.md).
+    - ``output_validation``: ``"strict"``, ``"warn"``, ``"off"``: what a call does with a
+      result that does not fit ``output_schema``; ``None`` takes the run's setting (a
+      tool's own wins; docs/tools.md, "Output validation").
     - ``delegate``: a latent tool whose call runs as an isolated sub-request of
       the execution loop (docs/loop.md); ``scopes`` names the parent context it
       takes (``state``, ``data``, ``text``; its input is always the arguments).
@@ -129,6 +134,7 @@ class Tool:
     idempotent: bool = False
     isolation: Literal["thread", "process"] = "thread"
     blocking: bool = True
+    output_validation: OutputValidation | None = None
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -147,6 +153,8 @@ class Tool:
         if not isinstance(self.idempotent, bool):
             raise bad(self.name, f"idempotent must be true or false, got {self.idempotent!r}")
         self.scopes = check_scopes(self.name, self.scopes)
+        if self.output_validation is not None:
+            check_output_validation(self.output_validation, self.name)
         self.effects = check_effects(self.name, self.effects)
         if self.isolation not in ("thread", "process"):
             raise ToolDefinitionError(
@@ -243,6 +251,7 @@ class Tool:
         idempotent: bool = False,
         isolation: Literal["thread", "process"] = "thread",
         blocking: bool = True,
+        output_validation: OutputValidation | None = None,
         _deferred: bool = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
@@ -258,7 +267,8 @@ class Tool:
         ``Any`` or :class:`Outcome`) unless one is passed.  Raises
         :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
         two context parameters, unresolvable hints, types without a JSON schema,
-        bad options.
+        bad options.  ``output_validation``: see the class docstring (``None``: the
+        run's setting; docs/tools.md, "Output validation").
         """
         bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
         target = fn.func if isinstance(fn, functools.partial) else fn
@@ -293,6 +303,7 @@ class Tool:
             idempotent=idempotent,
             isolation=isolation,
             blocking=blocking,
+            output_validation=output_validation,
         )
         hidden = self._arguments.hidden | bound
         if built is None:  # __getattr__ builds them on first use
@@ -338,6 +349,7 @@ class Tool:
         function: Callable[..., Any] | None = None,
         context_parameter: str | None = None,
         retry: RetryPolicy | None = None,
+        output_validation: OutputValidation | None = None,
     ) -> Tool:
         """Declare a tool from a JSON tool description (docs/tools.md); latent
         (schema only) without ``function``, runnable with it.
@@ -375,6 +387,7 @@ class Tool:
         run's ``obelisk.Context``; by default a parameter annotated
         ``obelisk.Context[T]`` is found.  Keywords bound by ``functools.partial``
         are never arguments.  ``retry`` is a :class:`RetryPolicy`.
+        ``output_validation`` is as in :meth:`from_function`.
 
         Raises :class:`ToolDefinitionError` naming the tool and the key: a missing
         ``name``, an unknown key (the message lists the allowed ones), a schema
@@ -405,6 +418,7 @@ class Tool:
             effects=found.effects if found.effects is not None else {},
             requires_approval=found.requires_approval,
             idempotent=found.idempotent,
+            output_validation=output_validation,
             _checked=True,
         )
         if interface is not None:
@@ -517,7 +531,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
     ``idempotent`` (docs/durable.md), ``output_schema``, ``retry``, ``effects``,
     ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
-    event loop, not in a thread).  Raises :class:`ToolDefinitionError` as that method does.
+    event loop, not in a thread), ``output_validation`` (docs/tools.md).  Raises
+    :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
     ... def refund(customer_id: str, amount: float = 0.0) -> dict[str, str]:
