@@ -1,0 +1,76 @@
+"""The checker's work and memory grow about linearly with the plan (issue 25, point 8).
+
+No wall-clock timing here: each test measures memory (``tracemalloc``'s peak) or
+counts the objects a plan's analysis holds, with bounds that the former quadratic
+searches exceed many times over (docs/limits.md, "Work that cannot blow up").
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import obelisk
+from obelisk.interpreter.analysis.conflicts import find_conflicts
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.plan.parse import parse_plan
+
+MiB = 2**20
+
+
+def peak_of(action: Callable[[], Any]) -> tuple[Any, float]:
+    """``action()``'s result and the peak memory it allocated (MiB, tracemalloc)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = action()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return result, (peak - before) / MiB
+
+
+def writers(size: int, target: str = "†state.x") -> list[dict[str, Any]]:
+    return [{"_tool": "w", "i": i, "_outputPath": target.format(i=i)} for i in range(size)]
+
+
+def test_twenty_thousand_writers_of_one_path_need_no_bit_per_pair() -> None:
+    # before: one bit per writer and per writer (20,000² bits, with big-int
+    # temporaries): a 190 MiB peak; now a few objects per writer: about 9 MiB
+    graph = PlanGraph(parse_plan(writers(20_000)))
+    found, peak = peak_of(lambda: find_conflicts(graph))
+    assert len(found) == 1
+    assert found[0].call == 19_999
+    assert found[0].others == tuple(range(19_999))
+    assert peak < 40
+
+
+def test_multi_alternative_outputs_conflict_in_linear_memory() -> None:
+    # every call may write †state.b or †state.c: two groups of 20,000 writers each
+    graph = PlanGraph(parse_plan(writers(20_000, "†state.a{i} || †state.b || †state.c")))
+    found, peak = peak_of(lambda: find_conflicts(graph))
+    assert [(c.call, str(c.write.reference)) for c in found] == [
+        (19_999, "†state.b"),
+        (19_999, "†state.c"),
+    ]
+    assert all(c.others == tuple(range(19_999)) for c in found)
+    assert peak < 40
+
+
+def test_check_of_many_writers_reports_the_same_warning() -> None:
+    @obelisk.tool
+    async def w(i: int) -> int:
+        """Return i."""
+        return i
+
+    result, peak = peak_of(lambda: obelisk.check(json.dumps(writers(20_000)), [w]))
+    (warning,) = result.warnings
+    assert warning.code == "write_conflict"
+    assert warning.call == 19_999
+    assert "†state.x is also set by #0 w, #1 w, #2 w, #3 w, #4 w and 19994 more calls" in (
+        warning.message
+    )
+    assert peak < 120  # before: 220 MiB
