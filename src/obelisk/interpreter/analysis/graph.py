@@ -95,6 +95,95 @@ def _writes_of(call: Call) -> list[Write]:
     ]
 
 
+def _mutable(predecessors: list[set[int] | frozenset[int]], node: int) -> set[int]:
+    """``predecessors[node]`` as a set of its own (a shared frozenset is copied)."""
+    mine = predecessors[node]
+    if isinstance(mine, frozenset):
+        mine = predecessors[node] = set(mine)
+    return mine
+
+
+def _sorted_shared(predecessors: list[set[int] | frozenset[int]]) -> list[tuple[int, ...]]:
+    """Each call's predecessors as a sorted tuple; calls sharing one set share one tuple."""
+    done: dict[int, tuple[int, ...]] = {}  # id of a shared frozenset -> its tuple
+    result: list[tuple[int, ...]] = []
+    for preds in predecessors:
+        if isinstance(preds, frozenset):
+            ordered = done.get(id(preds))
+            if ordered is None:
+                ordered = done[id(preds)] = tuple(sorted(preds))
+            result.append(ordered)
+        else:
+            result.append(tuple(sorted(preds)))
+    return result
+
+
+class _Groups:
+    """The calls grouped by their predecessors (one group per distinct tuple object).
+
+    Calls that share one tuple of predecessors (N readers of ``†state.items[*]``)
+    become ready together, so Kahn's order counts down once per group and
+    predecessor, and the successors of a call are built from the groups it is in:
+    the work and memory grow with the distinct tuples, not with the edges they
+    stand for.
+    """
+
+    def __init__(self, predecessors: list[tuple[int, ...]], size: int) -> None:
+        self.size = size
+        number: dict[int, int] = {}  # id(tuple) -> group
+        self.needs: list[tuple[int, ...]] = []  # each group's predecessors
+        self.members: list[list[int]] = []  # each group's calls, ascending
+        for node, preds in enumerate(predecessors):
+            if not preds:
+                continue
+            group = number.get(id(preds))
+            if group is None:
+                group = number[id(preds)] = len(self.needs)
+                self.needs.append(preds)
+                self.members.append([])
+            self.members[group].append(node)
+        self.starts = [node for node in range(size) if not predecessors[node]]
+        self.groups_of: list[list[int]] = [[] for _ in range(size)]  # groups a call feeds
+        for group, preds in enumerate(self.needs):
+            for pred in preds:
+                self.groups_of[pred].append(group)
+
+    def successors(self) -> list[tuple[int, ...]]:
+        """Each call's successors, ascending; one tuple per group, shared."""
+        members = [tuple(m) for m in self.members]
+        result: list[tuple[int, ...]] = []
+        for groups in self.groups_of:
+            if not groups:
+                result.append(())
+            elif len(groups) == 1:
+                result.append(members[groups[0]])
+            else:
+                result.append(tuple(sorted(node for g in groups for node in members[g])))
+        return result
+
+    def order(self) -> list[int]:
+        """Kahn's order (the same as counting down each edge): a group whose last
+        predecessor comes out releases its calls, in ascending order."""
+        waiting = [len(preds) for preds in self.needs]
+        queue = deque(self.starts)
+        order: list[int] = []
+        groups_of, members = self.groups_of, self.members
+        while queue:
+            node = queue.popleft()
+            order.append(node)
+            released: list[int] = []
+            done = 0
+            for group in groups_of[node]:
+                waiting[group] -= 1
+                if waiting[group] == 0:
+                    released.extend(members[group])
+                    done += 1
+            if done > 1:
+                released.sort()
+            queue.extend(released)
+        return order
+
+
 class PlanGraph:
     """The calls of a plan and the dependency edges between them.
 
@@ -134,15 +223,39 @@ class PlanGraph:
             for write in writes:
                 add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
-        predecessors: list[set[int]] = [set() for _ in calls]
+        predecessors = self._find_sources()
+        self.order_edges: dict[tuple[int, int], str] = {}
+        self.unknown_after: list[tuple[int, str | int]] = []
+        self._add_order_edges(predecessors, effects)
+        self.predecessors: list[tuple[int, ...]] = _sorted_shared(predecessors)
+        self._groups = _Groups(self.predecessors, self.size)
+        self.successors: list[tuple[int, ...]] = self._groups.successors()
+        self._order = self._orderable()
+        self.cycles: list[list[int]] = self._find_cycles()
+        self._tags: list[frozenset[Tag]] | None = None
+        self._unreachable: dict[int, str] | None = None
+
+    def _find_sources(self) -> list[set[int] | frozenset[int]]:
+        """Fill ``sources`` and give each call's predecessors by data.
+
+        Reads of one path in one instance share one tuple of sources and one set of
+        the calls behind them (N readers of ``†state.items[*]`` after N writers hold
+        one tuple of N writes, not N of them); a call's predecessors are that shared
+        set when it is all it reads, and are only copied when something is added."""
+        calls = self.plan.calls
+        predecessors: list[set[int] | frozenset[int]] = []
         overlapping = self.index.overlapping
         # (write,) per write, by id: shared by every read it alone feeds, fewer objects
         # for the garbage collector to walk (every write stays alive in self.writes)
         alone: dict[int, tuple[Write]] = {}
+        # (key, instance) -> the writes a read of key sees there, and their calls
+        seen: dict[tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]]
+        seen = {}
         for call, reads in zip(calls, self.reads, strict=True):
             sources_of_call: list[tuple[Write, ...]] = []
             me, instance = call.index, call.instance
-            mine = predecessors[me]
+            mine: set[int] = set()
+            shared: list[frozenset[int]] = []
             for read in reads:
                 hits = overlapping(read.key)
                 if len(hits) == 1:  # the common case: one writer, without a generator
@@ -156,33 +269,30 @@ class PlanGraph:
                     else:
                         sources_of_call.append(())
                     continue
-                found = tuple(
-                    write
-                    for write in hits
-                    if write.call != me and (write.instance is None or write.instance == instance)
-                )
+                known = seen.get((read.key, instance))
+                if known is None:
+                    visible = tuple(w for w in hits if w.instance is None or w.instance == instance)
+                    known = seen[(read.key, instance)] = (
+                        visible,
+                        frozenset(w.call for w in visible),
+                    )
+                found, writers = known
+                if me in writers:  # rare: a call reading what it writes
+                    found = tuple(w for w in found if w.call != me)
+                    writers = writers - {me}
                 sources_of_call.append(found)
-                for write in found:
-                    mine.add(write.call)
+                shared.append(writers)
             self.sources.append(sources_of_call)
-        self.order_edges: dict[tuple[int, int], str] = {}
-        self.unknown_after: list[tuple[int, str | int]] = []
-        self._add_order_edges(predecessors, effects)
-        self.predecessors: list[tuple[int, ...]] = [tuple(sorted(p)) for p in predecessors]
-        successors: list[list[int]] = [[] for _ in calls]
-        for node, preds in enumerate(self.predecessors):
-            for pred in preds:
-                successors[pred].append(node)
-        self.successors: list[tuple[int, ...]] = [tuple(s) for s in successors]
-        self._order = self._orderable()
-        self.cycles: list[list[int]] = self._find_cycles()
-        self._tags: list[frozenset[Tag]] | None = None
-        self._unreachable: dict[int, str] | None = None
+            if not mine and len(shared) == 1:
+                predecessors.append(shared[0])  # shared with every call reading the same
+            else:
+                predecessors.append(mine.union(*shared))
+        return predecessors
 
     # -- order-only edges: _after and world effects ---------------------------
     def _add_order_edges(
         self,
-        predecessors: list[set[int]],
+        predecessors: list[set[int] | frozenset[int]],
         effects: Callable[[str], Mapping[str, str]] | None,
     ) -> None:
         """Add the order-only edges to ``predecessors`` and record them in
@@ -203,7 +313,7 @@ class PlanGraph:
                 if found is None or found == call.index:
                     self.unknown_after.append((call.index, target))
                     continue
-                predecessors[call.index].add(found)
+                _mutable(predecessors, call.index).add(found)
                 self.order_edges.setdefault((found, call.index), "after")
         if effects is None:
             return
@@ -244,7 +354,7 @@ class PlanGraph:
                 for earlier, label in world.add(me, resource, access, reaches):
                     if me in successors[earlier]:
                         continue  # a dependency orders them already
-                    predecessors[me].add(earlier)
+                    _mutable(predecessors, me).add(earlier)
                     successors[earlier].add(me)
                     self.order_edges.setdefault((earlier, me), label)
 
@@ -348,17 +458,7 @@ class PlanGraph:
 
     def _orderable(self) -> list[int]:
         """Kahn's order of every call not in or behind a cycle."""
-        waiting = [len(preds) for preds in self.predecessors]
-        queue = deque(node for node in range(self.size) if waiting[node] == 0)
-        order: list[int] = []
-        while queue:
-            node = queue.popleft()
-            order.append(node)
-            for child in self.successors[node]:
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    queue.append(child)
-        return order
+        return self._groups.order()
 
     def reaches(self, start: int, goal: int) -> bool:
         """True when ``goal`` depends, directly or not, on ``start``."""
