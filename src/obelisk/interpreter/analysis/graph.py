@@ -184,6 +184,27 @@ class _Groups:
         return order
 
 
+def _need(
+    sources: tuple[Write, ...],
+    tags: list[frozenset[Tag]],
+    unreachable: dict[int, str],
+    labels: list[str],
+) -> tuple[str | None, frozenset[Tag]]:
+    """What a required read of ``sources`` needs: the labels of its writers when none
+    of them can run (else None), and the ``(producer, alternative)`` tags every
+    writer that can run holds (with its own alternative, when it has several)."""
+    live = [w for w in sources if w.call not in unreachable]
+    if not live:
+        return ", ".join(sorted({labels[w.call] for w in sources})), frozenset()
+    common: frozenset[Tag] | None = None
+    for write in live:
+        mine = tags[write.call]
+        if write.alternatives > 1:
+            mine = mine | {(write.call, write.alternative)}
+        common = mine if common is None else common & mine
+    return None, common or frozenset()
+
+
 class PlanGraph:
     """The calls of a plan and the dependency edges between them.
 
@@ -484,6 +505,10 @@ class PlanGraph:
             self._tags, self._unreachable = tags, unreachable
             return tags, unreachable
         labels = [call.label for call in self.plan.calls]
+        # id(sources) -> what a read of them needs: (the dead writers' labels, or None;
+        # the tags every live writer holds).  Reads sharing one tuple of sources (N
+        # readers of items[*]) are worked out once: the writers' tags are final then.
+        needs: dict[int, tuple[str | None, frozenset[Tag]]] = {}
         for node in self._order:
             acc: set[Tag] = set()
             for read, sources in zip(self.reads[node], self.sources[node], strict=True):
@@ -491,21 +516,17 @@ class PlanGraph:
                     continue
                 if self._exists is not None and self._exists(read.reference):
                     continue  # there before the plan: no alternative has to be written
-                live = [w for w in sources if w.call not in unreachable]
-                if not live:
-                    dead = ", ".join(sorted({labels[w.call] for w in sources}))
+                need = needs.get(id(sources))
+                if need is None:
+                    need = needs[id(sources)] = _need(sources, tags, unreachable, labels)
+                dead, common = need
+                if dead is not None:
                     unreachable[node] = (
                         f"it needs {read.reference}, which only {dead} can write, "
                         "and that can never run"
                     )
                     break
-                common: frozenset[Tag] | None = None
-                for write in live:
-                    mine = tags[write.call]
-                    if write.alternatives > 1:
-                        mine = mine | {(write.call, write.alternative)}
-                    common = mine if common is None else common & mine
-                acc.update(common or ())
+                acc.update(common)
             if node in unreachable:
                 continue
             chosen: dict[int, int] = {}
