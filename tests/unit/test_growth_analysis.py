@@ -123,12 +123,11 @@ def test_readers_of_one_wildcard_work_out_their_alternatives_once(
     )
     graph = PlanGraph(plan)
     looked = 0
-    field = Write.call
 
     def counted(write: Write) -> int:
         nonlocal looked
         looked += 1
-        return field.__get__(write)  # type: ignore[no-any-return]
+        return write[0]  # the call, without going through the counted field
 
     monkeypatch.setattr(Write, "call", property(counted))
     assert graph.unreachable == {}
