@@ -23,7 +23,7 @@ The wildcard shape runs at a quarter of n and the unresolved one at an eighth
 (their work is quadratic: inherently for the wildcard's run, and for the
 did-you-mean of each unresolved reference, which compares it with every written path).  Run::
 
-    python -m benchmarks.growth             # n = 2,000 and 8,000 (about a minute)
+    python -m benchmarks.growth             # n = 1,500 and 6,000 (about a minute of CPU)
     python -m benchmarks.growth --quick     # n = 250 and 1,000, 2 runs (seconds)
     python -m benchmarks.growth --json
 """
@@ -232,12 +232,12 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--n", type=int, default=None, help="the smaller size (default 2,000)")
+    parser.add_argument("--n", type=int, default=None, help="the smaller size (default 1,500)")
     parser.add_argument("--repeat", type=int, default=None, help="runs per figure (default 5)")
     parser.add_argument("--quick", action="store_true", help="n = 250, 2 runs: a smoke run")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    n = args.n if args.n is not None else (250 if args.quick else 2_000)
+    n = args.n if args.n is not None else (250 if args.quick else 1_500)
     repeat = args.repeat if args.repeat is not None else (2 if args.quick else 5)
     results = collect(n, repeat)
     if args.json:
