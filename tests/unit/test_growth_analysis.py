@@ -133,3 +133,62 @@ def test_readers_of_one_wildcard_work_out_their_alternatives_once(
     assert graph.unreachable == {}
     assert all(graph.tags(r) == frozenset() for r in range(size, 2 * size))
     assert looked < 10 * size
+
+
+def test_readers_of_a_negative_index_are_typed_against_their_writers_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 1,000 writers of items[i], 1,000 readers of items[-1] (any of them may be the
+    # last): the readers share their sources, so each parameter is compared with
+    # them once (before: every reader with every writer, a million comparisons)
+    @obelisk.tool
+    async def w(i: int) -> int:
+        """Return i."""
+        return i
+
+    size = 1_000
+    plan = [{"_tool": "w", "i": i, "_outputPath": f"†state.items[{i}]"} for i in range(size)]
+    plan += [
+        {"_tool": "w", "i": "†state.items[-1]", "_outputPath": f"†state.out{i}"}
+        for i in range(size)
+    ]
+    looked = 0
+
+    def counted(write: Write) -> int:
+        nonlocal looked
+        looked += 1
+        return write[0]  # the call, without going through the counted field
+
+    monkeypatch.setattr(Write, "call", property(counted))
+    result = obelisk.check(plan, [w])
+    assert result.ok and not result.diagnostics
+    assert looked < 20 * size
+
+
+def test_a_type_mismatch_is_still_reported_on_every_reader_sharing_sources() -> None:
+    @obelisk.tool
+    async def w(i: int) -> int:
+        """Return i."""
+        return i
+
+    @obelisk.tool
+    async def text(s: str) -> str:
+        """Return s."""
+        return s
+
+    # three writers of †state.x (a write_conflict too), two readers wanting a string
+    plan: list[dict[str, Any]] = [
+        {"_tool": "w", "i": i, "_outputPath": "†state.x"} for i in range(3)
+    ]
+    plan += [{"_tool": "text", "s": "†state.x", "_outputPath": f"†state.o{i}"} for i in range(2)]
+    mismatches = [
+        d for d in obelisk.check(plan, [w, text]).diagnostics if d.code == "type_mismatch"
+    ]
+    assert [(d.call, d.message) for d in mismatches] == [
+        (
+            reader,
+            f"†state.x is an integer (written by #{writer} w), but text expects a string for 's'",
+        )
+        for reader in (3, 4)
+        for writer in range(3)
+    ]

@@ -110,6 +110,8 @@ class _Checker:
         self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+        # (id(sources), reference, tool, parameter) compared without a type_mismatch
+        self._clean: set[tuple[int, str, str, str]] = set()
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -299,9 +301,25 @@ class _Checker:
     def check_type(
         self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
     ) -> None:
-        key = read.key
-        if tool is None or WILDCARD in key:  # a list of values: not typed here
+        """``type_mismatch`` when a writer of ``sources`` cannot give ``read`` a value
+        its parameter accepts.  Reads of one path sharing many sources (N readers
+        of ``†state.items[-1]`` after N writers) are compared with them once per
+        parameter: a comparison that found nothing finds nothing again."""
+        if tool is None or WILDCARD in read.key:  # a list of values: not typed here
             return
+        if len(sources) < 2:
+            self._check_type(call, tool, read, sources)
+            return
+        clean = (id(sources), str(read.reference), tool.name, str(read.argument.path[0]))
+        if clean in self._clean:
+            return
+        before = len(self.out.diagnostics)
+        self._check_type(call, tool, read, sources)
+        if len(self.out.diagnostics) == before:
+            self._clean.add(clean)
+
+    def _check_type(self, call: Call, tool: Tool, read: Read, sources: tuple[Write, ...]) -> None:
+        key = read.key
         accepted: frozenset[str] | None = None
         calls, tools, fitting = self.calls, self.tools, self._fitting
         size = len(key)
