@@ -118,6 +118,29 @@ def _sorted_shared(predecessors: list[set[int] | frozenset[int]]) -> list[tuple[
     return result
 
 
+def _distances(
+    source: int, edges: list[tuple[int, ...]], members: set[int], wanted: set[int]
+) -> dict[int, int]:
+    """Steps from ``source`` along ``edges`` inside ``members`` (breadth first),
+    until every call of ``wanted`` is reached."""
+    distance = {source: 0}
+    left = len(wanted - {source})
+    queue = deque([source])
+    while queue and left:
+        node = queue.popleft()
+        steps = distance[node] + 1
+        for child in edges[node]:
+            if child in distance or child not in members:
+                continue
+            distance[child] = steps
+            if child in wanted:
+                left -= 1
+                if not left:
+                    break
+            queue.append(child)
+    return distance
+
+
 class _Groups:
     """The calls grouped by their predecessors (one group per distinct tuple object).
 
@@ -457,24 +480,28 @@ class PlanGraph:
         """A closed walk ``[a, ..., a]`` through every call of the component.
 
         It is the shortest cycle through the first call, extended (in plan order)
-        by the shortest detour to each member that cycle misses, so every call
-        that takes part in the cycle is named.
+        by the shortest detour to each member that cycle misses (from the first
+        place of the walk where a detour is shortest), so every call that takes
+        part in the cycle is named.  Two searches from each missed member, each
+        stopping once it has met every call of the walk, give the detour's length
+        from every place at once.
         """
         members = set(component)
         start = component[0]
         walk = self._path_within(start, start, members)
+        on_walk = set(walk)
         for member in component:
-            if member in walk:
+            if member in on_walk:
                 continue
-            best: list[int] | None = None
-            best_at = 0
-            for position, node in enumerate(walk[:-1]):
-                detour = self._path_within(node, member, members)
-                detour += self._path_within(member, node, members)[1:]
-                if best is None or len(detour) < len(best):
-                    best, best_at = detour, position
-            assert best is not None
+            places = set(walk[:-1])
+            there = _distances(member, self.predecessors, members, places)  # place -> member
+            back = _distances(member, self.successors, members, places)  # member -> place
+            best_at = min(range(len(walk) - 1), key=lambda p: there[walk[p]] + back[walk[p]])
+            node = walk[best_at]
+            best = self._path_within(node, member, members)
+            best += self._path_within(member, node, members)[1:]
             walk = walk[:best_at] + best + walk[best_at + 1 :]
+            on_walk.update(best)
         return walk
 
     def _orderable(self) -> list[int]:
