@@ -101,17 +101,19 @@ def _need(
     tags: list[frozenset[Tag]],
     unreachable: dict[int, str],
     labels: list[str],
+    relevant: set[int],
 ) -> tuple[str | None, frozenset[Tag]]:
     """What a required read of ``sources`` needs: the labels of its writers when none
     of them can run (else None), and the ``(producer, alternative)`` tags every
-    writer that can run holds (with its own alternative, when it has several)."""
+    writer that can run holds (with its own alternative, when it has several and
+    is ``relevant``)."""
     live = [w for w in sources if w.call not in unreachable]
     if not live:
         return ", ".join(sorted({labels[w.call] for w in sources})), frozenset()
     common: frozenset[Tag] | None = None
     for write in live:
         mine = tags[write.call]
-        if write.alternatives > 1:
+        if write.alternatives > 1 and write.call in relevant:
             mine = mine | {(write.call, write.alternative)}
         common = mine if common is None else common & mine
     return None, common or frozenset()
@@ -416,8 +418,10 @@ class PlanGraph:
             return self._tags, self._unreachable
         tags: list[frozenset[Tag]] = [frozenset()] * self.size
         unreachable: dict[int, str] = {}
-        if not any(writes and writes[0].alternatives > 1 for writes in self.writes):
-            # no output has alternatives: nothing is exclusive, everything can run
+        relevant = self._relevant_producers()
+        if not relevant:
+            # no two alternatives of one output are read: nothing is exclusive,
+            # everything can run
             self._tags, self._unreachable = tags, unreachable
             return tags, unreachable
         labels = [call.label for call in self.plan.calls]
@@ -434,7 +438,7 @@ class PlanGraph:
                     continue  # there before the plan: no alternative has to be written
                 need = needs.get(id(sources))
                 if need is None:
-                    need = needs[id(sources)] = _need(sources, tags, unreachable, labels)
+                    need = needs[id(sources)] = _need(sources, tags, unreachable, labels, relevant)
                 dead, common = need
                 if dead is not None:
                     unreachable[node] = (
@@ -456,6 +460,30 @@ class PlanGraph:
             tags[node] = frozenset(acc)
         self._tags, self._unreachable = tags, unreachable
         return tags, unreachable
+
+    def _relevant_producers(self) -> set[int]:
+        """The calls two of whose alternatives feed required reads.
+
+        Only their alternatives are tags: a call of which a single alternative is
+        ever read can make no two calls exclusive and no call unreachable, and its
+        tag would be carried by every call after it (a chain of n such calls held
+        n²/2 tags)."""
+        first: dict[int, int] = {}  # producer -> the first of its alternatives read
+        relevant: set[int] = set()
+        done: set[int] = set()  # ids of the tuples of sources looked at
+        for reads, sources_of_call in zip(self.reads, self.sources, strict=True):
+            for read, sources in zip(reads, sources_of_call, strict=True):
+                if not read.required or not sources or id(sources) in done:
+                    continue
+                done.add(id(sources))
+                for write in sources:
+                    call, alternative = write.call, write.alternative
+                    if (
+                        write.alternatives > 1
+                        and first.setdefault(call, alternative) != alternative
+                    ):
+                        relevant.add(call)
+        return relevant
 
     @property
     def unreachable(self) -> dict[int, str]:
