@@ -239,3 +239,36 @@ def test_a_chain_of_calls_with_alternatives_carries_no_tag_per_ancestor() -> Non
     assert unreachable == {}
     assert not graph.exclusive(0, size - 1)
     assert peak < 20
+
+
+def test_readers_of_a_wildcard_get_their_values_without_a_match_object_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a path ending in [*] reads the list's items (the object's values) directly;
+    # before, each reader built one jsonpath-ng match per value (4,000 readers of
+    # 4,000 items: 16 million objects, 18.7 s CPU; now 1.9 s)
+    from obelisk.grammar import paths
+
+    @obelisk.tool
+    async def w(i: int) -> int:
+        """Return i."""
+        return i
+
+    @obelisk.tool
+    async def r(xs: list[int]) -> int:
+        """Sum xs."""
+        return sum(xs)
+
+    built = 0
+    expression = paths.to_jsonpath
+
+    def counted(reference: Any) -> Any:
+        nonlocal built
+        built += 1
+        return expression(reference)
+
+    monkeypatch.setattr(paths, "to_jsonpath", counted)
+    result = obelisk.run_sync(wildcard_plan(50), [w, r])
+    assert result.state["out0"] == result.state["out49"] == sum(range(50))
+    assert list(result.state["items"].values()) == list(range(50))
+    assert built == 0
