@@ -121,7 +121,8 @@ def find(document: Any, reference: Reference) -> tuple[bool, Any]:
 
     Existence, not truthiness (docs/language.md).  A plain path is walked segment by
     segment; ``[*]`` yields the list of every match (possibly empty) once the list
-    or object before it exists, found with the compiled jsonpath-ng expression.
+    or object before it exists: its items (an object's values) when it is the last
+    segment, else found with the compiled jsonpath-ng expression.
     Used by state reads, the checker and the standard tools alike.
 
     >>> from obelisk.grammar.parser import parse_reference
@@ -130,7 +131,8 @@ def find(document: Any, reference: Reference) -> tuple[bool, Any]:
     """
     segments = reference.segments
     current = document
-    for segment in segments:
+    last = len(segments) - 1
+    for position, segment in enumerate(segments):
         if isinstance(segment, Field):
             if not isinstance(current, dict) or segment.name not in current:
                 return False, None
@@ -142,6 +144,8 @@ def find(document: Any, reference: Reference) -> tuple[bool, Any]:
         else:
             if not isinstance(current, (list, dict)):
                 return False, None
+            if position == last:  # the common case: [*] last, its values in order
+                return True, list(current.values() if isinstance(current, dict) else current)
             return True, [match.value for match in to_jsonpath(reference).find(document)]
     return True, current
 

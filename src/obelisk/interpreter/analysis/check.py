@@ -114,6 +114,8 @@ class _Checker:
         self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
         # unresolved_reference diagnostics (by id) whose "did you mean" is still to find
         self.unsuggested: dict[int, Reference] = {}
+        # (id(sources), reference, tool, parameter) judged without a diagnostic
+        self._clean: set[tuple[int, str, str, str]] = set()
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -308,7 +310,25 @@ class _Checker:
         """Judge ``read`` against the output schemas of the calls that write it
         (``sources``): a path none of them can hold (a field a closed object does not
         have) is ``unresolved_reference``; with ``tool`` (a whole argument of a known
-        tool, no ``[*]``), a value that never fits the parameter is ``type_mismatch``."""
+        tool, no ``[*]``), a value that never fits the parameter is ``type_mismatch``.
+        Reads of one path sharing many sources (N readers of ``†state.items[-1]``
+        after N writers) are judged against them once per parameter: a judgment that
+        found nothing finds nothing again."""
+        if len(sources) < 2:
+            self._check_type(call, tool, read, sources)
+            return
+        parameter = str(read.argument.path[0]) if tool is not None else ""
+        clean = (id(sources), str(read.reference), tool.name if tool else "", parameter)
+        if clean in self._clean:
+            return
+        before = len(self.out.diagnostics)
+        self._check_type(call, tool, read, sources)
+        if len(self.out.diagnostics) == before:
+            self._clean.add(clean)
+
+    def _check_type(
+        self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
+    ) -> None:
         key = read.key
         if WILDCARD in key:  # a list of values: not typed here
             tool = None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
+from obelisk.interpreter.analysis.edges import Groups, distances, mutable, sorted_shared
 from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.world import WorldOrder
 from obelisk.interpreter.plan.model import ArgumentExpression, Call, Plan
@@ -95,6 +96,29 @@ def _writes_of(call: Call) -> list[Write]:
     ]
 
 
+def _need(
+    sources: tuple[Write, ...],
+    tags: list[frozenset[Tag]],
+    unreachable: dict[int, str],
+    labels: list[str],
+    relevant: set[int],
+) -> tuple[str | None, frozenset[Tag]]:
+    """What a required read of ``sources`` needs: the labels of its writers when none
+    of them can run (else None), and the ``(producer, alternative)`` tags every
+    writer that can run holds (with its own alternative, when it has several and
+    is ``relevant``)."""
+    live = [w for w in sources if w.call not in unreachable]
+    if not live:
+        return ", ".join(sorted({labels[w.call] for w in sources})), frozenset()
+    common: frozenset[Tag] | None = None
+    for write in live:
+        mine = tags[write.call]
+        if write.alternatives > 1 and write.call in relevant:
+            mine = mine | {(write.call, write.alternative)}
+        common = mine if common is None else common & mine
+    return None, common or frozenset()
+
+
 class PlanGraph:
     """The calls of a plan and the dependency edges between them.
 
@@ -134,15 +158,39 @@ class PlanGraph:
             for write in writes:
                 add(write.key, write)
         self.sources: list[list[tuple[Write, ...]]] = []
-        predecessors: list[set[int]] = [set() for _ in calls]
+        predecessors = self._find_sources()
+        self.order_edges: dict[tuple[int, int], str] = {}
+        self.unknown_after: list[tuple[int, str | int]] = []
+        self._add_order_edges(predecessors, effects)
+        self.predecessors: list[tuple[int, ...]] = sorted_shared(predecessors)
+        self._groups = Groups(self.predecessors, self.size)
+        self.successors: list[tuple[int, ...]] = self._groups.successors()
+        self._order = self._orderable()
+        self.cycles: list[list[int]] = self._find_cycles()
+        self._tags: list[frozenset[Tag]] | None = None
+        self._unreachable: dict[int, str] | None = None
+
+    def _find_sources(self) -> list[set[int] | frozenset[int]]:
+        """Fill ``sources`` and give each call's predecessors by data.
+
+        Reads of one path in one instance share one tuple of sources and one set of
+        the calls behind them (N readers of ``†state.items[*]`` after N writers hold
+        one tuple of N writes, not N of them); a call's predecessors are that shared
+        set when it is all it reads, and are only copied when something is added."""
+        calls = self.plan.calls
+        predecessors: list[set[int] | frozenset[int]] = []
         overlapping = self.index.overlapping
         # (write,) per write, by id: shared by every read it alone feeds, fewer objects
         # for the garbage collector to walk (every write stays alive in self.writes)
         alone: dict[int, tuple[Write]] = {}
+        # (key, instance) -> the writes a read of key sees there, and their calls
+        seen: dict[tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]]
+        seen = {}
         for call, reads in zip(calls, self.reads, strict=True):
             sources_of_call: list[tuple[Write, ...]] = []
             me, instance = call.index, call.instance
-            mine = predecessors[me]
+            mine: set[int] = set()
+            shared: list[frozenset[int]] = []
             for read in reads:
                 hits = overlapping(read.key)
                 if len(hits) == 1:  # the common case: one writer, without a generator
@@ -156,33 +204,30 @@ class PlanGraph:
                     else:
                         sources_of_call.append(())
                     continue
-                found = tuple(
-                    write
-                    for write in hits
-                    if write.call != me and (write.instance is None or write.instance == instance)
-                )
+                known = seen.get((read.key, instance))
+                if known is None:
+                    visible = tuple(w for w in hits if w.instance is None or w.instance == instance)
+                    known = seen[(read.key, instance)] = (
+                        visible,
+                        frozenset(w.call for w in visible),
+                    )
+                found, writers = known
+                if me in writers:  # rare: a call reading what it writes
+                    found = tuple(w for w in found if w.call != me)
+                    writers = writers - {me}
                 sources_of_call.append(found)
-                for write in found:
-                    mine.add(write.call)
+                shared.append(writers)
             self.sources.append(sources_of_call)
-        self.order_edges: dict[tuple[int, int], str] = {}
-        self.unknown_after: list[tuple[int, str | int]] = []
-        self._add_order_edges(predecessors, effects)
-        self.predecessors: list[tuple[int, ...]] = [tuple(sorted(p)) for p in predecessors]
-        successors: list[list[int]] = [[] for _ in calls]
-        for node, preds in enumerate(self.predecessors):
-            for pred in preds:
-                successors[pred].append(node)
-        self.successors: list[tuple[int, ...]] = [tuple(s) for s in successors]
-        self._order = self._orderable()
-        self.cycles: list[list[int]] = self._find_cycles()
-        self._tags: list[frozenset[Tag]] | None = None
-        self._unreachable: dict[int, str] | None = None
+            if not mine and len(shared) == 1:
+                predecessors.append(shared[0])  # shared with every call reading the same
+            else:
+                predecessors.append(mine.union(*shared))
+        return predecessors
 
     # -- order-only edges: _after and world effects ---------------------------
     def _add_order_edges(
         self,
-        predecessors: list[set[int]],
+        predecessors: list[set[int] | frozenset[int]],
         effects: Callable[[str], Mapping[str, str]] | None,
     ) -> None:
         """Add the order-only edges to ``predecessors`` and record them in
@@ -203,7 +248,7 @@ class PlanGraph:
                 if found is None or found == call.index:
                     self.unknown_after.append((call.index, target))
                     continue
-                predecessors[call.index].add(found)
+                mutable(predecessors, call.index).add(found)
                 self.order_edges.setdefault((found, call.index), "after")
         if effects is None:
             return
@@ -244,7 +289,7 @@ class PlanGraph:
                 for earlier, label in world.add(me, resource, access, reaches):
                     if me in successors[earlier]:
                         continue  # a dependency orders them already
-                    predecessors[me].add(earlier)
+                    mutable(predecessors, me).add(earlier)
                     successors[earlier].add(me)
                     self.order_edges.setdefault((earlier, me), label)
 
@@ -326,39 +371,33 @@ class PlanGraph:
         """A closed walk ``[a, ..., a]`` through every call of the component.
 
         It is the shortest cycle through the first call, extended (in plan order)
-        by the shortest detour to each member that cycle misses, so every call
-        that takes part in the cycle is named.
+        by the shortest detour to each member that cycle misses (from the first
+        place of the walk where a detour is shortest), so every call that takes
+        part in the cycle is named.  Two searches from each missed member, each
+        stopping once it has met every call of the walk, give the detour's length
+        from every place at once.
         """
         members = set(component)
         start = component[0]
         walk = self._path_within(start, start, members)
+        on_walk = set(walk)
         for member in component:
-            if member in walk:
+            if member in on_walk:
                 continue
-            best: list[int] | None = None
-            best_at = 0
-            for position, node in enumerate(walk[:-1]):
-                detour = self._path_within(node, member, members)
-                detour += self._path_within(member, node, members)[1:]
-                if best is None or len(detour) < len(best):
-                    best, best_at = detour, position
-            assert best is not None
+            places = set(walk[:-1])
+            there = distances(member, self.predecessors, members, places)  # place -> member
+            back = distances(member, self.successors, members, places)  # member -> place
+            best_at = min(range(len(walk) - 1), key=lambda p: there[walk[p]] + back[walk[p]])
+            node = walk[best_at]
+            best = self._path_within(node, member, members)
+            best += self._path_within(member, node, members)[1:]
             walk = walk[:best_at] + best + walk[best_at + 1 :]
+            on_walk.update(best)
         return walk
 
     def _orderable(self) -> list[int]:
         """Kahn's order of every call not in or behind a cycle."""
-        waiting = [len(preds) for preds in self.predecessors]
-        queue = deque(node for node in range(self.size) if waiting[node] == 0)
-        order: list[int] = []
-        while queue:
-            node = queue.popleft()
-            order.append(node)
-            for child in self.successors[node]:
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    queue.append(child)
-        return order
+        return self._groups.order()
 
     def reaches(self, start: int, goal: int) -> bool:
         """True when ``goal`` depends, directly or not, on ``start``."""
@@ -379,11 +418,17 @@ class PlanGraph:
             return self._tags, self._unreachable
         tags: list[frozenset[Tag]] = [frozenset()] * self.size
         unreachable: dict[int, str] = {}
-        if not any(writes and writes[0].alternatives > 1 for writes in self.writes):
-            # no output has alternatives: nothing is exclusive, everything can run
+        relevant = self._relevant_producers()
+        if not relevant:
+            # no two alternatives of one output are read: nothing is exclusive,
+            # everything can run
             self._tags, self._unreachable = tags, unreachable
             return tags, unreachable
         labels = [call.label for call in self.plan.calls]
+        # id(sources) -> what a read of them needs: (the dead writers' labels, or None;
+        # the tags every live writer holds).  Reads sharing one tuple of sources (N
+        # readers of items[*]) are worked out once: the writers' tags are final then.
+        needs: dict[int, tuple[str | None, frozenset[Tag]]] = {}
         for node in self._order:
             acc: set[Tag] = set()
             for read, sources in zip(self.reads[node], self.sources[node], strict=True):
@@ -391,21 +436,17 @@ class PlanGraph:
                     continue
                 if self._exists is not None and self._exists(read.reference):
                     continue  # there before the plan: no alternative has to be written
-                live = [w for w in sources if w.call not in unreachable]
-                if not live:
-                    dead = ", ".join(sorted({labels[w.call] for w in sources}))
+                need = needs.get(id(sources))
+                if need is None:
+                    need = needs[id(sources)] = _need(sources, tags, unreachable, labels, relevant)
+                dead, common = need
+                if dead is not None:
                     unreachable[node] = (
                         f"it needs {read.reference}, which only {dead} can write, "
                         "and that can never run"
                     )
                     break
-                common: frozenset[Tag] | None = None
-                for write in live:
-                    mine = tags[write.call]
-                    if write.alternatives > 1:
-                        mine = mine | {(write.call, write.alternative)}
-                    common = mine if common is None else common & mine
-                acc.update(common or ())
+                acc.update(common)
             if node in unreachable:
                 continue
             chosen: dict[int, int] = {}
@@ -419,6 +460,30 @@ class PlanGraph:
             tags[node] = frozenset(acc)
         self._tags, self._unreachable = tags, unreachable
         return tags, unreachable
+
+    def _relevant_producers(self) -> set[int]:
+        """The calls two of whose alternatives feed required reads.
+
+        Only their alternatives are tags: a call of which a single alternative is
+        ever read can make no two calls exclusive and no call unreachable, and its
+        tag would be carried by every call after it (a chain of n such calls held
+        n²/2 tags)."""
+        first: dict[int, int] = {}  # producer -> the first of its alternatives read
+        relevant: set[int] = set()
+        done: set[int] = set()  # ids of the tuples of sources looked at
+        for reads, sources_of_call in zip(self.reads, self.sources, strict=True):
+            for read, sources in zip(reads, sources_of_call, strict=True):
+                if not read.required or not sources or id(sources) in done:
+                    continue
+                done.add(id(sources))
+                for write in sources:
+                    call, alternative = write.call, write.alternative
+                    if (
+                        write.alternatives > 1
+                        and first.setdefault(call, alternative) != alternative
+                    ):
+                        relevant.add(call)
+        return relevant
 
     @property
     def unreachable(self) -> dict[int, str]:

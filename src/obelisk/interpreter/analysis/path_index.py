@@ -57,17 +57,23 @@ class PathIndex(Generic[T]):
 
     ``add(key, item)`` stores an item; ``overlapping(key)`` yields every item
     whose key overlaps ``key``, each once, in insertion order of the nodes
-    visited.  Adding after a query is allowed (caches are reset).
+    visited.  Adding after a query is allowed (caches are reset).  A query that
+    walks more than one branch (``[*]``, a negative index) is answered once per
+    key: N readers of ``†state.items[*]`` walk the N items once, not N times, and
+    share one list, which callers must not change.
     """
 
-    __slots__ = ("_nested", "_root", "_some_position")
+    __slots__ = ("_answers", "_nested", "_root", "_some_position")
 
     def __init__(self) -> None:
         self._root: _Node[T] = _Node()
+        self._answers: dict[Key, list[T]] = {}  # the many-branch queries answered so far
         self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
         self._nested = False  # two items at one key, or one at a prefix of another's
 
     def add(self, key: Key, item: T) -> None:
+        if self._answers:
+            self._answers = {}
         node = self._root
         node.below = None
         for part in key:
@@ -104,7 +110,10 @@ class PathIndex(Generic[T]):
             if node.children:  # a leaf has nothing below
                 found.extend(node.subtree())
             return found if len(found) < 2 else _unique(found)
-        return self._overlapping(key)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self._overlapping(key)
+        return answer
 
     def _overlapping(self, key: Key) -> list[T]:
         found: list[T] = []
