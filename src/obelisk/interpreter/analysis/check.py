@@ -311,9 +311,8 @@ class _Checker:
         (``sources``): a path none of them can hold (a field a closed object does not
         have) is ``unresolved_reference``; with ``tool`` (a whole argument of a known
         tool, no ``[*]``), a value that never fits the parameter is ``type_mismatch``.
-        Reads of one path sharing many sources (N readers of ``†state.items[-1]``
-        after N writers) are judged against them once per parameter: a judgment that
-        found nothing finds nothing again."""
+        Reads sharing many sources (N readers of ``†state.items[-1]`` after N writers)
+        are judged once per parameter: a judgment that found nothing finds nothing again."""
         if len(sources) < 2:
             self._check_type(call, tool, read, sources)
             return
@@ -488,9 +487,8 @@ class _Checker:
 
     def reported(self, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
         """``diagnostics`` (those :func:`limit_per_code` keeps) with the "did you mean"
-        of each unresolved reference among them.  Looking for one compares the path
-        with every path the plan writes, so it is done for the diagnostics shown only:
-        8,000 unresolved references would otherwise cost 8,000 such searches."""
+        of each unresolved reference among them: a search over every written path,
+        done for the diagnostics shown only (docs/limits.md)."""
         if not self.unsuggested:
             return diagnostics
         return tuple(

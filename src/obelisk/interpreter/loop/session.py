@@ -41,12 +41,7 @@ from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, Tur
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
-from obelisk.interpreter.runtime.approvals import (
-    ApprovalIds,
-    Decision,
-    check_decisions,
-    new_scope,
-)
+from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_decisions, new_scope
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.pinning import live_changes, live_pins
