@@ -398,3 +398,34 @@ def test_ctrl_c_still_interrupts_run_sync_at_once() -> None:
     out, err = process.communicate(timeout=20)
     assert (process.returncode, out, err) == (0, "interrupted\n", "")
     assert time.monotonic() - started < 5
+
+
+def test_a_tool_stopping_the_run_leaves_no_task_exception_for_asyncio_to_log() -> None:
+    # KeyboardInterrupt and SystemExit leave the event loop with the run's task holding
+    # them; once the exception (and so the task) is freed, asyncio logs a task whose
+    # exception nobody retrieved, unless run_sync retrieved it
+    script = textwrap.dedent(
+        """
+        import gc, obelisk
+
+        @obelisk.tool
+        def stopper(kind: str) -> int:
+            raise KeyboardInterrupt if kind == "interrupt" else SystemExit(3)
+
+        kept = []
+        for kind in ("interrupt", "exit", "interrupt"):
+            try:
+                obelisk.run_sync([{"_tool": "stopper", "kind": kind}], [stopper])
+            except (KeyboardInterrupt, SystemExit) as exc:
+                kept.append(exc.result.status)
+        print(kept)
+        del kept
+        gc.collect()
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "['failed', 'failed', 'failed']\n"
+    assert done.stderr == ""

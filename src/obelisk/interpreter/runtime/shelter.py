@@ -142,6 +142,8 @@ def run_sheltered(coroutine: Coroutine[Any, Any, T]) -> T:
     finally:
         _SHELTERED.discard(main)  # Ctrl-C, or what the coroutine raised: it may be cancelled now
         main.remove_done_callback(done)
+        if main.done() and not main.cancelled():  # a SystemExit left run_forever with it:
+            main.exception()  # retrieved, so asyncio does not log it again at exit
         with contextlib.suppress(AttributeError):
             delattr(loop, "stop")
         try:
