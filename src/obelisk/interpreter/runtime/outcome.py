@@ -155,7 +155,7 @@ def json_result_text(
     if kind in _SCALARS:
         if kind is float and not math.isfinite(value):
             raise OutputValidationError(f"the output of {tool.name} is not JSON data: {value}")
-        if kind is int and unreadable_digits(value) is not None:
+        if kind is int and value.bit_length() > _READABLE_BITS and unreadable_digits(value):
             raise _unreadable(tool, str(_big_int(value)))
         size = _string_size(value) if kind is str else 8
         _check_size(tool, size, limits)
@@ -257,6 +257,9 @@ def _unreadable(tool: Tool, where: str) -> OutputValidationError:
 
 # jiter reads integers of at most this many digits (Python's default limit)
 _JITER_DIGITS = 4300
+# an integer of at most this many bits has at most 640 digits, which Python always
+# reads (sys.set_int_max_str_digits refuses a lower limit): no call needed on the hot path
+_READABLE_BITS = 3 * 640
 
 
 def _big_int(item: Any) -> str | None:
