@@ -172,9 +172,6 @@ def int_digits_limit() -> int:
     return int(getter()) if getter is not None else 0
 
 
-_int_limit = int_digits_limit
-
-
 def _error(message: str, text: str, position: int) -> json.JSONDecodeError:
     error = json.JSONDecodeError(message, text, position)
     return error
@@ -184,7 +181,7 @@ def _locate(text: str, wanted: str) -> tuple[int, int]:
     """Where the problem ``wanted`` (a token, or ``"int"``/``"depth"``) first occurs
     outside strings: ``(offset, detail)`` (the digit count, or the depth)."""
     depth = deepest = deepest_at = 0
-    limit = _int_limit()
+    limit = int_digits_limit()
     for found in _TOKEN.finditer(text):
         integer, fraction, exponent, _constant, opening, closing = found.groups()
         if opening is not None:
@@ -243,7 +240,7 @@ def loads_strict(text: str) -> Any:
         position, digits = _locate(text, "int")
         raise _error(
             f"integer of {digits} digits is too long (Python converts at most "
-            f"{_int_limit()} digits)",
+            f"{int_digits_limit()} digits)",
             text,
             position,
         ) from None
@@ -421,7 +418,7 @@ def preview(value: Any, width: int = 60) -> str:
     '<integer of 5001 digits>'
     """
     if isinstance(value, int) and not isinstance(value, bool):
-        limit = _int_limit()
+        limit = int_digits_limit()
         if limit and value.bit_length() > limit * 3.3 and decimal_digits(value) > limit:
             return f"<integer of {decimal_digits(value)} digits>"
     try:
