@@ -83,38 +83,27 @@ class WorldOrder:
             """Order ``call`` after ``earlier`` (which touched ``theirs``); False when a
             dependency orders them the other way (no edge: ``earlier`` stays in the
             frontier, and what it took the place of there is waited for instead)."""
-            if earlier == call:
-                return True
-            if (earlier, theirs, writes) in done:
-                return earlier not in skipped
-            done.add((earlier, theirs, writes))
-            if earlier in ordered or (earlier not in skipped and not reaches(call, earlier)):
-                if earlier not in ordered:
-                    ordered.add(earlier)
-                    edges.append(
-                        (earlier, resource if theirs == resource else f"{theirs} / {resource}")
-                    )
-                waited.append((earlier, theirs, writes))
-                return True
-            skipped.add(earlier)
-            behind = list(covered.get(earlier, ()))
-            while behind:  # rare: only where a dependency runs against plan order
-                before, name, wrote = behind.pop()
-                if not (wrote or writing) or not _overlap(name, resource):
+            stack = [(earlier, theirs, writes)]
+            while stack:  # more than one only where a dependency runs against plan order
+                access = before, name, wrote = stack.pop()
+                if (
+                    before == call
+                    or access in done
+                    or not (wrote or writing)  # two reads never conflict
+                    or not _overlap(name, resource)
+                ):
                     continue
-                if before == call or (before, name, wrote) in done:
-                    continue
-                done.add((before, name, wrote))
-                if before in skipped or (before not in ordered and reaches(call, before)):
+                done.add(access)
+                if before not in ordered and (before in skipped or reaches(call, before)):
                     if before not in skipped:
                         skipped.add(before)
-                        behind.extend(covered.get(before, ()))
+                        stack.extend(covered.get(before, ()))
                     continue
                 if before not in ordered:
                     ordered.add(before)
                     edges.append((before, resource if name == resource else f"{name} / {resource}"))
-                waited.append((before, name, wrote))
-            return False
+                waited.append(access)
+            return earlier not in skipped
 
         for ancestor in path[:-1]:  # resources this one lies below
             for earlier in ancestor.writers:
