@@ -18,12 +18,12 @@ Public API only; the implementation lives in private layers (docs/architecture.m
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from obelisk.diagnostics import Diagnostic as Diagnostic
 from obelisk.errors import ApprovalError as ApprovalError
 from obelisk.errors import ApprovalRejected as ApprovalRejected
 from obelisk.errors import ArgumentValidationError as ArgumentValidationError
 from obelisk.errors import CorrectionBudgetExceeded as CorrectionBudgetExceeded
 from obelisk.errors import DelegateDepthExceeded as DelegateDepthExceeded
-from obelisk.errors import Diagnostic as Diagnostic
 from obelisk.errors import ExecutionError as ExecutionError
 from obelisk.errors import JournalCorrupted as JournalCorrupted
 from obelisk.errors import JournalError as JournalError

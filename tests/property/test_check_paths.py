@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from tests.property.strategies import argument_values
 
 import obelisk
+from obelisk.diagnostics import Collector
 from obelisk.grammar import Escaped
 from obelisk.interpreter.analysis.arguments import ArgumentChecks
 from obelisk.interpreter.analysis.schema_types import STAND_IN_UNKNOWN, stand_in_at
-from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.plan.parse import parse_partial
 from obelisk.interpreter.tools.tool import Tool

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from plan_tools import INPUT_SCHEMA, TOOLS
 
 import obelisk.testing as testing
+from obelisk.diagnostics import Collector
 from obelisk.errors import PlanError
 from obelisk.grammar import parse_expression
-from obelisk.interpreter.plan.call import Collector, parse_reported_call
+from obelisk.interpreter.plan.call import parse_reported_call
 from obelisk.interpreter.plan.model import META_KEYS, Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.plan.plain import plain_call

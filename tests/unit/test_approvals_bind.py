@@ -347,7 +347,7 @@ def test_the_cli_prompt_escapes_bidi_controls(monkeypatch: pytest.MonkeyPatch) -
 
 def test_printable_escapes_every_bidi_control() -> None:
     controls = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-    text = obelisk.errors.printable(f"a{controls}b")
+    text = obelisk.diagnostics.printable(f"a{controls}b")
     assert text == "a" + "".join(f"\\u{ord(c):04x}" for c in controls) + "b"
 
 

@@ -24,7 +24,7 @@ def test_some_modules_have_examples() -> None:
         if doctest.DocTestFinder().find(importlib.import_module(name))
         and any(t.examples for t in doctest.DocTestFinder().find(importlib.import_module(name)))
     ]
-    assert {"obelisk.errors", "obelisk.grammar.paths", "obelisk.interpreter.runtime.run"} <= set(
+    assert {"obelisk.diagnostics", "obelisk.grammar.paths", "obelisk.interpreter.runtime.run"} <= set(
         with_examples
     )
 

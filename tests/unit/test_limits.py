@@ -13,7 +13,7 @@ import pytest
 
 import obelisk
 from obelisk import Diagnostic, Limits, PlanError, SolutionError, UsageError
-from obelisk.errors import limit_per_code
+from obelisk.diagnostics import limit_per_code
 from obelisk.json_values import MAX_DECODE_DEPTH, decimal_digits, loads_strict, preview
 from obelisk.limits import int_digits_limit
 
@@ -389,7 +389,7 @@ def test_argument_names_of_many_digits_sort_without_int_conversion() -> None:
 
 
 def test_printable_escapes_controls_and_lone_surrogates_only() -> None:
-    from obelisk.errors import printable
+    from obelisk.diagnostics import printable
 
     assert printable("a\tb\nc\x1b[31m\ud800\u2028 † é") == (
         "a\\tb\\nc\\u001b[31m\\ud800\\u2028 † é"
@@ -397,7 +397,7 @@ def test_printable_escapes_controls_and_lone_surrogates_only() -> None:
 
 
 def test_caret_lines_move_the_caret_past_escapes_and_window_long_lines() -> None:
-    from obelisk.errors import caret_lines
+    from obelisk.diagnostics import caret_lines
 
     assert caret_lines("†a\tb.x", (4, 6)) == ["†a\\tb.x", "     ^^"]
     assert caret_lines("abc", (3, 3)) == ["abc", "   ^"]

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from obelisk.errors import Diagnostic, ObeliskError, PlanError
+from obelisk.diagnostics import Collector, Diagnostic
+from obelisk.errors import ObeliskError, PlanError
 from obelisk.grammar import Alternatives, Conjunction, Escaped, Field, Index, Reference
-from obelisk.interpreter.plan.call import Collector, parse_reported_call
+from obelisk.interpreter.plan.call import parse_reported_call
 from obelisk.interpreter.plan.model import (
     META_KEYS,
     ArgumentExpression,

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from obelisk.cli.io import json_for_output
-from obelisk.errors import ApprovalAborted, printable
+from obelisk.diagnostics import printable
+from obelisk.errors import ApprovalAborted
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval
 from obelisk.json_values import loads_strict
 

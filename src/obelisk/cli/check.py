@@ -27,7 +27,7 @@ from obelisk.cli.io import (
     read_object,
     read_plan,
 )
-from obelisk.errors import printable
+from obelisk.diagnostics import printable
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.drawing import GraphFormat, draw
 from obelisk.interpreter.analysis.result import CheckResult

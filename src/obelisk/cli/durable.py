@@ -35,7 +35,8 @@ from obelisk.cli.io import (
     tool_flags,
 )
 from obelisk.cli.run import CLI_CONTEXT, report, settle
-from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError, printable
+from obelisk.diagnostics import printable
+from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.journal import Journal
 from obelisk.interpreter.runtime.run import resume_sync

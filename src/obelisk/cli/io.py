@@ -21,7 +21,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from obelisk.errors import ObeliskError, caret_lines, printable
+from obelisk.diagnostics import caret_lines, printable
+from obelisk.errors import ObeliskError
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.json_values import decimal_digits, loads_strict
 from obelisk.limits import int_digits_limit
@@ -103,7 +104,7 @@ StateOption = Annotated[
 
 def fail(message: str) -> NoReturn:
     """Print ``obelisk: error: <message>`` on standard error and exit 2 (characters
-    that would not print are escaped, see :func:`obelisk.errors.printable`)."""
+    that would not print are escaped, see :func:`obelisk.diagnostics.printable`)."""
     head, newline, rest = message.partition("\n")
     err.print(f"obelisk: error: {printable(head)}{newline}{rest}", markup=False)
     raise typer.Exit(2)

@@ -39,7 +39,8 @@ from obelisk.cli.io import (
     warn_replaced,
 )
 from obelisk.cli.run import sorted_keys
-from obelisk.errors import ApprovalAborted, printable
+from obelisk.diagnostics import printable
+from obelisk.errors import ApprovalAborted
 
 if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import Model

@@ -35,7 +35,8 @@ from obelisk.cli.io import (
     tools_print_to_stderr,
     warn_replaced,
 )
-from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError, printable
+from obelisk.diagnostics import printable
+from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan

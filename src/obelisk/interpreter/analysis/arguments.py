@@ -15,10 +15,10 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+from obelisk.diagnostics import Collector
 from obelisk.errors import ArgumentProblem
 from obelisk.grammar import Escaped
 from obelisk.interpreter.analysis.schema_types import STAND_IN_UNKNOWN, stand_in_at
-from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.model import Call, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan
 from obelisk.interpreter.tools.tool import Tool

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from obelisk.errors import Diagnostic, limit_per_code, sort_diagnostics
+from obelisk.diagnostics import Collector, Diagnostic, limit_per_code, sort_diagnostics
 from obelisk.grammar import (
     ANY_INDEX,
     WILDCARD,
@@ -34,7 +34,6 @@ from obelisk.interpreter.analysis.schema_types import (
     types_compatible,
 )
 from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
-from obelisk.interpreter.plan.call import Collector
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan, parse_partial

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from obelisk.diagnostics import Collector
 from obelisk.grammar import ANY_INDEX
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
-from obelisk.interpreter.plan.call import Collector
 
 __all__ = ["Conflict", "find_conflicts", "report_conflicts"]
 

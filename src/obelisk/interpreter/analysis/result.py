@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from obelisk.errors import Diagnostic, PlanError
+from obelisk.diagnostics import Diagnostic
+from obelisk.errors import PlanError
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Plan
 

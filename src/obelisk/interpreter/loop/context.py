@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from obelisk.errors import Diagnostic
+from obelisk.diagnostics import Diagnostic
 from obelisk.grammar import Escaped, parse_expression
 from obelisk.interpreter.loop.messages import (
     DataMessage,

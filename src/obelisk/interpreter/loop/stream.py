@@ -28,11 +28,12 @@ from typing import Any
 
 import jiter
 
-from obelisk.errors import Diagnostic, SolutionError
+from obelisk.diagnostics import Collector, Diagnostic
+from obelisk.errors import SolutionError
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.messages import Solution, parse_solution
-from obelisk.interpreter.plan.call import Collector, parse_call
+from obelisk.interpreter.plan.call import parse_call
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.records import RunResult

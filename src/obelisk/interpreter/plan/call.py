@@ -9,10 +9,11 @@ its argument path and the span of the bad characters (docs/diagnostics.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
-from obelisk.errors import Diagnostic, ReferenceSyntaxError
+from obelisk.diagnostics import Collector
+from obelisk.errors import ReferenceSyntaxError
 from obelisk.grammar import DAGGER, Escaped, Expression, Wildcard, parse_expression
 from obelisk.interpreter.plan.model import (
     META_KEYS,
@@ -40,47 +41,11 @@ from obelisk.limits import DEFAULT_LIMITS, Limits, int_digits_limit
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
-    "Collector",
     "json_kind",
     "parse_call",
     "parse_reported_call",
     "path_depth_problem",
 ]
-
-
-class Collector:
-    """Collects the diagnostics of one plan: the ``fail()`` helper shared by the
-    plan parser and the checker.  ``fail`` names the call (a :class:`Call`, or an
-    index plus ``tool`` for a call that did not parse), so every diagnostic gets
-    its ``#3 issueRefund`` label."""
-
-    def __init__(self, diagnostics: Iterable[Diagnostic] = ()) -> None:
-        self.diagnostics: list[Diagnostic] = list(diagnostics)
-        self.unparsed: dict[int, set[str]] = {}
-        """Per call index, the top-level arguments holding an expression that did not parse."""
-
-    def fail(
-        self,
-        code: str,
-        message: str,
-        call: Call | int | None = None,
-        path: str | None = None,
-        span: tuple[int, int] | None = None,
-        source: str | None = None,
-        *,
-        tool: str | None = None,
-        severity: Literal["error", "warning"] = "error",
-    ) -> None:
-        """Record one diagnostic: ``code`` and ``message`` (what was found and what
-        was expected), the ``call`` it is about (``None`` for the whole plan), the
-        argument ``path``, and the ``span`` inside ``source`` to put a caret under."""
-        index = call.index if isinstance(call, Call) else call
-        label = call.label if isinstance(call, Call) else None
-        if label is None and index is not None:
-            label = f"#{index} {tool}" if tool else f"#{index}"
-        self.diagnostics.append(
-            Diagnostic(code, severity, message, index, path, span, source, label)
-        )
 
 
 MAX_ARGUMENT_DEPTH = DEFAULT_LIMITS.max_argument_depth

@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from obelisk.errors import Diagnostic
+from obelisk.diagnostics import Diagnostic
 from obelisk.grammar import Alternatives, Escaped, Expression, Reference
 
 __all__ = [

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from obelisk.errors import Diagnostic, PlanError, limit_per_code, sort_diagnostics
-from obelisk.interpreter.plan.call import Collector, json_kind, parse_reported_call
+from obelisk.diagnostics import Collector, Diagnostic, limit_per_code, sort_diagnostics
+from obelisk.errors import PlanError
+from obelisk.interpreter.plan.call import json_kind, parse_reported_call
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, PlanMode, new_call
 from obelisk.interpreter.plan.plain import plain_call

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from obelisk.diagnostics import DiagnosticCode
 from obelisk.grammar import DAGGER, Escaped, Expression
 from obelisk.json_values import decimal_digits
 from obelisk.limits import Limits, int_digits_limit
@@ -53,7 +54,7 @@ class ValueProblem(Exception):
     """A value that breaks a limit (``code`` ``limit``) or is not JSON data
     (``plan_shape``): ``message``, at argument path ``path``."""
 
-    def __init__(self, code: str, message: str, path: ArgPath) -> None:
+    def __init__(self, code: DiagnosticCode, message: str, path: ArgPath) -> None:
         self.code, self.message, self.path = code, message, path
 
 

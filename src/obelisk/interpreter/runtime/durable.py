@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from obelisk.diagnostics import Diagnostic
 from obelisk.errors import (
     ApprovalError,
-    Diagnostic,
     JournalCorrupted,
     JournalError,
     ObeliskError,

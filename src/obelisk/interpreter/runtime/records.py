@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from obelisk.errors import Diagnostic
+from obelisk.diagnostics import Diagnostic
 from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.write_log import WriteEntry

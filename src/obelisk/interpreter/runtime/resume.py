@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from obelisk.errors import ApprovalError, Diagnostic, RunMismatch, UsageError
+from obelisk.diagnostics import Diagnostic
+from obelisk.errors import ApprovalError, RunMismatch, UsageError
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
 from obelisk.interpreter.runtime.durable import DurableOrigin, resume_journaled

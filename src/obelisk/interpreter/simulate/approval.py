@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from obelisk.errors import Diagnostic
+from obelisk.diagnostics import Diagnostic
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan

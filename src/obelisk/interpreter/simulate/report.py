@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from obelisk.errors import Diagnostic
+from obelisk.diagnostics import Diagnostic
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.simulate.unknown import json_form
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from obelisk.errors import Diagnostic, UsageError
+from obelisk.diagnostics import Diagnostic
+from obelisk.errors import UsageError
 from obelisk.grammar import parse_reference
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.path_index import PathIndex
