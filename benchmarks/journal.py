@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import obelisk
-from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.durable.journal import Journal
 
 from .run_overhead import layered, plan_for, zero
 

@@ -52,8 +52,8 @@ from obelisk.interpreter.plan.parse import parse_plan as parse_plan
 from obelisk.interpreter.runtime.approvals import Decision as Decision
 from obelisk.interpreter.runtime.approvals import PendingApproval as PendingApproval
 from obelisk.interpreter.runtime.approvals import Resolution as Resolution
+from obelisk.interpreter.runtime.durable.journal import Journal as Journal
 from obelisk.interpreter.runtime.events import Event as Event
-from obelisk.interpreter.runtime.journal import Journal as Journal
 from obelisk.interpreter.runtime.records import CallRecord as CallRecord
 from obelisk.interpreter.runtime.records import RunResult as RunResult
 from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall

@@ -39,7 +39,7 @@ import pytest
 
 import obelisk
 from obelisk import Resolution
-from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.durable.journal import Journal
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

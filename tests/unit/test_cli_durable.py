@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import obelisk
 from obelisk.cli.app import app
-from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.durable.journal import Journal
 
 runner = CliRunner()
 

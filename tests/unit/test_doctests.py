@@ -24,9 +24,11 @@ def test_some_modules_have_examples() -> None:
         if doctest.DocTestFinder().find(importlib.import_module(name))
         and any(t.examples for t in doctest.DocTestFinder().find(importlib.import_module(name)))
     ]
-    assert {"obelisk.diagnostics", "obelisk.grammar.paths", "obelisk.interpreter.runtime.run"} <= set(
-        with_examples
-    )
+    assert {
+        "obelisk.diagnostics",
+        "obelisk.grammar.paths",
+        "obelisk.interpreter.runtime.run",
+    } <= set(with_examples)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,7 +12,7 @@ import pytest
 
 import obelisk
 from obelisk import Decision
-from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.durable.journal import Journal
 
 RAN: list[str] = []
 
@@ -74,7 +74,7 @@ def _shape(result: obelisk.RunResult) -> Any:
 def test_a_settled_run_is_rebuilt_from_the_journal_as_the_engine_replays_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from obelisk.interpreter.runtime import durable
+    from obelisk.interpreter.runtime.durable import runs as durable
 
     fast_db, engine_db = _interrupted_copy(tmp_path, "a.db"), _interrupted_copy(tmp_path, "b.db")
     RAN.clear()

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import obelisk
 from obelisk.cli.app import app
 from obelisk.errors import JournalCorrupted, JournalError, ObeliskError
-from obelisk.interpreter.runtime import journal_store
+from obelisk.interpreter.runtime.durable import store as journal_store
 
 
 @obelisk.tool

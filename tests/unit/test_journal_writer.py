@@ -11,9 +11,9 @@ import pytest
 from pydantic_core import to_json
 
 from obelisk.interpreter.runtime import write_log
-from obelisk.interpreter.runtime.journal_data import dump
-from obelisk.interpreter.runtime.journal_store import Store
-from obelisk.interpreter.runtime.journal_writer import RunWriter
+from obelisk.interpreter.runtime.durable.data import dump
+from obelisk.interpreter.runtime.durable.store import Store
+from obelisk.interpreter.runtime.durable.writer import RunWriter
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.write_log import WriteEntry
 

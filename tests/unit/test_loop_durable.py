@@ -11,7 +11,7 @@ import pytest
 import obelisk
 from obelisk import Decision, Loop, ScriptedModel
 from obelisk.errors import JournalError, LoopStopped, RunMismatch, UsageError
-from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.durable.journal import Journal
 
 RAN: list[str] = []
 STOP = {"at": ""}

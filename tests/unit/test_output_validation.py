@@ -22,8 +22,8 @@ from typer.testing import CliRunner
 import obelisk
 from obelisk import Decision
 from obelisk.cli.app import app
+from obelisk.interpreter.runtime.durable.journal import Journal
 from obelisk.interpreter.runtime.events import CallFailed, Event
-from obelisk.interpreter.runtime.journal import Journal
 
 ROAMING: list[str] = []  # the world: each line whose roaming was enabled
 

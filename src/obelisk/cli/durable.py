@@ -38,7 +38,7 @@ from obelisk.cli.run import CLI_CONTEXT, report, settle
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
-from obelisk.interpreter.runtime.journal import Journal
+from obelisk.interpreter.runtime.durable.journal import Journal
 from obelisk.interpreter.runtime.run import resume_sync
 
 __all__ = [

@@ -40,7 +40,7 @@ from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanErr
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
-from obelisk.interpreter.runtime.durable import new_run_id
+from obelisk.interpreter.runtime.durable.runs import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync

@@ -21,17 +21,11 @@ from obelisk.errors import JournalCorrupted, JournalError, RunMismatch, Solution
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import check_decisions
-from obelisk.interpreter.runtime.durable import (
-    changes,
-    new_run_id,
-    pins,
-    replay_outcomes,
-    sha,
-    tool_pins,
-)
-from obelisk.interpreter.runtime.journal import Journal
-from obelisk.interpreter.runtime.journal_data import FINISHED, plan_calls
-from obelisk.interpreter.runtime.journal_writer import RunWriter
+from obelisk.interpreter.runtime.durable.data import FINISHED, plan_calls
+from obelisk.interpreter.runtime.durable.journal import Journal
+from obelisk.interpreter.runtime.durable.pinning import changes, pins, sha, tool_pins
+from obelisk.interpreter.runtime.durable.runs import new_run_id, replay_outcomes
+from obelisk.interpreter.runtime.durable.writer import RunWriter
 from obelisk.interpreter.runtime.records import CallOutcome, UnknownCall
 from obelisk.interpreter.tools.registry import Registry
 

@@ -44,7 +44,7 @@ from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
-from obelisk.interpreter.runtime.durable import opened
+from obelisk.interpreter.runtime.durable.runs import opened
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.state import State

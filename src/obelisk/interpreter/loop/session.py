@@ -42,9 +42,9 @@ from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_decisions, new_scope
+from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
-from obelisk.interpreter.runtime.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff

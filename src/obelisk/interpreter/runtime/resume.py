@@ -11,7 +11,7 @@ state comes out the same, and only the calls still to run are called
 (docs/approvals.md).  A result kept in memory is used once: its first resume
 consumes it, and the result that resume returns is the one to resume next.  A run
 id with ``journal=`` resumes a durable run from its journal (docs/durable.md,
-:mod:`~obelisk.interpreter.runtime.durable`).
+:mod:`~obelisk.interpreter.runtime.durable.runs`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from obelisk.diagnostics import Diagnostic
 from obelisk.errors import ApprovalError, RunMismatch, UsageError
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import Decision, Resolution, check_decisions
-from obelisk.interpreter.runtime.durable import DurableOrigin, resume_journaled
+from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
+from obelisk.interpreter.runtime.durable.runs import DurableOrigin, resume_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
-from obelisk.interpreter.runtime.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.tools.registry import Registry
 
@@ -51,7 +51,7 @@ class RunOrigin:
     engine again (same plan, graph, starting state and settings), ``registry`` the
     tools, ``diagnostics`` the check's warnings, ``decisions`` every decision given
     so far (by approval id).  ``plan`` is the checked plan and ``pinned`` its tools'
-    :func:`~obelisk.interpreter.runtime.durable.live_pins` when the run paused
+    :func:`~obelisk.interpreter.runtime.durable.runs.live_pins` when the run paused
     (``None``: worked out from ``registry`` when resumed); ``once`` marks the result
     resumed."""
 

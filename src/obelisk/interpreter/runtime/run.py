@@ -13,10 +13,10 @@ from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.collector import run_collector
-from obelisk.interpreter.runtime.durable import new_run_id, run_journaled
+from obelisk.interpreter.runtime.durable.pinning import live_pins
+from obelisk.interpreter.runtime.durable.runs import new_run_id, run_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Event, Listener
-from obelisk.interpreter.runtime.pinning import live_pins
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.shelter import run_sheltered

@@ -10,8 +10,8 @@ from typing import Any
 
 from obelisk.errors import JournalError
 from obelisk.interpreter.runtime.approvals import PendingApproval
-from obelisk.interpreter.runtime.journal_data import dump, dump_written, outcome_row
-from obelisk.interpreter.runtime.journal_store import HEARTBEAT, Store
+from obelisk.interpreter.runtime.durable.data import dump, dump_written, outcome_row
+from obelisk.interpreter.runtime.durable.store import HEARTBEAT, Store
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord
 from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.tool import Tool

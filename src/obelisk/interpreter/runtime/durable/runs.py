@@ -1,23 +1,21 @@
 """Durable runs: run a plan with a journal, resume it by its id (docs/durable.md).
 
-:func:`run_journaled` records a new run in a :class:`~obelisk.interpreter.runtime.journal.Journal`
-and runs it, journaling each call's intent before its tool runs and its outcome
-after.  :func:`resume_journaled` continues a run from the journal after a crash, a
-pause for approvals or a stop: every call with an outcome is replayed from it,
-never run again; a call that was in flight (an intent, no outcome) runs again only
-when its tool is ``pure`` or ``idempotent``, and is otherwise ``unknown`` until a
-person resolves it.  A run is pinned to its plan and its tools' schemas: resuming it
-with tools that changed raises :class:`~obelisk.errors.RunMismatch`.
-"""
+:func:`run_journaled` records a new run in a
+:class:`~obelisk.interpreter.runtime.durable.journal.Journal` and runs it, journaling
+each call's intent before its tool runs and its outcome after. :func:`resume_journaled`
+continues a run from the journal after a crash, a pause for approvals or a stop: every
+call with an outcome is replayed from it, never run again; a call that was in flight (an
+intent, no outcome) runs again only when its tool is ``pure`` or ``idempotent``, and is
+otherwise ``unknown`` until a person resolves it. A run is pinned to its plan and its
+tools' schemas: resuming it with tools that changed raises
+:class:`~obelisk.errors.RunMismatch`."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 import re
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,12 +23,9 @@ from typing import Any
 
 from obelisk.diagnostics import Diagnostic
 from obelisk.errors import (
-    ApprovalError,
     JournalCorrupted,
     JournalError,
     ObeliskError,
-    OutcomeError,
-    OutputValidationError,
     RunMismatch,
     UsageError,
 )
@@ -38,49 +33,45 @@ from obelisk.grammar import Reference
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.collector import gc_paused
-from obelisk.interpreter.plan.model import Call, Plan
+from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import (
     ApprovalIds,
     Decision,
     Resolution,
     check_decisions,
 )
-from obelisk.interpreter.runtime.engine import Engine
-from obelisk.interpreter.runtime.events import Listener
-from obelisk.interpreter.runtime.journal import Journal
-from obelisk.interpreter.runtime.journal_data import (
+from obelisk.interpreter.runtime.durable.data import (
     FINISHED,
     Progress,
-    canonical,
     output_validation_of,
     run_settings,
 )
-from obelisk.interpreter.runtime.journal_writer import RunWriter
-from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
+from obelisk.interpreter.runtime.durable.journal import Journal
+from obelisk.interpreter.runtime.durable.pinning import changes, pins, sha
+from obelisk.interpreter.runtime.durable.settled import settled_result
+from obelisk.interpreter.runtime.durable.unknown import chosen_resolutions, resolved_outcome
+from obelisk.interpreter.runtime.durable.writer import RunWriter
+from obelisk.interpreter.runtime.engine import Engine
+from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.outcome import error_record
 from obelisk.interpreter.runtime.records import (
     CallOutcome,
     RunResult,
     UnknownCall,
 )
-from obelisk.interpreter.runtime.settled import settled_result
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
-from obelisk.interpreter.tools.tool import Tool
 from obelisk.limits import Limits
 
 __all__ = [
     "DurableOrigin",
     "JournalArgument",
-    "changes",
     "new_run_id",
     "opened",
-    "pins",
     "replay_outcomes",
     "resume_journaled",
     "run_journaled",
-    "sha",
-    "tool_pins",
 ]
 
 JournalArgument = Journal | str | os.PathLike[str]
@@ -122,68 +113,6 @@ def opened(journal: Any) -> Iterator[Journal]:
         yield book
     finally:
         book.close()
-
-
-def sha(value: Any) -> str:
-    """The SHA-256 (hex) of ``value``'s canonical JSON."""
-    return hashlib.sha256(canonical(value).encode("ascii")).hexdigest()
-
-
-def tool_pins(tool: Tool) -> dict[str, str]:
-    """What a run is pinned to of one tool: hashes of its parameters schema, its
-    output schema, and the options that change what a plan does (outcomes, effects,
-    latent, delegate and scopes, pure, idempotent, requires approval, and output
-    validation when the tool sets it)."""
-    rule = tool.requires_approval
-    options = {
-        "outcomes": list(tool.outcomes),
-        "effects": tool.effects,
-        "latent": tool.latent,
-        "delegate": tool.delegate,
-        "scopes": list(tool.scopes),
-        "pure": tool.pure,
-        "idempotent": tool.idempotent,
-        "requires_approval": rule if isinstance(rule, bool) else "a function",
-    }
-    if tool.output_validation is not None:  # absent otherwise: older runs' pins still match
-        options["output_validation"] = tool.output_validation
-    return {
-        "parameters": sha(tool.parameters),
-        "output schema": sha(tool.output_schema),
-        "options": sha(options),
-    }
-
-
-def pins(plan_data: Any, plan: Plan, registry: Registry) -> tuple[dict[str, Any], str]:
-    """``(pinned, fingerprint)``: the hash of the plan (its canonical JSON) and
-    :func:`tool_pins` of every tool it calls; the fingerprint is the SHA-256 (hex) of
-    both."""
-    names = sorted({call.tool for call in plan.calls})
-    pinned = {
-        "plan": sha(plan_data),
-        "tools": {name: tool_pins(registry[name]) for name in names if name in registry},
-    }
-    return pinned, sha(pinned)
-
-
-def changes(pinned: Mapping[str, Any], registry: Registry) -> list[str]:
-    """What changed of the pinned tools in ``registry``: one phrase per tool."""
-    found = []
-    tools = pinned.get("tools")
-    if not isinstance(tools, dict):
-        raise JournalCorrupted("the journal's pins name no tools")
-    for name, parts in sorted(tools.items()):
-        tool = registry.get(name)
-        if tool is None:
-            found.append(f"tool {name!r} is missing")
-            continue
-        now = tool_pins(tool)
-        changed = [
-            part for part in now if not isinstance(parts, dict) or parts.get(part) != now[part]
-        ]
-        if changed:
-            found.append(f"tool {name!r} changed its {' and '.join(changed)}")
-    return found
 
 
 async def run_journaled(
@@ -312,66 +241,6 @@ def replay_outcomes(plan: Plan, progress: Progress) -> dict[int, CallOutcome]:
     return replay
 
 
-def _chosen(
-    resolutions: Mapping[Any, Any], plan: Plan, held: Mapping[int, UnknownCall]
-) -> dict[int, Resolution]:
-    """``unknown=`` by call index, checked: each key names a call whose outcome is
-    unknown (by index or ``_id``), each value is a :class:`Resolution`."""
-    by_id = {call.id: call.index for call in plan.calls if call.id is not None}
-    names = ", ".join(call.label for call in held.values()) or "none"
-    chosen: dict[int, Resolution] = {}
-    for key, resolution in resolutions.items():
-        if not isinstance(resolution, Resolution):
-            raise ApprovalError(
-                f"the resolution for {key!r} must be Resolution.retry(), "
-                f"Resolution.succeeded(output) or Resolution.failed(message), got {resolution!r}"
-            )
-        index = key if type(key) is int else by_id.get(key)
-        if index is None or index not in held:
-            what = (
-                f"call {key!r}"
-                if index is None
-                else plan.calls[index].label
-                if 0 <= index < len(plan.calls)
-                else f"call {key!r}"
-            )
-            raise ApprovalError(
-                f"{what} is not a call whose outcome is unknown (unknown: {names}); "
-                "nothing was recorded"
-            )
-        if index in chosen:
-            raise ApprovalError(f"{held[index].label} is resolved twice")
-        chosen[index] = resolution
-    return chosen
-
-
-def _resolved(
-    call: Call, tool: Tool, resolution: Resolution, limits: Limits, started: float | None
-) -> CallOutcome | None:
-    """The outcome a person gave an unknown call (``None``: run it again).  Raises
-    :class:`ApprovalError` for an output that does not fit the tool."""
-    now = time.time()
-    if resolution.action == "retry":
-        return None
-    if resolution.action == "succeeded":
-        try:
-            value, writes, _ = result_writes(call, tool, resolution.output, limits)
-        except (OutcomeError, OutputValidationError) as exc:
-            raise ApprovalError(
-                f"the output given for {call.label} does not fit: {exc}; nothing was recorded"
-            ) from None
-        return CallOutcome(True, tuple(writes), value, None, 1, (started, now))
-    if not isinstance(resolution.message, str):
-        raise ApprovalError(
-            f"the failure of {call.label} needs a message, got {resolution.message!r}"
-        )
-    error = {"type": "UnknownOutcome", "message": resolution.message}
-    arm = error_arm(call, tool, error)
-    if arm is not None:
-        return CallOutcome(True, tuple(arm), None, error, 1, (started, now))
-    return CallOutcome(False, (), None, error, 1, (started, now))
-
-
 def _limits(settings: Mapping[str, Any]) -> Limits:
     try:
         return Limits(**settings.get("limits", {}))
@@ -496,11 +365,11 @@ def _prepare(
             intent.key(run_id, index),
             intent.time,
         )
-    chosen = _chosen(unknown or {}, plan, held)
+    chosen = chosen_resolutions(unknown or {}, plan, held)
     resolved: dict[int, CallOutcome | None] = {}
     for index, resolution in chosen.items():
         call = plan.calls[index]
-        resolved[index] = _resolved(
+        resolved[index] = resolved_outcome(
             call, registry[call.tool], resolution, limits, held[index].started
         )
     undecided = tuple(

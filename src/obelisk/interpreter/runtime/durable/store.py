@@ -2,10 +2,11 @@
 
 :class:`Store` opens (or creates) the file and checks that it is a journal; it
 writes runs, events, outcomes and turns, reads back what a run did
-(:class:`~obelisk.interpreter.runtime.journal_data.Progress`) and holds each run's
-lock.  :class:`~obelisk.interpreter.runtime.journal.Journal` adds what people use
-(listing, describing, deciding); :class:`~obelisk.interpreter.runtime.journal_writer.RunWriter`
-journals a run as it goes.  The tables are listed in :mod:`~obelisk.interpreter.runtime.journal`.
+(:class:`~obelisk.interpreter.runtime.durable.data.Progress`) and holds each run's
+lock.  :class:`~obelisk.interpreter.runtime.durable.journal.Journal` adds what people use
+(listing, describing, deciding); :class:`~obelisk.interpreter.runtime.durable.writer.RunWriter`
+journals a run as it goes.  The tables are listed in
+:mod:`~obelisk.interpreter.runtime.durable.journal`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from obelisk.errors import JournalCorrupted, JournalError, RunLocked
-from obelisk.interpreter.runtime.journal_data import (
+from obelisk.interpreter.runtime.durable.data import (
     FINAL_EVENTS,
     Progress,
     RunRow,

@@ -3,7 +3,7 @@
 JSON in the journal (:func:`dump`, :func:`dump_written`, :func:`load`, :func:`canonical`
 for hashes), the lock's view of processes (:func:`holder_alive`), and the records read back:
 :class:`RunRow` (a run), :class:`Intent` and :class:`Progress` (what a run did).
-:mod:`~obelisk.interpreter.runtime.journal_store` writes them.
+:mod:`~obelisk.interpreter.runtime.durable.store` writes them.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from typing import Any
 
 from obelisk.errors import JournalCorrupted, ObeliskError
 from obelisk.grammar.parser import parse_reference
-from obelisk.interpreter.runtime.journal import Journal
-from obelisk.interpreter.runtime.journal_data import RunRow, load, plan_calls
-from obelisk.interpreter.runtime.journal_writer import RunWriter
+from obelisk.interpreter.runtime.durable.data import RunRow, load, plan_calls
+from obelisk.interpreter.runtime.durable.journal import Journal
+from obelisk.interpreter.runtime.durable.writer import RunWriter
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult, run_status
 from obelisk.interpreter.runtime.result import run_result
 from obelisk.interpreter.runtime.state import State

@@ -36,7 +36,7 @@ from typing import Any
 
 from obelisk.errors import ApprovalError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, check_decisions
-from obelisk.interpreter.runtime.journal_data import (
+from obelisk.interpreter.runtime.durable.data import (
     FINISHED,
     dump,
     holder,
@@ -45,7 +45,7 @@ from obelisk.interpreter.runtime.journal_data import (
     load,
     plan_calls,
 )
-from obelisk.interpreter.runtime.journal_store import Store
+from obelisk.interpreter.runtime.durable.store import Store
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["Journal"]
