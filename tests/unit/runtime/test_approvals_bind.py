@@ -18,7 +18,7 @@ import obelisk
 from obelisk import ApprovalError, Decision
 from obelisk.cli.approve import TerminalApprover, print_pending
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def refund_tools(paid: list[tuple[str, int]]) -> list[obelisk.Tool]:

@@ -117,7 +117,7 @@ def test_import_contracts_hold() -> None:
         text=True,
         timeout=120,
         check=False,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert "0 broken" in done.stdout

@@ -21,7 +21,7 @@ from obelisk.cli.app import app
 from obelisk.errors import PlanError
 from obelisk.stdlib_tools import default_registry
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 HINT = "obelisk.stdlib_tools.default_registry()"
 

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 from obelisk.cli.app import app
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OBELISK = Path(sys.executable).with_name("obelisk")
 INSTANCES = ROOT / "examples" / "instances"
 
