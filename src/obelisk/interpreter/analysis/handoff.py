@@ -98,7 +98,8 @@ def basis_differences(
     documents given, one phrase each (``[]``: nothing).  Tools are compared by what a
     check reads of them (parameters, output schema, outcomes, effects, latent), for the
     tools the plan calls; documents with ``==`` (``state=None`` and ``data=None`` are
-    ``{}``); ``limits=None`` compares no limits."""
+    ``{}``); ``limits=None`` compares no limits; a mode of ``None`` is the plan's own
+    (eager when it names none)."""
     basis = checked.basis
     if basis is None or checked.plan is None:
         return ["it does not say what it was checked against (it was not made by obelisk.check)"]
@@ -113,8 +114,8 @@ def basis_differences(
         ]
         changed = [f"{name} {was!r}, given {now!r}" for name, was, now in pairs if was != now]
         found.append(f"it was checked with other limits ({', '.join(changed)})")
-    was = basis.mode or checked.plan.mode
-    now = mode or checked.plan.mode
+    was = basis.mode or checked.plan.mode or "eager"
+    now = mode or checked.plan.mode or "eager"
     if was != now:
         found.append(f"it was checked for the {was} mode, and this is the {now} mode")
     return found
