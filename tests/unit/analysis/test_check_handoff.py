@@ -140,6 +140,20 @@ def test_a_loop_turn_checks_its_answer_once(checks: list[int]) -> None:
     assert len(checks) == 1
 
 
+def test_a_lazy_loop_turn_shows_and_runs_one_check(checks: list[int]) -> None:
+    seen: list[obelisk.Approval] = []
+
+    def approve(approval: obelisk.Approval) -> bool:
+        seen.append(approval)
+        return True
+
+    answer = {"calls": PLAN, "output": "†state.b"}
+    loop = obelisk.Loop(obelisk.ScriptedModel([answer]), [double], mode="lazy", approve=approve)
+    result = loop.run_sync(INPUT)
+    assert result.output == 12 and len(seen) == 1
+    assert len(checks) == 1  # the approver's check (and dry run) is the one that runs
+
+
 def test_a_loop_takes_a_check_result_as_its_starting_plan(checks: list[int]) -> None:
     checked = obelisk.check(PLAN, [double], INPUT)
     model = obelisk.ScriptedModel([{"calls": PLAN, "output": "†state.b"}])
