@@ -14,7 +14,8 @@ Markdown conventions, kept simple on purpose:
   directory holding a copy of examples/ and docs/ (so ``obelisk run
   examples/payment/plan.json ...`` works as from the repository root), with this
   Python's scripts directory (its ``obelisk``) first on ``PATH`` and the tested source
-  first on ``PYTHONPATH``.  It must exit 0.
+  first on ``PYTHONPATH``.  It must exit 0.  A block that installs (``pip install``,
+  ``uv pip``, ``-m venv``) must carry the marker below: it is refused before it runs.
 * ``console`` blocks are transcripts (``$ obelisk ...`` and what it prints); only
   docs/cli.md has them, and tests/docs/test_cli_page.py runs them.
 * The one marker: a ``python``, ``sh``, ``bash`` or ``console`` block whose first line
@@ -106,6 +107,7 @@ INFOS = (
 )
 NOT_RUN = "# not run"
 MARKER = re.compile(r"# not run: \S")
+INSTALLS = re.compile(r"\bpip install\b|\buv pip\b|-m venv\b")  # never run by a test
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,7 @@ def run_block(block: Block, page: str, namespace: dict[str, Any]) -> str:
 
 def run_shell(block: Block, page: str, workdir: Path) -> str:
     """Run one shell block with bash in ``workdir``; returns its standard output."""
+    assert not INSTALLS.search(block.text), f"{page}:{block.line}: it installs: mark it"
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
@@ -243,6 +246,8 @@ def test_every_block_is_run_checked_or_shown(page: str) -> None:
         if block.marked:
             assert block.info in MARKABLE, f"{where}: only code is marked not run"
             assert MARKER.match(block.text), f"{where}: '# not run: <reason>', with a reason"
+        if block.shell:
+            assert not INSTALLS.search(block.text), f"{where}: it installs: mark it"
         if block.info == "console":
             assert page == "cli.md", f"{where}: a console transcript outside docs/cli.md"
         if block.info == "json":
