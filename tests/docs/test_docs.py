@@ -70,26 +70,10 @@ from obelisk.diagnostics import DIAGNOSTIC_CODES
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = "README.md"  # the one page outside docs/
-PAGES = (
-    README,
-    "api.md",
-    "install.md",
-    "cli.md",
-    "durable.md",
-    "performance.md",
-    "language.md",
-    "semantics.md",
-    "diagnostics.md",
-    "loop.md",
-    "tools.md",
-    "testing.md",
-    "simulate.md",
-    "approvals.md",
-    "limits.md",
-)
 CODES = DIAGNOSTIC_CODES  # the one list of codes (obelisk.diagnostics.DiagnosticCode)
 ALL_PAGES = (README, *sorted(path.name for path in DOCS.glob("*.md")))
 NOT_PUBLIC = ("architecture.md",)  # for contributors: it names the internal modules
+PAGES = tuple(page for page in ALL_PAGES if page not in NOT_PUBLIC)  # a new page is run too
 SHELL = ("sh", "bash")
 RUNS = ("python", *SHELL)
 MARKABLE = (*RUNS, "console")
@@ -233,7 +217,7 @@ def test_page_examples_run_and_print_what_they_show(page: str, workdir: Path) ->
 
 
 def test_every_page_is_run() -> None:
-    assert set(ALL_PAGES) == {*PAGES, *NOT_PUBLIC}
+    assert {README, "api.md", "cli.md", "durable.md", "install.md", "performance.md"} <= set(PAGES)
     assert all(b.info == "mermaid" for name in NOT_PUBLIC for b in blocks(name))
 
 
