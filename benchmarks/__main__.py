@@ -18,10 +18,10 @@ the machine may be shared); ratios compare numbers measured in the same run.  Th
 report opens with the speed targets read off the sections below
 (``targets.py``).
 
-Writes ``benchmarks/results/results.json`` and ``results.md``; ``--readme``
-also replaces the README's generated benchmark section.  ``--quick`` is a smoke
-run for CI: 1k calls, 1 repetition, no 10k or 100k plans, no competitors in the
-payload benchmark, 5 loop turns instead of 20.
+Writes ``benchmarks/results/results.json`` and ``results.md``; ``--docs`` (or its
+old name ``--readme``) also replaces the generated section of docs/performance.md.
+``--quick`` is a smoke run for CI: 1k calls, 1 repetition, no 10k or 100k plans, no
+competitors in the payload benchmark, 5 loop turns instead of 20.
 """
 
 from __future__ import annotations
@@ -338,7 +338,8 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(text: str, readme: Path = ROOT / "README.md") -> None:
+def update_readme(text: str, readme: Path = ROOT / "docs" / "performance.md") -> None:
+    """Replace the section between START and END of ``readme`` (docs/performance.md) by ``text``."""
     content = readme.read_text(encoding="utf-8")
     if START not in content or END not in content:
         raise SystemExit(f"{readme} has no {START} ... {END} section to replace")
@@ -354,7 +355,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run for CI")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions (median reported)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--readme", action="store_true", help="rewrite the README's section")
+    parser.add_argument(
+        "--docs",
+        "--readme",
+        dest="docs",
+        action="store_true",
+        help="rewrite the generated section of docs/performance.md",
+    )
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
     results = collect(args.quick, repeat)
@@ -363,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     (args.out / "results.md").write_text(text, encoding="utf-8")
     sys.stdout.write(text)
-    if args.readme:
+    if args.docs:
         update_readme(text)
     return 0
 

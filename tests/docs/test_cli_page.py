@@ -3,6 +3,7 @@
 A block is one command line starting with ``$ obelisk``, then exactly what it prints
 (standard output, then standard error).  A last line ``(exit N)`` gives the exit
 code; without it the command must exit 0.  Commands run from the repository root.
+A block whose first line is ``# not run: <reason>`` is only shown.
 An approval id's 32 hex digits are bound to its run, whose id is new each time, so
 they are not compared (``2-<id>`` on both sides).
 """
@@ -32,6 +33,8 @@ def blocks() -> list[tuple[str, str, int]]:
     found = []
     for text in BLOCK.findall(PAGE.read_text(encoding="utf-8")):
         command, _, shown = text.partition("\n")
+        if command.startswith("# not run: "):
+            continue  # shown only (tests/docs/test_docs.py's marker)
         assert command.startswith("$ obelisk "), command
         code = 0
         lines = shown.splitlines()

@@ -1,15 +1,35 @@
-"""The examples of the user documentation (docs/*.md) run, and say what obelisk does.
+"""The examples of the user documentation (README.md and docs/*.md) run, and say what
+obelisk does.
 
 Markdown conventions, kept simple on purpose:
 
 * A fenced block opens with three backticks and an info string at the start of a line
-  (never indented) and closes with three backticks.
+  (never indented) and closes with three backticks.  Every block has an info string,
+  one of :data:`INFOS`: a block without one, or with another, fails
+  ``test_every_block_is_run_checked_or_shown``.
 * Every block whose info string is exactly ``python`` runs.  The blocks of one page
   run in page order, in one namespace, so a later block may use what an earlier one
-  defined.  A block whose first line is ``# not run`` is only shown, never run.
-* A ``python`` block followed (blank lines and text aside, nothing else) by an
-  ``output`` block must print exactly that text (trailing spaces and surrounding blank
-  lines ignored).  Every ``output`` block belongs to the block just before it.
+  defined.
+* Every ``sh`` or ``bash`` block runs with ``bash -e -u -o pipefail``, in a temporary
+  directory holding a copy of examples/ and docs/ (so ``obelisk run
+  examples/payment/plan.json ...`` works as from the repository root), with this
+  Python's scripts directory (its ``obelisk``) first on ``PATH`` and the tested source
+  first on ``PYTHONPATH``.  It must exit 0.  A block that installs (``pip install``,
+  ``uv pip``, ``-m venv``) must carry the marker below: it is refused before it runs.
+* ``console`` blocks are transcripts (``$ obelisk ...`` and what it prints); only
+  docs/cli.md has them, and tests/docs/test_cli_page.py runs them.
+* The one marker: a ``python``, ``sh``, ``bash`` or ``console`` block whose first line
+  is ``# not run: <reason>`` is only shown, never run (it installs packages, or its
+  files stand for the reader's own).  The reason is required.  A shell block without
+  the marker that cannot run fails.
+* A ``python``, ``sh`` or ``bash`` block followed (blank lines and text aside, nothing
+  else) by an ``output`` block must print exactly that text on standard output
+  (trailing spaces and surrounding blank lines ignored).  Every ``output`` block
+  belongs to the block just before it.
+* Blocks that are data, not code, are checked where there is something to check
+  against: a ``json`` block is JSON, the ``lark`` block of docs/language.md is the
+  grammar obelisk parses with.  ``text`` (renderings, synopses) and ``mermaid``
+  (diagrams) blocks are only shown.
 * docs/diagnostics.md: its first ``python`` block defines the example tools; every
   ``obelisk.Tool`` left in the page's namespace is passed to ``obelisk.check``.  Each
   section headed ``## `code` `` documents one diagnostic code, with, in this order:
@@ -33,7 +53,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,44 +65,33 @@ from typing import Any
 import pytest
 
 import obelisk
+from obelisk.diagnostics import DIAGNOSTIC_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = (
-    "language.md",
-    "semantics.md",
-    "diagnostics.md",
-    "loop.md",
-    "tools.md",
-    "testing.md",
-    "simulate.md",
-    "approvals.md",
-    "limits.md",
+README = "README.md"  # the one page outside docs/
+CODES = DIAGNOSTIC_CODES  # the one list of codes (obelisk.diagnostics.DiagnosticCode)
+ALL_PAGES = (README, *sorted(path.name for path in DOCS.glob("*.md")))
+NOT_PUBLIC = ("architecture.md",)  # for contributors: it names the internal modules
+PAGES = tuple(page for page in ALL_PAGES if page not in NOT_PUBLIC)  # a new page is run too
+SHELL = ("sh", "bash")
+RUNS = ("python", *SHELL)
+MARKABLE = (*RUNS, "console")
+INFOS = (
+    *MARKABLE,
+    "output",
+    "json",
+    "json bad",
+    "json fixed",
+    "json input",
+    "json state",
+    "lark",
+    "text",
+    "mermaid",
 )
-CODES = (
-    "json_syntax",
-    "plan_shape",
-    "reference_syntax",
-    "unknown_meta",
-    "limit",
-    "unknown_tool",
-    "invalid_argument",
-    "missing_argument",
-    "invalid_output",
-    "outcome_mismatch",
-    "ambiguous_output",
-    "lazy_output",
-    "unresolved_reference",
-    "unknown_call",
-    "readonly_target",
-    "dependency_cycle",
-    "type_mismatch",
-    "write_conflict",
-    "unreachable_call",
-    "stream_order",
-    "invalid_stub",
-    "unsatisfiable_output",
-)
+NOT_RUN = "# not run"
+MARKER = re.compile(r"# not run: \S")
+INSTALLS = re.compile(r"\bpip install\b|\buv pip\b|-m venv\b")  # never run by a test
 
 
 @dataclass(frozen=True)
@@ -89,21 +102,33 @@ class Block:
     section: str  # the text of the last "## " heading before the block
 
     @property
+    def marked(self) -> bool:
+        return self.text.startswith(NOT_RUN)
+
+    @property
     def runnable(self) -> bool:
-        return self.info == "python" and not self.text.startswith("# not run")
+        return self.info == "python" and not self.marked
+
+    @property
+    def shell(self) -> bool:
+        return self.info in SHELL and not self.marked
+
+
+def page_path(page: str) -> Path:
+    return ROOT / page if page == README else DOCS / page
 
 
 def blocks(page: str) -> list[Block]:
-    """The fenced blocks of a page, in order."""
+    """The fenced blocks of a page, in order (a fence without an info string too)."""
     found: list[Block] = []
     section = ""
-    lines = (DOCS / page).read_text(encoding="utf-8").splitlines()
+    lines = page_path(page).read_text(encoding="utf-8").splitlines()
     position = 0
     while position < len(lines):
         line = lines[position]
         if line.startswith("## "):
             section = line[3:].strip()
-        if line.startswith("```") and line.strip() != "```":
+        if line.startswith("```"):
             start = position
             body: list[str] = []
             position += 1
@@ -128,34 +153,104 @@ def run_block(block: Block, page: str, namespace: dict[str, Any]) -> str:
     return printed.getvalue()
 
 
+def run_shell(block: Block, page: str, workdir: Path) -> str:
+    """Run one shell block with bash in ``workdir``; returns its standard output."""
+    assert not INSTALLS.search(block.text), f"{page}:{block.line}: it installs: mark it"
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run(
+        ["bash", "-e", "-u", "-o", "pipefail", "-c", block.text],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, (
+        f"{page}:{block.line}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory where the shell blocks run: a copy of examples/ and docs/."""
+    where = tmp_path_factory.mktemp("docs-shell")
+    for name in ("examples", "docs"):
+        shutil.copytree(ROOT / name, where / name)
+    return where
+
+
 def normalized(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
-def run_page(page: str) -> dict[str, Any]:
-    """Run every runnable block of ``page``, checking the outputs shown; returns the namespace."""
+def run_page(page: str, workdir: Path | None = None) -> dict[str, Any]:
+    """Run every runnable block of ``page`` (its shell blocks in ``workdir``), checking the
+    outputs shown; returns the namespace."""
     namespace: dict[str, Any] = {"__name__": f"docs_{page.replace('.', '_')}"}
     found = blocks(page)
     previous: Block | None = None
     printed = ""
     for block in found:
         if block.info == "output":
-            assert previous is not None and previous.info in ("python", "json bad"), (
-                f"{page}:{block.line}: an output block must follow a python or bad block"
+            assert previous is not None and previous.info in (*RUNS, "json bad"), (
+                f"{page}:{block.line}: an output block must follow a python, shell or bad block"
             )
-            if previous.runnable:
+            if previous.runnable or previous.shell:
                 assert normalized(printed) == normalized(block.text), (
                     f"{page}:{previous.line}: printed\n{printed}\nbut the page shows\n{block.text}"
                 )
         elif block.runnable:
             printed = run_block(block, page, namespace)
+        elif block.shell:
+            assert workdir is not None, f"{page}:{block.line}: a shell block needs a workdir"
+            printed = run_shell(block, page, workdir)
         previous = block
     return namespace
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_page_examples_run_and_print_what_they_show(page: str) -> None:
-    run_page(page)
+def test_page_examples_run_and_print_what_they_show(page: str, workdir: Path) -> None:
+    run_page(page, workdir)
+
+
+def test_every_page_is_run() -> None:
+    assert {README, "api.md", "cli.md", "durable.md", "install.md", "performance.md"} <= set(PAGES)
+    assert all(b.info == "mermaid" for name in NOT_PUBLIC for b in blocks(name))
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_block_is_run_checked_or_shown(page: str) -> None:
+    """The conventions of this module's docstring, block by block."""
+    for block in blocks(page):
+        where = f"{page}:{block.line}"
+        assert block.info in INFOS, f"{where}: a block with info string {block.info!r}"
+        if block.marked:
+            assert block.info in MARKABLE, f"{where}: only code is marked not run"
+            assert MARKER.match(block.text), f"{where}: '# not run: <reason>', with a reason"
+        if block.shell:
+            assert not INSTALLS.search(block.text), f"{where}: it installs: mark it"
+        if block.info == "console":
+            assert page == "cli.md", f"{where}: a console transcript outside docs/cli.md"
+        if block.info == "json":
+            json.loads(block.text)  # a json block is JSON
+
+
+def test_the_grammar_shown_is_the_grammar_obelisk_parses_with() -> None:
+    (shown,) = [b for b in blocks("language.md") if b.info == "lark"]
+    source = ROOT / "src" / "obelisk" / "grammar" / "reference.lark"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    grammar = "\n".join(line for line in lines if not line.startswith("//")).strip()
+    assert normalized(shown.text) == normalized(grammar)
+
+
+def test_the_pages_run_python_and_shell_blocks() -> None:
+    """Every page with code runs some of it, and the README's tour runs."""
+    run = {page: [b for b in blocks(page) if b.runnable or b.shell] for page in ALL_PAGES}
+    assert any(b.info == "python" for b in run[README])
+    assert any(b.shell for page in PAGES for b in run[page])
 
 
 # -- diagnostics.md ---------------------------------------------------------------------
@@ -235,7 +330,7 @@ def test_bad_plan_gives_its_code_and_fixed_plan_gives_nothing(
 
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_use_only_the_public_api(page: str) -> None:
-    text = (DOCS / page).read_text(encoding="utf-8")
+    text = page_path(page).read_text(encoding="utf-8")
     assert "obelisk.interpreter" not in text
     assert "obelisk.grammar" not in text
     internal = ("DES" + "IGN", "\u00a7", "sha" + "red/")
