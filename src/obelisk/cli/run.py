@@ -38,6 +38,7 @@ from obelisk.cli.io import (
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError
 from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.durable.runs import new_run_id
@@ -159,8 +160,9 @@ def _open_trace(trace: Path) -> IO[str]:
 
 def _approved(
     plan: Plan, registry: Registry, input: Any, state: Any, approver: TerminalApprover
-) -> Plan:
-    """The plan a person approved after seeing it, its dry run and any edit's changes.
+) -> CheckResult:
+    """The check of the plan a person approved after seeing it, its dry run and any
+    edit's changes: the run takes it as it is, without checking the plan again.
 
     Exits 1 when it is rejected, 2 when it has errors."""
     from obelisk.interpreter.simulate.approval import Approval, plan_diff  # only --approve
@@ -176,7 +178,7 @@ def _approved(
         diff = plan_diff(before, calls) if before is not None else None
         decision = approver(Approval(checked, simulation, diff))
         if decision.action == "accept":
-            return current
+            return checked
         if decision.action == "reject":
             err.print(f"rejected: {decision.reason or 'no reason given'}", markup=False)
             raise typer.Exit(1)
@@ -278,8 +280,12 @@ def run_command(
     approver = TerminalApprover(err, model=False) if approve else None
     try:
         parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
+        # the plan is checked once: for the approval, or by the run
+        checked: CheckResult | None = None
         if approver is not None:
-            parsed = _approved(parsed, registry, input_data, start, approver)
+            checked = _approved(parsed, registry, input_data, start, approver)
+            assert checked.plan is not None
+            parsed = checked.plan
         progress = None
         if not as_json and err.is_terminal and len(parsed.calls) > _PROGRESS_FROM:
             from rich.progress import Progress
@@ -300,7 +306,7 @@ def run_command(
         with progress if progress is not None else contextlib.nullcontext():
             result = settle(
                 lambda: run_sync(
-                    parsed,
+                    parsed if checked is None else checked,
                     registry,
                     input_data,
                     start,

@@ -213,18 +213,20 @@ def simulate_command(
     schemas (the same --seed prints the same report).  Exits 0, 1 when the dry run
     has errors (a stub that does not fit its tool), 2 when the plan has errors.
     """
+    from obelisk.interpreter.analysis.check import check
     from obelisk.interpreter.simulate.simulate import simulate as _simulate
 
     if graph is not None and graph not in ("mermaid", "dot"):
         fail(f"unknown --graph {graph!r}; expected 'mermaid' or 'dot'")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     text = read_plan(plan)
+    documents = read_json(input, "input"), read_object(state, "state")
     try:
+        checked = check(text, registry, *documents)  # once: the dry run and --graph take it
         report = _simulate(
-            text,
+            checked,
             registry,
-            read_json(input, "input"),
-            read_object(state, "state"),
+            *documents,
             stubs=read_stubs(stubs) if stubs is not None else None,
             latency=_numbers(latency, "latency"),
             cost=_numbers(cost, "cost"),
@@ -242,9 +244,6 @@ def simulate_command(
         if scenario > len(report.scenarios):
             fail(f"--scenario {scenario}: only {len(report.scenarios)} scenarios were explored")
         chosen = report.scenarios[scenario - 1]
-        from obelisk.interpreter.analysis.check import check
-
-        checked = check(text, registry)
         assert checked.graph is not None
         labels = {call.label: call.index for call in checked.graph.plan.calls}
         statuses = {i: r.status for i, r in enumerate(chosen.calls) if r.status != "waiting"}

@@ -25,7 +25,7 @@ from obelisk.grammar import (
 from obelisk.interpreter.analysis.arguments import ArgumentChecks
 from obelisk.interpreter.analysis.conflicts import report_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
-from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.interpreter.analysis.result import CheckBasis, CheckResult
 from obelisk.interpreter.analysis.schema_types import (
     MissingField,
     admitted_types,
@@ -527,23 +527,24 @@ def check(
     diagnostics come back, no exception escapes for a bad plan.  Every problem is
     reported at once: when parts of the plan do not parse (``reference_syntax``,
     ``plan_shape``), the rest is still checked, and the result has ``plan`` and
-    ``graph`` set to ``None`` (a plan with errors never runs).
+    ``graph`` set to ``None`` (a plan with errors never runs), ``basis`` what it checked.
     """
     registry = None if tools is None else Registry.coerce(tools)
     limits = limits if limits is not None else DEFAULT_LIMITS
     per_code = limits.max_diagnostics_per_code
+    basis = CheckBasis(registry, input, {} if state is None else state, data or {}, limits, mode)
     with gc_paused():
         if isinstance(plan, Plan):
-            checker = _Checker(plan, registry, input, state, data or {}, mode=mode)
+            checker = _Checker(plan, registry, input, state, basis.data, mode=mode)
             checked = checker.run()
             diagnostics = checker.reported(limit_per_code(checked.diagnostics, per_code))
-            return CheckResult(plan, checked.graph, diagnostics)
+            return CheckResult(plan, checked.graph, diagnostics, basis)
         partial = parse_partial(plan, limits)
         if partial.plan is None:
-            return CheckResult(None, None, limit_per_code(partial.diagnostics, per_code))
-        checker = _Checker(partial.plan, registry, input, state, data or {}, partial, mode=mode)
+            return CheckResult(None, None, limit_per_code(partial.diagnostics, per_code), basis)
+        checker = _Checker(partial.plan, registry, input, state, basis.data, partial, mode=mode)
         checked = checker.run()
         diagnostics = checker.reported(limit_per_code(checked.diagnostics, per_code))
         if partial.ok:
-            return CheckResult(checked.plan, checked.graph, diagnostics)
-        return CheckResult(None, None, diagnostics)
+            return CheckResult(checked.plan, checked.graph, diagnostics, basis)
+        return CheckResult(None, None, diagnostics, basis)

@@ -1,16 +1,37 @@
-"""The product of analysis: :class:`CheckResult` (docs/diagnostics.md)."""
+"""The product of analysis: :class:`CheckResult` (docs/diagnostics.md), and
+:class:`CheckBasis`, what it was checked against (docs/semantics.md, "Check once, then run")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from obelisk.diagnostics import Diagnostic
 from obelisk.errors import PlanError
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.limits import Limits
 
-__all__ = ["CheckResult"]
+__all__ = ["CheckBasis", "CheckResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class CheckBasis:
+    """What :func:`check` checked a plan against: the tools (``None``: checked without
+    tools), the input (``None``: not known), the starting state and the other data
+    documents (``{}`` when not given), the limits and the mode asked for (``None``: the
+    plan's own).  A :class:`CheckResult` handed to ``obelisk.run``, ``obelisk.simulate``
+    or a durable run is used as it is only when these are what the run is given
+    (:func:`~obelisk.interpreter.analysis.handoff.checked_plan`)."""
+
+    registry: Registry | None
+    input: Any
+    state: Any
+    data: Mapping[str, Any]
+    limits: Limits
+    mode: Literal["eager", "lazy"] | None
 
 
 @dataclass(frozen=True)
@@ -18,12 +39,16 @@ class CheckResult:
     """The outcome of :func:`check`.
 
     ``plan`` is None only when the plan text could not be parsed;
-    ``graph`` is the dependency graph (None in that case too).
+    ``graph`` is the dependency graph (None in that case too).  ``basis`` is what the
+    plan was checked against (:class:`CheckBasis`); ``obelisk.run(result, tools)`` and
+    ``obelisk.simulate(result, tools)`` take the result instead of the plan and do not
+    check it again (docs/semantics.md, "Check once, then run").
     """
 
     plan: Plan | None
     graph: PlanGraph | None
     diagnostics: tuple[Diagnostic, ...]
+    basis: CheckBasis | None = field(default=None, repr=False, compare=False)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:

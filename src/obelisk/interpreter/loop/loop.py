@@ -36,12 +36,14 @@ from obelisk.errors import (
     LoopError,
     UsageError,
 )
+from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.durable import LoopJournal
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
+from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.durable.runs import opened
@@ -234,7 +236,8 @@ class Loop:
         ``input``: the read-only input; ``state``: the state to start from;
         ``data``: other data documents by kind; ``instances``: instance name ->
         that instance's own input (docs/semantics.md; calls with ``_instance`` read it);
-        ``plan``: a plan to start from (any shape :func:`obelisk.parse_plan` takes), which
+        ``plan``: a plan to start from (any shape :func:`obelisk.parse_plan` takes, or the
+        ``CheckResult`` of :func:`obelisk.check`, whose plan is taken as it is), which
         the first request carries for the model to adjust (docs/loop.md).  Raises
         :class:`~obelisk.errors.PlanError` when ``plan`` does not parse, and
         :class:`LoopBudgetExceeded`, :class:`CorrectionBudgetExceeded` or
@@ -379,7 +382,7 @@ class Loop:
         inputs = dict(instances or {})
         session = Session(self, input, inputs, State(state, input, data, inputs=inputs))
         if plan is not None:
-            session.carried = [call.to_data() for call in parse_plan(plan).calls]
+            session.carried = [call.to_data() for call in _starting_plan(plan).calls]
         return session
 
     def run_sync(
@@ -396,3 +399,15 @@ class Loop:
         return run_blocking(
             self.run(input, state, data=data, instances=instances, plan=plan, run_id=run_id)
         )
+
+
+def _starting_plan(plan: Any) -> Plan:
+    """The plan a loop starts from: a ``CheckResult``'s (not parsed or checked again; a
+    result whose plan did not parse raises its :class:`~obelisk.errors.PlanError`), or
+    ``plan`` parsed."""
+    if isinstance(plan, CheckResult):
+        if plan.plan is None:
+            plan.raise_for_errors()
+        assert plan.plan is not None
+        return plan.plan
+    return parse_plan(plan)

@@ -1,4 +1,5 @@
-"""``obelisk.run``: check a plan, then run it (docs/semantics.md)."""
+"""``obelisk.run``: check a plan (or take the ``CheckResult`` of its check), then run it
+(docs/semantics.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from obelisk.errors import UsageError
-from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.handoff import PlanOrChecked, checked_plan
 from obelisk.interpreter.plan.collector import gc_paused
-from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.durable.pinning import live_pins
@@ -47,7 +47,7 @@ def _listeners(on_event: EventHandlers) -> tuple[Listener, ...]:
 
 
 async def run(
-    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    plan: PlanOrChecked,
     tools: Any,
     input: Any = None,
     state: Mapping[str, Any] | None = None,
@@ -64,6 +64,13 @@ async def run(
     output_validation: OutputValidation = "strict",
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
+
+    ``plan`` is a plan in any form :func:`obelisk.parse_plan` takes, or the
+    :class:`~obelisk.CheckResult` that ``obelisk.check(plan, tools, input, state,
+    data=..., limits=...)`` returned: that is run without checking the plan again, and
+    must have been checked against the same tools (schemas and options), documents and
+    limits as this run is given, else :class:`~obelisk.errors.UsageError` names what
+    differs (docs/semantics.md, "Check once, then run").
 
     ``input`` is the read-only input document, ``state`` the state to start from
     (default ``{}``), ``data`` other data kinds by name.  ``concurrency`` caps the
@@ -104,8 +111,9 @@ async def run(
     ``result.run_id``).  The input, state and data must then be JSON data.
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
-    anything runs when the plan has errors,
-    :class:`~obelisk.errors.UsageError` for bad arguments, and
+    anything runs when the plan (or the ``CheckResult``) has errors,
+    :class:`~obelisk.errors.UsageError` for bad arguments and for a ``CheckResult``
+    checked against other tools or documents, and
     :class:`~obelisk.errors.JournalError` when the journal cannot be used (a run
     ``run_id`` exists in it, a value is not JSON data).  Tool failures never
     raise: they are in the result's call records, beside everything else that
@@ -141,8 +149,7 @@ async def run(
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     with run_collector():  # the collector walks the run's objects less often
-        checked = check(plan, registry, input, state, data=data, limits=limits)
-        checked.raise_for_errors()
+        checked = checked_plan(plan, registry, input, state, data=data, limits=limits)
         assert checked.plan is not None and checked.graph is not None
         parsed, graph = checked.plan, checked.graph
         if journal is not None:
@@ -212,7 +219,7 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def run_sync(
-    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    plan: PlanOrChecked,
     tools: Any,
     input: Any = None,
     state: Mapping[str, Any] | None = None,

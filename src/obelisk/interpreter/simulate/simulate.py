@@ -8,7 +8,7 @@ from typing import Any
 from obelisk.diagnostics import Diagnostic
 from obelisk.errors import UsageError
 from obelisk.grammar import parse_reference
-from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.handoff import PlanOrChecked, checked_plan
 from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
@@ -23,7 +23,7 @@ __all__ = ["simulate", "simulate_checked"]
 
 
 def simulate(
-    plan: Plan | str | bytes | list[Any] | dict[str, Any],
+    plan: PlanOrChecked,
     tools: Any,
     input: Any = None,
     state: Mapping[str, Any] | None = None,
@@ -39,6 +39,11 @@ def simulate(
     """Play ``plan`` through in every combination of its calls' outcomes, running
     nothing with side effects; returns a :class:`SimulationReport` (docs/simulate.md).
 
+    ``plan`` is a plan, or the :class:`~obelisk.CheckResult` of ``obelisk.check(plan,
+    tools, input, state, data=...)``, played without checking the plan again when it was
+    checked against the same tools and documents (docs/semantics.md, "Check once, then
+    run").
+
     ``stubs`` maps a tool name (or a call's ``_id``) to a value, a function of the
     resolved arguments, or a list of outcomes to explore (values, ``Outcome(k,
     value)``, exceptions).  Without a stub a tool's value is generated from its
@@ -50,13 +55,13 @@ def simulate(
     ``obelisk.run`` does.
 
     Raises :class:`~obelisk.errors.PlanError` when the plan has errors (there is
-    nothing to simulate) and :class:`~obelisk.errors.UsageError` for bad arguments.
+    nothing to simulate) and :class:`~obelisk.errors.UsageError` for bad arguments and
+    for a ``CheckResult`` checked against other tools or documents.
     A stub that does not fit its tool, or an output schema no value can be found
     for, is a diagnostic of the report, naming the tool.
     """
     registry = Registry.coerce(tools)
-    checked = check(plan, registry, input, state, data=data)
-    checked.raise_for_errors()
+    checked = checked_plan(plan, registry, input, state, data=data)
     return simulate_checked(
         checked,
         registry,
