@@ -19,11 +19,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from obelisk.diagnostics import Diagnostic as Diagnostic
+from obelisk.diagnostics import DiagnosticCode as DiagnosticCode
 from obelisk.errors import ApprovalError as ApprovalError
 from obelisk.errors import ApprovalRejected as ApprovalRejected
 from obelisk.errors import ArgumentValidationError as ArgumentValidationError
 from obelisk.errors import CorrectionBudgetExceeded as CorrectionBudgetExceeded
 from obelisk.errors import DelegateDepthExceeded as DelegateDepthExceeded
+from obelisk.errors import DependencyCycleError as DependencyCycleError
 from obelisk.errors import ExecutionError as ExecutionError
 from obelisk.errors import JournalCorrupted as JournalCorrupted
 from obelisk.errors import JournalError as JournalError
@@ -65,6 +67,7 @@ from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools.registry import Registry as Registry
+from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
 from obelisk.interpreter.tools.run_context import Context as Context
 from obelisk.interpreter.tools.tool import Tool as Tool
 from obelisk.interpreter.tools.tool import tool as tool
@@ -138,7 +141,9 @@ __all__ = [
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",
+    "DependencyCycleError",
     "Diagnostic",
+    "DiagnosticCode",
     "Event",
     "ExecutionError",
     "Journal",
@@ -176,6 +181,7 @@ __all__ = [
     "StreamingModel",
     "Tool",
     "ToolDefinitionError",
+    "ToolsLike",
     "Turn",
     "UnknownCall",
     "UnknownOutcome",
