@@ -72,6 +72,7 @@ from obelisk.interpreter.tools.run_context import Context as Context
 from obelisk.interpreter.tools.tool import Tool as Tool
 from obelisk.interpreter.tools.tool import tool as tool
 from obelisk.limits import Limits as Limits
+from obelisk.public_module import report_public_module as _report_public_module
 
 if TYPE_CHECKING:
     from obelisk.interpreter.loop.loop import Loop as Loop
@@ -119,6 +120,7 @@ if not TYPE_CHECKING:  # mypy keeps checking every attribute of the module
         if module is None:
             raise AttributeError(f"module 'obelisk' has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
+        _report_public_module({name: value}, [name], __name__)
         globals()[name] = value
         return value
 
@@ -201,3 +203,7 @@ __all__ = [
     "solution_schema",
     "tool",
 ]
+
+# every public class and function reports "obelisk" as its module (the lazy ones
+# when first used): docs/architecture.md, src/obelisk/public_module.py
+_report_public_module(globals(), [name for name in __all__ if name not in _LAZY], __name__)

@@ -3,7 +3,12 @@ module every exported class and function reports (docs/tools.md, docs/diagnostic
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import inspect
+import pickle
+import subprocess
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -93,3 +98,77 @@ def test_invalid_plans_codes_come_from_the_diagnostic_codes_in_their_order() -> 
         "dependency_cycle",
         "type_mismatch",
     )
+
+
+# -- the public module ------------------------------------------------------------------
+
+
+def exported(module: types.ModuleType) -> list[tuple[str, Any]]:
+    """The classes and functions of ``module.__all__`` (type aliases and constants aside)."""
+    values = [(name, getattr(module, name)) for name in module.__all__]
+    return [(n, v) for n, v in values if isinstance(v, type) or inspect.isfunction(v)]
+
+
+def test_every_public_class_and_function_reports_obelisk_as_its_module() -> None:
+    wrong = {name: v.__module__ for name, v in exported(obelisk) if v.__module__ != "obelisk"}
+    assert wrong == {}
+    assert len(exported(obelisk)) >= 60
+    assert repr(obelisk.PlanError) == "<class 'obelisk.PlanError'>"
+    assert repr(obelisk.Loop) == "<class 'obelisk.Loop'>"
+
+
+def test_the_testing_names_report_obelisk_testing_and_scripted_model_obelisk() -> None:
+    modules = {name: v.__module__ for name, v in exported(obelisk.testing)}
+    assert modules.pop("ScriptedModel") == "obelisk"
+    assert set(modules.values()) == {"obelisk.testing"}
+    assert "plans" in modules and "FakeTools" in modules
+
+
+def test_a_lazy_name_reports_obelisk_once_imported_through_obelisk() -> None:
+    code = (
+        "import obelisk, pickle\n"
+        "print(obelisk.LoopResult.__module__, obelisk.simulate.__module__)\n"
+        "print(pickle.loads(pickle.dumps(obelisk.LoopResult)) is obelisk.LoopResult)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["obelisk obelisk", "True"]
+
+
+def _round_trip(value: Any) -> Any:
+    data = pickle.dumps(value)
+    assert b"obelisk.errors" not in data and b"obelisk.interpreter" not in data
+    assert b"obelisk.diagnostics" not in data and b"obelisk.limits" not in data
+    return pickle.loads(data)
+
+
+def test_pickles_name_the_public_path_and_round_trip() -> None:
+    tool = obelisk.Tool.from_function(echo)
+    result = obelisk.run_sync([{"_tool": "echo", "value": 1, "_outputPath": "†state.x"}], [tool])
+    diagnostic = obelisk.check([{"_tool": "nope"}], [tool]).diagnostics[0]
+    values = [
+        result.calls[0],
+        result.log[0],
+        diagnostic,
+        obelisk.parse_plan([{"_tool": "echo", "value": 1}]),
+        obelisk.Limits(),
+        obelisk.Decision(True),
+    ]
+    for value in values:
+        assert _round_trip(value) == value
+    for error in (obelisk.UsageError("bad"), obelisk.JournalError("gone", "run.db")):
+        copy = _round_trip(error)
+        assert type(copy) is type(error) and copy.args == error.args
+    # a pickle made before, naming the defining module, still loads
+    old = pickle.dumps(diagnostic).replace(b"\x8c\x07obelisk", b"\x8c\x13obelisk.diagnostics", 1)
+    assert b"obelisk.diagnostics" in old
+    assert pickle.loads(old) == diagnostic
+
+
+def test_type_hints_and_doctests_still_resolve_in_the_defining_modules() -> None:
+    for _, value in exported(obelisk):
+        if isinstance(value, type):
+            typing.get_type_hints(value)  # raises NameError if looked up in obelisk
+    loop_module = importlib.import_module("obelisk.interpreter.loop.loop")
+    assert obelisk.Loop.__module__ == "obelisk"
+    found = [t.name for t in doctest.DocTestFinder().find(loop_module) if t.examples]
+    assert found == ["obelisk.interpreter.loop.loop.__test__.Loop"]
