@@ -184,9 +184,8 @@ class DependencyCycleError(ObeliskError, graphlib.CycleError):
     ``cycles`` holds every cycle as a closed walk of call indexes ``(a, b, ..., a)``
     (the calls ``check`` names in its ``dependency_cycle`` diagnostics);
     ``labels`` names every call of the plan by index (``#3 issueRefund``), for the
-    message.  As
-    :class:`graphlib.CycleError` (also a ``ValueError``), ``args[1]`` is the first
-    cycle, so ``except graphlib.CycleError`` keeps working.
+    message.  As in :class:`graphlib.CycleError` (also a ``ValueError``), ``args[1]``
+    is the first cycle, so ``except graphlib.CycleError`` keeps working.
     """
 
     code = "dependency_cycle"
