@@ -16,7 +16,10 @@ its module, so :func:`report_public_module` keeps them working:
   the defining module lists it in its ``__test__`` mapping, so its examples keep
   running where they are written (tests/unit/api/test_doctests.py).
 
-This module imports nothing from obelisk.
+``obelisk/__init__.py`` rehomes its names when it is imported, the lazy ones (the
+loop, dry runs, ``ScriptedModel``) when they are first used through ``obelisk``;
+``obelisk/testing/__init__.py`` rehomes its own to ``obelisk.testing``.  This
+module imports nothing from obelisk.
 """
 
 from __future__ import annotations
