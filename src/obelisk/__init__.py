@@ -19,11 +19,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from obelisk.diagnostics import Diagnostic as Diagnostic
+from obelisk.diagnostics import DiagnosticCode as DiagnosticCode
 from obelisk.errors import ApprovalError as ApprovalError
 from obelisk.errors import ApprovalRejected as ApprovalRejected
 from obelisk.errors import ArgumentValidationError as ArgumentValidationError
 from obelisk.errors import CorrectionBudgetExceeded as CorrectionBudgetExceeded
 from obelisk.errors import DelegateDepthExceeded as DelegateDepthExceeded
+from obelisk.errors import DependencyCycleError as DependencyCycleError
 from obelisk.errors import ExecutionError as ExecutionError
 from obelisk.errors import JournalCorrupted as JournalCorrupted
 from obelisk.errors import JournalError as JournalError
@@ -65,10 +67,12 @@ from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
 from obelisk.interpreter.tools.registry import Registry as Registry
+from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
 from obelisk.interpreter.tools.run_context import Context as Context
 from obelisk.interpreter.tools.tool import Tool as Tool
 from obelisk.interpreter.tools.tool import tool as tool
 from obelisk.limits import Limits as Limits
+from obelisk.public_module import report_public_module as _report_public_module
 
 if TYPE_CHECKING:
     from obelisk.interpreter.loop.loop import Loop as Loop
@@ -116,6 +120,7 @@ if not TYPE_CHECKING:  # mypy keeps checking every attribute of the module
         if module is None:
             raise AttributeError(f"module 'obelisk' has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
+        _report_public_module({name: value}, [name], __name__)
         globals()[name] = value
         return value
 
@@ -138,7 +143,9 @@ __all__ = [
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",
+    "DependencyCycleError",
     "Diagnostic",
+    "DiagnosticCode",
     "Event",
     "ExecutionError",
     "Journal",
@@ -176,6 +183,7 @@ __all__ = [
     "StreamingModel",
     "Tool",
     "ToolDefinitionError",
+    "ToolsLike",
     "Turn",
     "UnknownCall",
     "UnknownOutcome",
@@ -195,3 +203,7 @@ __all__ = [
     "solution_schema",
     "tool",
 ]
+
+# every public class and function reports "obelisk" as its module (the lazy ones
+# when first used): docs/architecture.md, src/obelisk/public_module.py
+_report_public_module(globals(), [name for name in __all__ if name not in _LAZY], __name__)

@@ -16,6 +16,7 @@ The hierarchy (``code`` in brackets)::
     ├── ToolDefinitionError [tool_definition]      (also TypeError)
     ├── ReferenceSyntaxError [reference_syntax]    (also ValueError)
     ├── PlanError [plan_error]                     (also ValueError)
+    ├── DependencyCycleError [dependency_cycle]    (also graphlib.CycleError)
     ├── ArgumentValidationError [invalid_argument] (also ValueError)
     ├── ApprovalError [approval]                   (also ValueError)
     ├── JournalError [journal]
@@ -45,6 +46,7 @@ This module imports only :mod:`obelisk.diagnostics` from the rest of obelisk.
 
 from __future__ import annotations
 
+import graphlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +61,7 @@ __all__ = [
     "ArgumentValidationError",
     "CorrectionBudgetExceeded",
     "DelegateDepthExceeded",
+    "DependencyCycleError",
     "ExecutionError",
     "JournalCorrupted",
     "JournalError",
@@ -172,6 +175,43 @@ class PlanError(ObeliskError, ValueError):
         count = len(self.errors)
         head = f"plan has {count} error{'s' if count != 1 else ''}"
         return head + "\n" + "\n".join(str(d) for d in self.diagnostics)
+
+
+class DependencyCycleError(ObeliskError, graphlib.CycleError):
+    """A dependency graph has a cycle, so its calls have no topological order
+    (:meth:`~obelisk.PlanGraph.topological_order`, docs/semantics.md).
+
+    ``cycles`` holds every cycle as a closed walk of call indexes ``(a, b, ..., a)``
+    (the calls ``check`` names in its ``dependency_cycle`` diagnostics);
+    ``labels`` names every call of the plan by index (``#3 issueRefund``), for the
+    message.  As in :class:`graphlib.CycleError` (also a ``ValueError``), ``args[1]``
+    is the first cycle, so ``except graphlib.CycleError`` keeps working.
+    """
+
+    code = "dependency_cycle"
+
+    def __init__(self, cycles: Sequence[Sequence[int]], labels: Sequence[str] = ()) -> None:
+        self.cycles: tuple[tuple[int, ...], ...] = tuple(tuple(walk) for walk in cycles)
+        self.labels = tuple(labels)
+        first = list(self.cycles[0]) if self.cycles else []
+        super().__init__(self.render(), first)
+
+    def render(self) -> str:
+        """One line per cycle, each call named as in diagnostics (``#3 issueRefund``)."""
+
+        def name(call: int) -> str:
+            return self.labels[call] if 0 <= call < len(self.labels) else f"#{call}"
+
+        walks = [" -> ".join(name(call) for call in walk) for walk in self.cycles]
+        return "the plan's calls depend on each other in a cycle:\n" + "\n".join(
+            f"  {walk}" for walk in walks
+        )
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __reduce__(self) -> tuple[type[DependencyCycleError], tuple[object, ...]]:
+        return type(self), (self.cycles, self.labels)
 
 
 Loc = tuple[str | int, ...]

@@ -51,7 +51,7 @@ class ScriptedModel:
     >>> asyncio.run(model.complete(Request()))
     Traceback (most recent call last):
     ...
-    obelisk.errors.ScriptExhausted: the scripted model ran out of answers: \
+    obelisk.ScriptExhausted: the scripted model ran out of answers: \
 it had 1 and was asked for answer 2
     """
 

@@ -39,6 +39,7 @@ if _missing("hypothesis") or _missing("hypothesis_jsonschema"):
     ) from None
 
 from obelisk.models.scripted import ScriptedModel as ScriptedModel
+from obelisk.public_module import report_public_module as _report_public_module
 from obelisk.testing.assignments import OutcomeAssignment as OutcomeAssignment
 from obelisk.testing.assignments import outcome_assignments as outcome_assignments
 from obelisk.testing.doubles import FakeToolError as FakeToolError
@@ -75,3 +76,8 @@ __all__ = [
     "spellings",
     "tool_outputs",
 ]
+
+# public names report their public module (src/obelisk/public_module.py): obelisk's
+# own (ScriptedModel) "obelisk", the others "obelisk.testing"
+_report_public_module(globals(), ["ScriptedModel"], "obelisk")
+_report_public_module(globals(), [n for n in __all__ if n != "ScriptedModel"], __name__)

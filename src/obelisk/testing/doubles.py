@@ -23,7 +23,7 @@ from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.simulate.samples import SchemaSampler
 from obelisk.interpreter.tools.options import Outcome
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["FakeToolError", "FakeTools", "RecordingSubscriber"]
@@ -75,7 +75,7 @@ class FakeTools(Registry):
 
     def __init__(
         self,
-        tools: Any,
+        tools: ToolsLike,
         *,
         outputs: Mapping[str, Script] | None = None,
         delays: Mapping[str, float | Callable[[dict[str, Any]], float]] | None = None,

@@ -13,31 +13,37 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from obelisk.diagnostics import DIAGNOSTIC_CODES, DiagnosticCode
 from obelisk.errors import UsageError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.testing.plans import _Catalog, _check_counts, _escape, _Parameter, _plans, _ToolInfo
 from obelisk.testing.schemas import inline_refs, known_types
 
 __all__ = ["INVALID_CODES", "InvalidPlan", "invalid_plans"]
 
-#: The diagnostic codes :func:`invalid_plans` can produce.
-INVALID_CODES = (
-    "json_syntax",
-    "plan_shape",
-    "reference_syntax",
-    "unknown_tool",
-    "invalid_argument",
-    "missing_argument",
-    "invalid_output",
-    "outcome_mismatch",
-    "unresolved_reference",
-    "readonly_target",
-    "dependency_cycle",
-    "type_mismatch",
+_MADE: frozenset[DiagnosticCode] = frozenset(
+    {
+        "json_syntax",
+        "plan_shape",
+        "reference_syntax",
+        "unknown_tool",
+        "invalid_argument",
+        "missing_argument",
+        "invalid_output",
+        "outcome_mismatch",
+        "unresolved_reference",
+        "readonly_target",
+        "dependency_cycle",
+        "type_mismatch",
+    }
 )
+
+#: The diagnostic codes :func:`invalid_plans` can produce, in the order of
+#: :data:`obelisk.diagnostics.DIAGNOSTIC_CODES` (docs/diagnostics.md).
+INVALID_CODES: tuple[DiagnosticCode, ...] = tuple(c for c in DIAGNOSTIC_CODES if c in _MADE)
 
 
 @dataclass(frozen=True)
@@ -261,7 +267,7 @@ def _invalid_plans(
 
 
 def invalid_plans(
-    tools: Any,
+    tools: ToolsLike,
     input_schema: Mapping[str, Any] | None = None,
     max_calls: int = 5,
     *,

@@ -21,7 +21,7 @@ from obelisk.errors import UsageError
 from obelisk.grammar import Field, Index, Reference
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.testing.schemas import accepts, inline_refs, sub_schemas
 from obelisk.testing.values import strategy_for, strategy_parts
@@ -435,7 +435,7 @@ def _check_counts(min_calls: int, max_calls: int) -> None:
 
 
 def plans(
-    tools: Any,
+    tools: ToolsLike,
     input_schema: Mapping[str, Any] | None = None,
     max_calls: int = 20,
     branching: bool = True,

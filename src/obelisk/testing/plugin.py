@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.errors import InvalidArgument
 
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.testing.doubles import FakeTools, RecordingSubscriber
 
 __all__ = [
@@ -79,7 +79,7 @@ def obelisk_tools() -> Any:
 
 
 @pytest.fixture
-def obelisk_registry(obelisk_tools: Any) -> Registry:
+def obelisk_registry(obelisk_tools: ToolsLike) -> Registry:
     """``obelisk_tools`` as a :class:`obelisk.Registry`."""
     return Registry.coerce(obelisk_tools)
 

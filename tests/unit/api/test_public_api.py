@@ -23,7 +23,9 @@ PUBLIC = [
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",
+    "DependencyCycleError",
     "Diagnostic",
+    "DiagnosticCode",
     "Event",
     "ExecutionError",
     "Journal",
@@ -61,6 +63,7 @@ PUBLIC = [
     "StreamingModel",
     "Tool",
     "ToolDefinitionError",
+    "ToolsLike",
     "Turn",
     "UnknownCall",
     "UnknownOutcome",
@@ -155,7 +158,7 @@ def test_the_loop_dry_runs_and_models_are_imported_when_first_used() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [
         "[]",
-        "obelisk.interpreter.loop.loop True simulate",
+        "obelisk True simulate",
         "True",
     ]
     missing = "import obelisk; obelisk.nope"

@@ -37,7 +37,7 @@ from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan, parse_partial
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.standard_names import standard_tool_hint
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import preview
@@ -500,7 +500,7 @@ class _Checker:
 
 def check(
     plan: Plan | str | bytes | list[Any] | dict[str, Any],
-    tools: Any = None,
+    tools: ToolsLike = None,
     input: Any = None,
     state: Any = None,
     *,

@@ -16,10 +16,12 @@ alternatives of one output can never run.
 
 from __future__ import annotations
 
+import graphlib
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import NamedTuple
 
+from obelisk.errors import DependencyCycleError
 from obelisk.grammar import Alternatives, Escaped, Reference
 from obelisk.interpreter.analysis.edges import Groups, distances, mutable, sorted_shared
 from obelisk.interpreter.analysis.path_index import PathIndex
@@ -135,7 +137,9 @@ class PlanGraph:
 
     The runtime schedules from ``predecessors`` and ``successors`` (a call is
     ready when every call that may write what it reads has settled,
-    docs/semantics.md).
+    docs/semantics.md).  To schedule a plan by hand: :meth:`topological_order`,
+    :meth:`ready` and :meth:`is_complete` (docs/semantics.md, "Scheduling a plan
+    by hand").
     """
 
     def __init__(
@@ -504,3 +508,41 @@ class PlanGraph:
         tags = self._analyse_alternatives()[0]
         chosen = dict(tags[first])
         return any(chosen.get(producer, alt) != alt for producer, alt in tags[second])
+
+    # -- scheduling by hand (docs/semantics.md) --------------------------------
+    def topological_order(self) -> list[int]:
+        """Every call index once, each after every call it depends on, by
+        :class:`graphlib.TopologicalSorter` in waves (first the calls with no
+        dependency, then those whose dependencies are all in the first wave, ...),
+        plan order inside a wave: deterministic.  E.g. ``[0, 1, 2, 3]`` for ``edges
+        == [(0, 2), (1, 2), (2, 3)]``; ``[1, 0]`` for ``[(1, 0)]``.
+
+        Raises :class:`~obelisk.DependencyCycleError` (a :class:`graphlib.CycleError`)
+        when the graph has a cycle; its ``cycles`` are :attr:`cycles`, those ``check``
+        reports as ``dependency_cycle`` (docs/diagnostics.md).
+        """
+        if self.cycles:
+            raise DependencyCycleError(self.cycles, [call.label for call in self.plan.calls])
+        sorter = graphlib.TopologicalSorter(dict(enumerate(self.predecessors)))
+        sorter.prepare()
+        order: list[int] = []
+        while sorter.is_active():
+            wave = sorted(sorter.get_ready())
+            order.extend(wave)
+            sorter.done(*wave)
+        return order
+
+    def ready(self, settled: Collection[int]) -> list[int]:
+        """The calls that may start now, in plan order: not in ``settled`` (the
+        indexes of the calls that are over: succeeded, failed, skipped or
+        cancelled), with every call they depend on in ``settled``.  A call in or
+        behind a cycle is never ready.  E.g. with ``edges == [(0, 2), (1, 2)]``:
+        ``ready(set()) == [0, 1]``, ``ready({0}) == [1]``, ``ready({0, 1}) == [2]``.
+        """
+        done = settled if isinstance(settled, (set, frozenset)) else set(settled)
+        preds = self.predecessors
+        return [n for n in range(self.size) if n not in done and all(p in done for p in preds[n])]
+
+    def is_complete(self, settled: Collection[int]) -> bool:
+        """True when every call of the plan is in ``settled`` (at once for an empty plan)."""
+        return set(settled).issuperset(range(self.size))

@@ -51,7 +51,7 @@ from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import validator_for
 
 __all__ = ["Loop", "Mode"]
@@ -110,7 +110,7 @@ class Loop:
     def __init__(
         self,
         model: Model,
-        tools: Any,
+        tools: ToolsLike,
         *,
         mode: Mode = "eager",
         output_schema: Mapping[str, Any] | None = None,
@@ -287,7 +287,7 @@ class Loop:
         result: LoopResult | str,
         decisions: Mapping[str, Decision] | None = None,
         *,
-        tools: Any = None,
+        tools: ToolsLike = None,
     ) -> LoopResult:
         """Continue a loop whose calls await approval; returns a new :class:`LoopResult`.
 
@@ -362,7 +362,7 @@ class Loop:
         result: LoopResult | str,
         decisions: Mapping[str, Decision] | None = None,
         *,
-        tools: Any = None,
+        tools: ToolsLike = None,
     ) -> LoopResult:
         """:meth:`resume` for code without an event loop."""
         return run_blocking(self.resume(result, decisions, tools=tools))

@@ -282,7 +282,7 @@ def parse_solution(answer: str | bytes | Mapping[str, Any] | Solution) -> Soluti
     >>> parse_solution('{"calls": [1]}')
     Traceback (most recent call last):
     ...
-    obelisk.errors.SolutionError: the answer does not fit the solution shape: \
+    obelisk.SolutionError: the answer does not fit the solution shape: \
 calls.0: Input should be a valid dictionary
     """
     if isinstance(answer, Solution):

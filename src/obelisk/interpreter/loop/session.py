@@ -50,7 +50,7 @@ from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.options import OutputValidation
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
 
@@ -393,7 +393,7 @@ class Session:
         pinned = live_pins(checked.plan, self.loop.registry)
         self.paused = Paused(turn, start, checked.plan, checked.graph, run, pinned=pinned)
 
-    async def resume(self, decisions: Mapping[str, Any], tools: Any = None) -> bool:
+    async def resume(self, decisions: Mapping[str, Any], tools: ToolsLike = None) -> bool:
         """Continue the paused turn with ``decisions`` (approval id -> Decision);
         True when the loop is done (its output taken, or paused again).
 

@@ -30,7 +30,7 @@ from obelisk.interpreter.runtime.durable.runs import DurableOrigin, resume_journ
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 
 __all__ = ["EngineFactory", "Once", "RunOrigin", "resume"]
 
@@ -68,7 +68,7 @@ async def resume(
     run: RunResult | str,
     decisions: Mapping[str, Decision] | None = None,
     *,
-    tools: Any = None,
+    tools: ToolsLike = None,
     journal: Any = None,
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
@@ -141,7 +141,7 @@ async def resume(
 
 
 async def _resume_in_memory(
-    run: RunResult, origin: RunOrigin, decisions: Mapping[str, Any], tools: Any
+    run: RunResult, origin: RunOrigin, decisions: Mapping[str, Any], tools: ToolsLike
 ) -> RunResult:
     """:func:`resume` of a result kept in memory: used once, pinned to its tools."""
     if origin.once.taken:

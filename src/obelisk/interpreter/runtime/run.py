@@ -22,7 +22,7 @@ from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking", "run_sync"]
@@ -48,7 +48,7 @@ def _listeners(on_event: EventHandlers) -> tuple[Listener, ...]:
 
 async def run(
     plan: PlanOrChecked,
-    tools: Any,
+    tools: ToolsLike,
     input: Any = None,
     state: Mapping[str, Any] | None = None,
     *,
@@ -220,7 +220,7 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def run_sync(
     plan: PlanOrChecked,
-    tools: Any,
+    tools: ToolsLike,
     input: Any = None,
     state: Mapping[str, Any] | None = None,
     *,
@@ -265,7 +265,7 @@ def resume_sync(
     run: RunResult | str,
     decisions: Mapping[str, Decision] | None = None,
     *,
-    tools: Any = None,
+    tools: ToolsLike = None,
     journal: Any = None,
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,

@@ -17,14 +17,14 @@ from obelisk.interpreter.simulate.outcomes import OutputSource
 from obelisk.interpreter.simulate.report import ScenarioReport, SimulationReport
 from obelisk.interpreter.simulate.scenario import Explorer, Played, documents_factory
 from obelisk.interpreter.simulate.schedule import Schedule, schedule
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 
 __all__ = ["simulate", "simulate_checked"]
 
 
 def simulate(
     plan: PlanOrChecked,
-    tools: Any,
+    tools: ToolsLike,
     input: Any = None,
     state: Mapping[str, Any] | None = None,
     *,

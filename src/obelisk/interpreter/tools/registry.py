@@ -18,13 +18,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from obelisk.errors import ToolDefinitionError
 from obelisk.interpreter.tools.options import check_options
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "ToolsLike"]
 
 _module_ids = itertools.count()
 
@@ -180,11 +180,12 @@ class Registry:
         return cls(found.values())
 
     @classmethod
-    def coerce(cls, tools: Any) -> Registry:
-        """Normalize a user's ``tools=``: ``None`` (empty), a Registry (as is), a
-        module, a mapping ``{name: Tool | function | JSON description}``, one JSON
-        tool description, or an iterable of Tools, functions and JSON descriptions.
-        Raises :class:`ToolDefinitionError` for anything else."""
+    def coerce(cls, tools: ToolsLike) -> Registry:
+        """Normalize a user's ``tools=`` (a :data:`ToolsLike`): ``None`` (empty), a
+        Registry (as is), a module, a mapping ``{name: Tool | function | JSON
+        description}``, one JSON tool description, or an iterable of Tools,
+        functions and JSON descriptions.  Raises :class:`ToolDefinitionError` for
+        anything else (checked at run time: callers may pass any object)."""
         if isinstance(tools, Registry):
             return tools
         if tools is None:
@@ -197,7 +198,8 @@ class Registry:
             return cls(_as_tool(value, str(key)) for key, value in tools.items())
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise ToolDefinitionError(f"cannot make a tool registry from {tools!r}")
-        return cls(_as_tool(item) for item in tools)
+        items = cast("Iterable[Any]", tools)  # mypy does not narrow ModuleType out
+        return cls(_as_tool(item) for item in items)
 
 
 def _description_name(spec: Any) -> Any:
@@ -256,3 +258,27 @@ def _load(target: str) -> ModuleType:
         with contextlib.suppress(ValueError):
             sys.path.remove(str(path.parent))
     return module
+
+
+ToolsLike: TypeAlias = (
+    Registry
+    | ModuleType
+    | Mapping[str, Any]
+    | Iterable[Tool | Callable[..., Any] | Mapping[str, Any]]
+    | None
+)
+"""What a public function takes as ``tools=`` (``obelisk.ToolsLike``), as
+:meth:`Registry.coerce` turns it into a :class:`Registry` (docs/tools.md):
+
+* a :class:`Registry`, used as is;
+* a module: every :class:`~obelisk.Tool` it holds (its ``@obelisk.tool`` functions;
+  :meth:`Registry.from_module`);
+* a mapping ``{name: Tool | function | JSON tool description}``, each tool renamed
+  to its key, or one JSON tool description (``{"name": ..., "parameters": ...}``
+  or ``{"type": "function", "function": {...}}``);
+* an iterable of :class:`~obelisk.Tool` objects, plain functions (wrapped by
+  :meth:`Tool.from_function`) and JSON tool descriptions;
+* ``None``: no tools (``check`` then checks no tool; ``run`` can call none).
+
+Anything else raises :class:`~obelisk.ToolDefinitionError` when it is used.
+"""

@@ -46,7 +46,7 @@ from obelisk.interpreter.runtime.durable.data import (
     plan_calls,
 )
 from obelisk.interpreter.runtime.durable.store import Store
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 
 __all__ = ["Journal"]
 
@@ -99,7 +99,7 @@ class Journal(Store):
         decision: Decision | bool,
         *,
         run_id: str | None = None,
-        tools: Any = None,
+        tools: ToolsLike = None,
     ) -> str:
         """Record a person's decision (``True``/``False``: accept/reject) on a pending
         approval; returns the run's id.

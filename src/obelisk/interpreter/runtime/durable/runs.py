@@ -61,7 +61,7 @@ from obelisk.interpreter.runtime.records import (
 )
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation
-from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import Limits
 
 __all__ = [
@@ -253,7 +253,7 @@ async def resume_journaled(
     decisions: Mapping[str, Decision] | None,
     *,
     journal: Any,
-    tools: Any,
+    tools: ToolsLike,
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
     listeners: tuple[Listener, ...] = (),
