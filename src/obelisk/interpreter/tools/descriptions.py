@@ -24,7 +24,14 @@ from obelisk.interpreter.tools.options import check_options
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad, checked_validator_class
 
-__all__ = ["Description", "Interface", "function_interface", "match_function", "read_description"]
+__all__ = [
+    "Description",
+    "Interface",
+    "function_interface",
+    "match_description",
+    "match_function",
+    "read_description",
+]
 
 OPTIONS = ("outcomes", "timeout", "capacity", "pure")
 _OWN_KEYS = (
@@ -384,3 +391,21 @@ def _check_required(
             f"the function requires {_names(optional)}, which {key!r} leaves optional;"
             ' list it in "required" or give it a default',
         )
+
+
+def match_description(
+    found: Description, function: Any, context_parameter: str | None
+) -> tuple[Interface | None, str | None]:
+    """``(the function's interface, the parameter that takes the run context)`` for a
+    description given a ``function`` to run (``(None, None)`` without one), after
+    :func:`match_function`.  Raises :class:`ToolDefinitionError` for a function that
+    is not callable or does not fit, or a ``context_parameter`` without a function."""
+    name = found.name
+    if function is None:
+        if context_parameter is not None:
+            raise bad(name, "context_parameter needs a function")
+        return None, None
+    if not callable(function):
+        raise bad(name, f"function must be callable, got {function!r}")
+    interface = function_interface(function, name)
+    return interface, match_function(name, found, interface, context_parameter)
