@@ -83,23 +83,40 @@ class Outcome:
     value: Any
 
 
+def _unique_names(outcomes: Any) -> bool:
+    if not isinstance(outcomes, (list, tuple)):
+        return False
+    return all(o and isinstance(o, str) for o in outcomes) and len(set(outcomes)) == len(outcomes)
+
+
+def _positive_seconds(timeout: Any) -> bool:
+    return timeout is None or (type(timeout) in (int, float) and timeout > 0)
+
+
+def _positive_int(capacity: Any) -> bool:
+    return capacity is None or (type(capacity) is int and capacity >= 1)
+
+
+_OPTION_RULES: tuple[tuple[Callable[[Any], bool], str], ...] = (
+    (_unique_names, "outcomes must be a list of unique non-empty strings, got {!r}"),
+    (_positive_seconds, "timeout must be a positive number of seconds, got {!r}"),
+    (_positive_int, "capacity must be an integer >= 1, got {!r}"),
+    (lambda pure: isinstance(pure, bool), "pure must be true or false, got {!r}"),
+)
+"""The rule of each option :func:`check_options` takes, in its order, and the message
+of a value that breaks it."""
+
+
 def check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
+    """Check a tool's name and its ``outcomes``, ``timeout`` (seconds), ``capacity``
+    (calls) and ``pure``; raises :class:`ToolDefinitionError` for the first bad one."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ToolDefinitionError(f"invalid tool name {name!r}: must be {_NAME_RULE}")
-    outs = list(outcomes) if isinstance(outcomes, (list, tuple)) else None
-    if (
-        outs is None
-        or not all(o and isinstance(o, str) for o in outs)
-        or len(set(outs)) < len(outs)
+    for (rule, message), value in zip(
+        _OPTION_RULES, (outcomes, timeout, capacity, pure), strict=True
     ):
-        raise bad(name, f"outcomes must be a list of unique non-empty strings, got {outcomes!r}")
-    number = (int, float)
-    if timeout is not None and (type(timeout) not in number or not timeout > 0):
-        raise bad(name, f"timeout must be a positive number of seconds, got {timeout!r}")
-    if capacity is not None and (type(capacity) is not int or capacity < 1):
-        raise bad(name, f"capacity must be an integer >= 1, got {capacity!r}")
-    if not isinstance(pure, bool):
-        raise bad(name, f"pure must be true or false, got {pure!r}")
+        if not rule(value):
+            raise bad(name, message.format(value))
 
 
 SCOPES = ("data", "state", "text")
