@@ -143,6 +143,21 @@ def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any]
     if signature.extra is not None and signature.extra[1] is not Any:
         name, annotation = signature.extra
         extra = _adapter(tool_name, f"parameter {name!r}", annotation)
+    parameters, definitions = _arguments_schema(tool_name, fields)
+    if signature.extra is None or extra is not None:
+        parameters["additionalProperties"] = extra[1] if extra else False
+    if definitions is not None:
+        parameters["$defs"] = definitions
+    output = _output_adapter(tool_name, signature.returns, output_schema)
+    extra_adapter = extra[0] if extra else None
+    compiled = compile_arguments(adapters, extra_adapter)
+    return Built(parameters, adapters, extra_adapter, output, compiled)
+
+
+def _arguments_schema(tool_name: str, fields: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The arguments schema of a model of ``fields`` (aliased to the parameter names):
+    ``type``, ``properties`` (without pydantic's generated titles) and ``required``;
+    and its ``$defs`` (None without any)."""
     try:
         model = create_model(f"{tool_name}_arguments", **fields)
         generated = model.model_json_schema(by_alias=True)
@@ -154,18 +169,18 @@ def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any]
             properties[info.alias].pop("title", None)
     required = [str(f.alias) for f in model.model_fields.values() if f.is_required()]
     parameters = {"type": "object", "properties": properties, "required": required}
-    if signature.extra is None or extra is not None:
-        parameters["additionalProperties"] = extra[1] if extra else False
-    if "$defs" in generated:
-        parameters["$defs"] = generated["$defs"]
-    returns = signature.returns
-    output: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
+    return parameters, generated.get("$defs")
+
+
+def _output_adapter(
+    tool_name: str, returns: Any, output_schema: Mapping[str, Any] | None
+) -> tuple[TypeAdapter[Any], dict[str, Any]] | None:
+    """The adapter and serialization schema of the return annotation, or None: when
+    an ``output_schema`` is given, or the annotation is ``Any`` or an ``Outcome``."""
     outcome = returns is Outcome or Outcome in typing.get_args(returns)
     if output_schema is None and returns is not Any and not outcome:
-        output = _adapter(tool_name, "the return type", returns, "serialization")
-    extra_adapter = extra[0] if extra else None
-    compiled = compile_arguments(adapters, extra_adapter)
-    return Built(parameters, adapters, extra_adapter, output, compiled)
+        return _adapter(tool_name, "the return type", returns, "serialization")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
