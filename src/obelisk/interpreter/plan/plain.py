@@ -128,24 +128,24 @@ def _plain_keys(
                 plain_meta = False
             continue
         arguments[key] = value
-        if not _plain_argument(key, value, limits, expressions):
+        if type(value) is str:  # the common argument, without a call
+            if value.startswith(DAGGER):
+                node = _plain_expression(value, limits)
+                if node is None:
+                    return None
+                top = _TOP_PATHS.get(key) or _top_path(key)
+                expressions.append(new_argument_expression(top, value, node))
+        elif not _plain_value(key, value, limits, expressions):
             return None
     return arguments, expressions, plain_meta
 
 
-def _plain_argument(
+def _plain_value(
     key: str, value: Any, limits: Limits, expressions: list[ArgumentExpression]
 ) -> bool:
-    """Append the expressions of argument ``key`` to ``expressions``; False when the
-    value has a problem to report."""
+    """Append the expressions inside argument ``key``, a value other than a string, to
+    ``expressions``; False when the value has a problem to report."""
     kind = type(value)
-    if kind is str:
-        if value.startswith(DAGGER):
-            node = _plain_expression(value, limits)
-            if node is None:
-                return False
-            expressions.append(new_argument_expression(_top_path(key), value, node))
-        return True
     if (
         kind is float
         or kind is bool
@@ -167,14 +167,12 @@ def _plain_argument(
 
 
 def _top_path(key: str) -> tuple[str]:
-    """``(key,)``, shared through :data:`_TOP_PATHS` when the name is short."""
-    top = _TOP_PATHS.get(key)
-    if top is None:
-        top = (key,)
-        if len(key) <= _MAX_SHARED_NAME:  # a long name is not kept alive
-            if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
-                _TOP_PATHS.clear()
-            _TOP_PATHS[key] = top
+    """``(key,)`` for a name not in :data:`_TOP_PATHS`, kept there when it is short."""
+    top = (key,)
+    if len(key) <= _MAX_SHARED_NAME:  # a long name is not kept alive
+        if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
+            _TOP_PATHS.clear()
+        _TOP_PATHS[key] = top
     return top
 
 
