@@ -275,6 +275,21 @@ def repeated_key(text: str, value: Any) -> tuple[str, int, int] | None:
     braces = text.count("{")
     if not braces:
         return None
+    objects, keys = _count_objects(value, braces)
+    if objects == braces and text.count(":") == keys:
+        return None  # every key of the text is one of the value's, and none repeats
+    from jiter import from_json  # (only here: most plans never get this far)
+
+    try:
+        from_json(text.encode("utf-8", "surrogatepass"), catch_duplicate_keys=True)
+    except ValueError:  # a repeated key, or text jiter does not read (too deep for it)
+        return _locate_repeated(text)
+    return None
+
+
+def _count_objects(value: Any, braces: int) -> tuple[int, int]:
+    """``(objects, keys)``: how many objects ``value`` holds and how many keys they
+    have, counted level by level, stopping once ``braces`` objects are found."""
     objects = keys = 0
     level: list[Any] = value if type(value) is list else [value]  # a plan: its calls
     while level:
@@ -286,23 +301,18 @@ def repeated_key(text: str, value: Any) -> tuple[str, int, int] | None:
         keys += sum(map(len, found))
         if objects >= braces:
             break
-        level = [
-            inner
-            for item in level
-            for inner in (
-                item.values() if type(item) is dict else item if type(item) is list else ()
-            )
-            if type(inner) is dict or type(inner) is list
-        ]
-    if objects == braces and text.count(":") == keys:
-        return None  # every key of the text is one of the value's, and none repeats
-    from jiter import from_json  # (only here: most plans never get this far)
+        level = _containers_inside(level)
+    return objects, keys
 
-    try:
-        from_json(text.encode("utf-8", "surrogatepass"), catch_duplicate_keys=True)
-    except ValueError:  # a repeated key, or text jiter does not read (too deep for it)
-        return _locate_repeated(text)
-    return None
+
+def _containers_inside(level: list[Any]) -> list[Any]:
+    """The objects and arrays directly inside the objects and arrays of ``level``."""
+    return [
+        inner
+        for item in level
+        for inner in (item.values() if type(item) is dict else item if type(item) is list else ())
+        if type(inner) is dict or type(inner) is list
+    ]
 
 
 _KEY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', re.DOTALL)

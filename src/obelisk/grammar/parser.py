@@ -217,30 +217,55 @@ def _after(text: str, pos: int) -> str:
 
 
 def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
+    """The :class:`ReferenceSyntaxError` of lark's ``exc`` for ``text``: a digit-led
+    name, a known mistake, or what was expected and what was found there."""
+    pos = _error_position(text, exc)
+    expected = _expected(text, exc, pos)
+    found = _digit_name(text, pos, expected) or _known_mistake(text, pos, expected)
+    if found is not None:
+        return found
+    end, shown = _found(text, exc, pos)
+    reason = f"expected {_wanted(expected)}{_after(text, pos)}, found {shown}"
+    return ReferenceSyntaxError(text, (pos, end), reason, expected)
+
+
+def _error_position(text: str, exc: UnexpectedInput) -> int:
+    """Where the error is: lark's position, the end of ``text`` at its end."""
     pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
         pos = len(text)
+    return pos
+
+
+def _expected(text: str, exc: UnexpectedInput, pos: int) -> list[str]:
+    """What could come at ``pos``, in words, in the order of :data:`_ORDER`."""
     if isinstance(exc, UnexpectedCharacters):
         expected_terms = set(exc.allowed or ())
     elif isinstance(exc, UnexpectedToken):
         expected_terms = set(exc.expected or ())
     else:  # pragma: no cover - UnexpectedEOF is not raised by the LALR front end
         expected_terms = set()
-    expected = [_TERMINAL_WORDS[t] for t in _ORDER if t in expected_terms]
     if pos == 1 and text.startswith(DAGGER) and "NAME" in expected_terms:
-        expected = ["a kind such as 'state' or 'input'"]
-    end = pos + 1 if pos < len(text) else pos
-    found = _describe_found(text, pos)
-    if isinstance(exc, UnexpectedToken) and exc.token.type in _WHOLE_TOKENS:
-        end = max(end, exc.token.end_pos or end)
-        found = repr(str(exc.token))
+        return ["a kind such as 'state' or 'input'"]
+    return [_TERMINAL_WORDS[t] for t in _ORDER if t in expected_terms]
+
+
+def _digit_name(text: str, pos: int, expected: list[str]) -> ReferenceSyntaxError | None:
+    """The error of a name that starts with a digit (``.2fa``), which must be quoted."""
     digits = _DIGIT_NAME.search(text, 0, pos)
-    if digits is not None and digits.end() == pos and _NAME_TAIL.match(text, pos):
-        start = digits.start() + 1
-        stop = _NAME_TAIL.match(text, pos).end()  # type: ignore[union-attr]
-        name = text[start:stop]
-        reason = f"a name cannot start with a digit; quote it: [{json.dumps(name)}]"
-        return ReferenceSyntaxError(text, (start, stop), reason, expected)
+    if digits is None or digits.end() != pos:
+        return None
+    tail = _NAME_TAIL.match(text, pos)
+    if tail is None:
+        return None
+    start, stop = digits.start() + 1, tail.end()
+    name = text[start:stop]
+    reason = f"a name cannot start with a digit; quote it: [{json.dumps(name)}]"
+    return ReferenceSyntaxError(text, (start, stop), reason, expected)
+
+
+def _known_mistake(text: str, pos: int, expected: list[str]) -> ReferenceSyntaxError | None:
+    """The error of one of :data:`_KNOWN_MISTAKES` at ``pos``, its own message."""
     for pattern, message in _KNOWN_MISTAKES:
         match = pattern.match(text, pos)
         if match:
@@ -248,12 +273,23 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
             if start == match.end():  # the mistake is only whitespace
                 start = pos
             return ReferenceSyntaxError(text, (start, match.end()), message, expected)
+    return None
+
+
+def _found(text: str, exc: UnexpectedInput, pos: int) -> tuple[int, str]:
+    """``(end of the span, what was found)``: a whole token for the tokens of
+    :data:`_WHOLE_TOKENS`, else the character at ``pos`` (or the end)."""
+    end = pos + 1 if pos < len(text) else pos
+    if isinstance(exc, UnexpectedToken) and exc.token.type in _WHOLE_TOKENS:
+        return max(end, exc.token.end_pos or end), repr(str(exc.token))
+    return end, _describe_found(text, pos)
+
+
+def _wanted(expected: list[str]) -> str:
+    """``expected`` as words: ``a, b or c``."""
     if len(expected) > 1:
-        wanted = ", ".join(expected[:-1]) + " or " + expected[-1]
-    else:
-        wanted = expected[0] if expected else "a valid expression"
-    reason = f"expected {wanted}{_after(text, pos)}, found {found}"
-    return ReferenceSyntaxError(text, (pos, end), reason, expected)
+        return ", ".join(expected[:-1]) + " or " + expected[-1]
+    return expected[0] if expected else "a valid expression"
 
 
 def _plain_reference(match: re.Match[str]) -> Reference:

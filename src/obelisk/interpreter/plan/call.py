@@ -10,9 +10,10 @@ its argument path and the span of the bad characters (docs/diagnostics.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from obelisk.diagnostics import Collector
+from obelisk.diagnostics import Collector, DiagnosticCode
 from obelisk.errors import ReferenceSyntaxError
 from obelisk.grammar import DAGGER, Escaped, Expression, Wildcard, parse_expression
 from obelisk.interpreter.plan.model import (
@@ -183,171 +184,19 @@ def parse_reported_call(
     """:func:`parse_call` without its fast path: the general parser, which reports
     every problem of the call to ``out``; for a call
     :func:`~obelisk.interpreter.plan.plain.plain_call` turned down."""
-    if not isinstance(raw, dict):
-        out.fail("plan_shape", f"a call must be a JSON object, found {json_kind(raw)}", call=index)
+    if not _is_call_object(raw, index, out):
         return None
-    for key in raw:
-        if type(key) is not str:
-            out.fail(
-                "plan_shape",
-                f"the keys of a call must be strings, found {json_kind(key)} key",
-                call=index,
-            )
-            return None
-    tool = raw.get("_tool")
-    tool_name: str | None = tool if isinstance(tool, str) and tool else None
-    if tool_name is None:
-        if "_tool" not in raw:
-            found = "it is missing"
-        elif tool == "":
-            found = "found an empty string"
-        else:
-            found = f"found {json_kind(tool)}"
-        out.fail("plan_shape", f"'_tool' must name a tool; {found}", call=index, path="_tool")
+    tool_name = _tool_name(raw, index, out)
     errors_before = len(out.diagnostics)
-    raw_id = raw.get("_id")
-    shown = tool_name  # how diagnostics name the call: "#3 refund (r-1)"
-    if tool_name is not None and (
-        isinstance(raw_id, str)
-        or (
-            isinstance(raw_id, int)
-            and not isinstance(raw_id, bool)
-            and not huge_digits(raw_id, int_digits_limit())
-        )
-    ):
-        shown = f"{tool_name} ({raw_id})"
-
-    arguments: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in raw.items():
-        if not key.startswith("_"):
-            arguments[key] = value
-        elif key not in META_KEYS:
-            extra[key] = value
-            out.fail(
-                "unknown_meta",
-                f"unknown meta-property '{key}' (kept, not interpreted)",
-                call=index,
-                tool=shown,
-                path=key,
-                severity="warning",
-            )
-
-    def too_big(value: Any, path: ArgPath, root: str, found: list[tuple[ArgPath, str]]) -> bool:
-        """Scan ``value``; report a value past a limit (or not JSON data) and say so."""
-        try:
-            scan_value(value, path, limits, found)
-        except ValueProblem as exc:
-            where = format_argument_path(tuple(p for p in exc.path if p != "..."), root)
-            out.fail(
-                exc.code,
-                exc.message,
-                call=index,
-                tool=shown,
-                path=where + ("..." if exc.path[-1:] == ("...",) else ""),
-            )
-            return True
-        return False
-
-    expressions: list[ArgumentExpression] = []
-    located: list[tuple[ArgPath, str]] = []
-    for name, value in arguments.items():
-        kind = type(value)
-        if kind is str:  # the common scalars, without a scan
-            if value.startswith(DAGGER):
-                located.append(((name,), value))
-            continue
-        if (
-            kind is float
-            or kind is bool
-            or value is None
-            or (kind is int and -SMALL_INT < value < SMALL_INT)
-        ):
-            continue
-        found_here: list[tuple[ArgPath, str]] = []
-        if too_big(value, (name,), "args", found_here):
-            out.unparsed.setdefault(index, set()).add(name)
-        else:
-            located.extend(found_here)
-    if "_output" in raw and too_big(raw["_output"], (), "_output", []):
-        out.unparsed.setdefault(index, set()).add("_output")
-    for key, value in extra.items():
-        too_big(value, (), key, [])
-    for path, text in located:
-        try:
-            node = parse_expression(text)
-        except ReferenceSyntaxError as exc:
-            out.unparsed.setdefault(index, set()).add(str(path[0]))
-            out.fail(
-                "reference_syntax",
-                exc.reason,
-                call=index,
-                tool=shown,
-                path=format_argument_path(path),
-                span=exc.span,
-                source=text,
-            )
-            continue
-        too_deep = path_depth_problem(node, limits)
-        if too_deep is not None:
-            out.unparsed.setdefault(index, set()).add(str(path[0]))
-            message, span = too_deep
-            out.fail(
-                "limit",
-                message,
-                call=index,
-                tool=shown,
-                path=format_argument_path(path),
-                span=span,
-                source=text,
-            )
-            continue
-        expressions.append(ArgumentExpression(path, text, node))
-
-    output_path = raw.get("_outputPath")
-    target: Expression | None = None
-    if output_path is not None:
-        if not isinstance(output_path, str):
-            out.fail(
-                "plan_shape",
-                f"'_outputPath' must be a string such as \"†state.result\", "
-                f"found {json_kind(output_path)}",
-                call=index,
-                tool=shown,
-                path="_outputPath",
-            )
-            output_path = None
-        elif not output_path.startswith(DAGGER):
-            out.fail(
-                "reference_syntax",
-                "an output path must be an expression starting with '†', such as '†state.result'",
-                call=index,
-                tool=shown,
-                path="_outputPath",
-                span=(0, 1 if output_path else 0),
-                source=output_path,
-            )
-            output_path = None
-        else:
-            target = _parse_target(output_path, index, shown, out, limits)
-
-    method = raw.get("_outputMethod")
-    if method is None:
-        method = "set"
-    elif not isinstance(method, str) or method not in OUTPUT_METHODS:
-        allowed = ", ".join(OUTPUT_METHODS)
-        out.fail(
-            "plan_shape",
-            f"'_outputMethod' must be one of {allowed}; found {preview(method)}",
-            call=index,
-            tool=shown,
-            path="_outputMethod",
-        )
-        method = "set"
-    instance = _string_field(raw, "_instance", index, shown, out)
-    call_id = _string_field(raw, "_id", index, shown, out, allow_int=True)
-    reasoning = _string_field(raw, "_reasoningForCall", index, shown, out)
-    after = _after_field(raw, index, shown, out)
+    parser = _ReportedCall(raw, index, out, limits, _shown_name(tool_name, raw.get("_id")))
+    arguments, extra = parser.split_keys()
+    expressions = parser.expressions(arguments, extra)
+    output_path, target = parser.output_path()
+    method = parser.output_method()
+    instance = _string_field(raw, "_instance", index, parser.shown, out)
+    call_id = _string_field(raw, "_id", index, parser.shown, out, allow_int=True)
+    reasoning = _string_field(raw, "_reasoningForCall", index, parser.shown, out)
+    after = _after_field(raw, index, parser.shown, out)
 
     if tool_name is None:
         return None
@@ -373,3 +222,201 @@ def parse_reported_call(
             "outputs": alternatives_of(target) if target is not None else (),
         }
     )
+
+
+def _is_call_object(raw: Any, index: int, out: Collector) -> bool:
+    """Whether ``raw`` is a JSON object with string keys (else a ``plan_shape`` error)."""
+    if not isinstance(raw, dict):
+        out.fail("plan_shape", f"a call must be a JSON object, found {json_kind(raw)}", call=index)
+        return False
+    for key in raw:
+        if type(key) is not str:
+            out.fail(
+                "plan_shape",
+                f"the keys of a call must be strings, found {json_kind(key)} key",
+                call=index,
+            )
+            return False
+    return True
+
+
+def _tool_name(raw: dict[str, Any], index: int, out: Collector) -> str | None:
+    """The call's ``_tool``, or None (a ``plan_shape`` error) when it names no tool."""
+    tool = raw.get("_tool")
+    if isinstance(tool, str) and tool:
+        return tool
+    if "_tool" not in raw:
+        found = "it is missing"
+    elif tool == "":
+        found = "found an empty string"
+    else:
+        found = f"found {json_kind(tool)}"
+    out.fail("plan_shape", f"'_tool' must name a tool; {found}", call=index, path="_tool")
+    return None
+
+
+def _shown_name(tool_name: str | None, raw_id: Any) -> str | None:
+    """How diagnostics name the call: ``refund (r-1)`` with a usable ``_id``, else the tool."""
+    if tool_name is None:
+        return None
+    if isinstance(raw_id, str) or (
+        isinstance(raw_id, int)
+        and not isinstance(raw_id, bool)
+        and not huge_digits(raw_id, int_digits_limit())
+    ):
+        return f"{tool_name} ({raw_id})"
+    return tool_name
+
+
+def _is_plain_scalar(value: Any) -> bool:
+    """A number, boolean or null that needs no scan (strings are looked at apart)."""
+    kind = type(value)
+    return (
+        kind is float
+        or kind is bool
+        or value is None
+        or (kind is int and -SMALL_INT < value < SMALL_INT)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ReportedCall:
+    """The parts of one call object the general parser reads, each reporting its
+    problems to ``out`` under the call's label (``#3 refund (r-1)``)."""
+
+    raw: dict[str, Any]
+    index: int
+    out: Collector
+    limits: Limits
+    shown: str | None
+
+    def fail(self, code: DiagnosticCode, message: str, path: str, **where: Any) -> None:
+        self.out.fail(code, message, call=self.index, tool=self.shown, path=path, **where)
+
+    def mark_unparsed(self, name: str) -> None:
+        self.out.unparsed.setdefault(self.index, set()).add(name)
+
+    def split_keys(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(arguments, extra)``: the plain keys, and the unknown meta-properties
+        (each an ``unknown_meta`` warning)."""
+        arguments: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in self.raw.items():
+            if not key.startswith("_"):
+                arguments[key] = value
+            elif key not in META_KEYS:
+                extra[key] = value
+                self.fail(
+                    "unknown_meta",
+                    f"unknown meta-property '{key}' (kept, not interpreted)",
+                    key,
+                    severity="warning",
+                )
+        return arguments, extra
+
+    def too_big(
+        self, value: Any, path: ArgPath, root: str, found: list[tuple[ArgPath, str]]
+    ) -> bool:
+        """Scan ``value``; report a value past a limit (or not JSON data) and say so."""
+        try:
+            scan_value(value, path, self.limits, found)
+        except ValueProblem as exc:
+            where = format_argument_path(tuple(p for p in exc.path if p != "..."), root)
+            self.fail(exc.code, exc.message, where + ("..." if exc.path[-1:] == ("...",) else ""))
+            return True
+        return False
+
+    def expressions(
+        self, arguments: dict[str, Any], extra: dict[str, Any]
+    ) -> list[ArgumentExpression]:
+        """Every expression of the arguments that parses within the limits; the values
+        of ``_output`` and the unknown meta-properties are scanned for limits too."""
+        located = self.locate(arguments)
+        if "_output" in self.raw and self.too_big(self.raw["_output"], (), "_output", []):
+            self.mark_unparsed("_output")
+        for key, value in extra.items():
+            self.too_big(value, (), key, [])
+        parsed = (self.parse_argument(path, text) for path, text in located)
+        return [expression for expression in parsed if expression is not None]
+
+    def locate(self, arguments: dict[str, Any]) -> list[tuple[ArgPath, str]]:
+        """``(path, text)`` of every ``†`` string in the arguments; an argument past a
+        limit is reported and left unparsed."""
+        located: list[tuple[ArgPath, str]] = []
+        for name, value in arguments.items():
+            if type(value) is str:  # the common scalars, without a scan
+                if value.startswith(DAGGER):
+                    located.append(((name,), value))
+                continue
+            if _is_plain_scalar(value):
+                continue
+            found_here: list[tuple[ArgPath, str]] = []
+            if self.too_big(value, (name,), "args", found_here):
+                self.mark_unparsed(name)
+            else:
+                located.extend(found_here)
+        return located
+
+    def parse_argument(self, path: ArgPath, text: str) -> ArgumentExpression | None:
+        """The expression ``text`` at ``path``, or None (reported, its argument unparsed)."""
+        try:
+            node = parse_expression(text)
+        except ReferenceSyntaxError as exc:
+            self.mark_unparsed(str(path[0]))
+            self.fail(
+                "reference_syntax",
+                exc.reason,
+                format_argument_path(path),
+                span=exc.span,
+                source=text,
+            )
+            return None
+        too_deep = path_depth_problem(node, self.limits)
+        if too_deep is not None:
+            self.mark_unparsed(str(path[0]))
+            message, span = too_deep
+            self.fail("limit", message, format_argument_path(path), span=span, source=text)
+            return None
+        return ArgumentExpression(path, text, node)
+
+    def output_path(self) -> tuple[str | None, Expression | None]:
+        """``(text, parsed)`` of ``_outputPath``: ``(None, None)`` when it is absent or
+        not a string that starts with ``†``, the parsed target None when it has errors."""
+        output_path = self.raw.get("_outputPath")
+        if output_path is None:
+            return None, None
+        if not isinstance(output_path, str):
+            self.fail(
+                "plan_shape",
+                f"'_outputPath' must be a string such as \"†state.result\", "
+                f"found {json_kind(output_path)}",
+                "_outputPath",
+            )
+            return None, None
+        if not output_path.startswith(DAGGER):
+            self.fail(
+                "reference_syntax",
+                "an output path must be an expression starting with '†', such as '†state.result'",
+                "_outputPath",
+                span=(0, 1 if output_path else 0),
+                source=output_path,
+            )
+            return None, None
+        return output_path, _parse_target(
+            output_path, self.index, self.shown, self.out, self.limits
+        )
+
+    def output_method(self) -> str:
+        """``_outputMethod``, ``set`` when absent or not one of the output methods."""
+        method = self.raw.get("_outputMethod")
+        if method is None:
+            return "set"
+        if isinstance(method, str) and method in OUTPUT_METHODS:
+            return method
+        allowed = ", ".join(OUTPUT_METHODS)
+        self.fail(
+            "plan_shape",
+            f"'_outputMethod' must be one of {allowed}; found {preview(method)}",
+            "_outputMethod",
+        )
+        return "set"

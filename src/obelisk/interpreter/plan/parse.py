@@ -157,47 +157,65 @@ def parse_partial(
     out.diagnostics.extend(repeats)
     if calls_data is None:
         return PartialPlan(None, sort_diagnostics(out.diagnostics))
-    calls: list[Call] = []
-    stand_ins: set[int] = set()
-    unchecked: dict[int, frozenset[str]] = {}
-    unknown_writes = False
-    seen_ids: dict[str | int, Call] = {}
+    reader = _CallReader(out, limits)
     for index, raw in enumerate(calls_data):
-        # parse_call, split: most calls have nothing to report, and skip the
-        # bookkeeping of diagnostics below
-        call = plain_call(raw, index, limits) if type(raw) is dict else None
-        if call is not None:
-            if call.id is not None:
-                first = seen_ids.setdefault(call.id, call)
-                if first is not call:
-                    _duplicate_id(out, call, first)
-            calls.append(call)
-            continue
-        before = len(out.diagnostics)
-        call = parse_reported_call(raw, index, out, True, limits)
-        problems = [d for d in out.diagnostics[before:] if d.severity == "error"]
-        if call is None:
-            stand_ins.add(index)
-            call = new_call({**_STAND_IN, "index": index, "tool": _tool_text(raw)})
-            unknown_writes = unknown_writes or (isinstance(raw, dict) and "_outputPath" in raw)
-        elif problems:
-            unknown_writes = unknown_writes or any(d.path == "_outputPath" for d in problems)
-            if index in out.unparsed:
-                unchecked[index] = frozenset(out.unparsed[index])
-        if call.id is not None and index not in stand_ins:
-            first = seen_ids.setdefault(call.id, call)
-            if first is not call:
-                _duplicate_id(out, call, first)
-        calls.append(call)
+        reader.read(index, raw)
     diagnostics = sort_diagnostics(out.diagnostics)
     plan = Plan.model_construct(
-        calls=tuple(calls),
+        calls=tuple(reader.calls),
         mode=mode,
         form=form,
         mode_written=isinstance(data, dict) and "mode" in data,
         diagnostics=diagnostics,
     )
-    return PartialPlan(plan, diagnostics, frozenset(stand_ins), unchecked, unknown_writes)
+    return PartialPlan(
+        plan, diagnostics, frozenset(reader.stand_ins), reader.unchecked, reader.unknown_writes
+    )
+
+
+@dataclass(slots=True)
+class _CallReader:
+    """Reads the calls of a plan one by one for :func:`parse_partial`, keeping what
+    each adds to the :class:`PartialPlan`: the calls (a stand-in for a call that
+    cannot be read), the arguments left unchecked, whether some write is unknown."""
+
+    out: Collector
+    limits: Limits
+    calls: list[Call] = field(default_factory=list)
+    stand_ins: set[int] = field(default_factory=set)
+    unchecked: dict[int, frozenset[str]] = field(default_factory=dict)
+    unknown_writes: bool = False
+    seen_ids: dict[str | int, Call] = field(default_factory=dict)
+
+    def read(self, index: int, raw: Any) -> None:
+        # parse_call, split: most calls have nothing to report, and skip the
+        # bookkeeping of diagnostics of _reported
+        call = plain_call(raw, index, self.limits) if type(raw) is dict else None
+        if call is None:
+            call = self._reported(index, raw)
+        if call.id is not None and index not in self.stand_ins:
+            first = self.seen_ids.setdefault(call.id, call)
+            if first is not call:
+                _duplicate_id(self.out, call, first)
+        self.calls.append(call)
+
+    def _reported(self, index: int, raw: Any) -> Call:
+        """The call at ``index`` read by the general parser, or its stand-in."""
+        out = self.out
+        before = len(out.diagnostics)
+        call = parse_reported_call(raw, index, out, True, self.limits)
+        problems = [d for d in out.diagnostics[before:] if d.severity == "error"]
+        if call is None:
+            self.stand_ins.add(index)
+            if isinstance(raw, dict) and "_outputPath" in raw:
+                self.unknown_writes = True
+            return new_call({**_STAND_IN, "index": index, "tool": _tool_text(raw)})
+        if problems:
+            if any(d.path == "_outputPath" for d in problems):
+                self.unknown_writes = True
+            if index in out.unparsed:
+                self.unchecked[index] = frozenset(out.unparsed[index])
+        return call
 
 
 def _duplicate_id(out: Collector, call: Call, first: Call) -> None:

@@ -70,67 +70,14 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
     tool = raw.get("_tool")
     if type(tool) is not str or not tool:
         return None
-    arguments: dict[str, Any] = {}
-    expressions: list[ArgumentExpression] = []
-    plain_meta = True  # no meta key but _tool, _outputPath and _output
-    for key, value in raw.items():
-        if type(key) is not str:
-            return None
-        if key[:1] == "_":  # a meta key (a slice is cheaper than startswith)
-            if key not in _META:
-                return None  # an unknown_meta warning
-            if key not in _PLAIN_META:
-                plain_meta = False
-            continue
-        arguments[key] = value
-        kind = type(value)
-        if kind is str:
-            if value.startswith(DAGGER):
-                node = _plain_expression(value, limits)
-                if node is None:
-                    return None
-                top = _TOP_PATHS.get(key)
-                if top is None:
-                    top = (key,)
-                    if len(key) <= _MAX_SHARED_NAME:  # a long name is not kept alive
-                        if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
-                            _TOP_PATHS.clear()
-                        _TOP_PATHS[key] = top
-                expressions.append(new_argument_expression(top, value, node))
-            continue
-        if (
-            kind is float
-            or kind is bool
-            or value is None
-            or (kind is int and -SMALL_INT < value < SMALL_INT)
-        ):
-            continue
-        found: list[tuple[ArgPath, str]] = []
-        try:
-            scan_value(value, (key,), limits, found)
-        except ValueProblem:
-            return None
-        for path, text in found:
-            nested = _plain_expression(text, limits)
-            if nested is None:
-                return None
-            expressions.append(new_argument_expression(path, text, nested))
-
-    has_output = "_output" in raw
-    output = raw["_output"] if has_output else None
-    if has_output and type(output) is not str:
-        try:
-            scan_value(output, (), limits, [])
-        except ValueProblem:
-            return None
-    output_path = raw.get("_outputPath")
-    target: Expression | None = None
-    if output_path is not None:
-        if type(output_path) is not str:
-            return None
-        target = _plain_target(output_path, limits)
-        if target is None:
-            return None
+    keys = _plain_keys(raw, limits)
+    if keys is None:
+        return None
+    arguments, expressions, plain_meta = keys
+    output = _plain_output(raw, limits)
+    if output is None:
+        return None
+    has_output, output_value, output_path, target = output
     if plain_meta:
         method, instance, call_id, reasoning = "set", None, None, None
         after: tuple[str | int, ...] = ()
@@ -149,7 +96,7 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
             "output_path": output_path,
             "output_method": method,
             "has_output": has_output,
-            "output": output,
+            "output": output_value,
             "instance": instance,
             "id": call_id,
             "reasoning": reasoning,
@@ -161,6 +108,95 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
             "outputs": alternatives_of(target) if target is not None else (),
         }
     )
+
+
+def _plain_keys(
+    raw: dict[Any, Any], limits: Limits
+) -> tuple[dict[str, Any], list[ArgumentExpression], bool] | None:
+    """``(arguments, their expressions, whether the only meta keys are _tool,
+    _outputPath and _output)``, or None when a key or an argument has a problem."""
+    arguments: dict[str, Any] = {}
+    expressions: list[ArgumentExpression] = []
+    plain_meta = True
+    for key, value in raw.items():
+        if type(key) is not str:
+            return None
+        if key[:1] == "_":  # a meta key (a slice is cheaper than startswith)
+            if key not in _META:
+                return None  # an unknown_meta warning
+            if key not in _PLAIN_META:
+                plain_meta = False
+            continue
+        arguments[key] = value
+        if type(value) is str:  # the common argument, without a call
+            if value.startswith(DAGGER):
+                node = _plain_expression(value, limits)
+                if node is None:
+                    return None
+                top = _TOP_PATHS.get(key) or _top_path(key)
+                expressions.append(new_argument_expression(top, value, node))
+        elif not _plain_value(key, value, limits, expressions):
+            return None
+    return arguments, expressions, plain_meta
+
+
+def _plain_value(
+    key: str, value: Any, limits: Limits, expressions: list[ArgumentExpression]
+) -> bool:
+    """Append the expressions inside argument ``key``, a value other than a string, to
+    ``expressions``; False when the value has a problem to report."""
+    kind = type(value)
+    if (
+        kind is float
+        or kind is bool
+        or value is None
+        or (kind is int and -SMALL_INT < value < SMALL_INT)
+    ):
+        return True
+    found: list[tuple[ArgPath, str]] = []
+    try:
+        scan_value(value, (key,), limits, found)
+    except ValueProblem:
+        return False
+    for path, text in found:
+        nested = _plain_expression(text, limits)
+        if nested is None:
+            return False
+        expressions.append(new_argument_expression(path, text, nested))
+    return True
+
+
+def _top_path(key: str) -> tuple[str]:
+    """``(key,)`` for a name not in :data:`_TOP_PATHS`, kept there when it is short."""
+    top = (key,)
+    if len(key) <= _MAX_SHARED_NAME:  # a long name is not kept alive
+        if len(_TOP_PATHS) >= _MAX_TOP_PATHS:
+            _TOP_PATHS.clear()
+        _TOP_PATHS[key] = top
+    return top
+
+
+def _plain_output(
+    raw: dict[str, Any], limits: Limits
+) -> tuple[bool, Any, str | None, Expression | None] | None:
+    """``(has _output, _output, _outputPath, its target)``, or None when ``_output``
+    or ``_outputPath`` has a problem to report."""
+    has_output = "_output" in raw
+    output = raw["_output"] if has_output else None
+    if has_output and type(output) is not str:
+        try:
+            scan_value(output, (), limits, [])
+        except ValueProblem:
+            return None
+    output_path = raw.get("_outputPath")
+    if output_path is None:
+        return has_output, output, None, None
+    if type(output_path) is not str:
+        return None
+    target = _plain_target(output_path, limits)
+    if target is None:
+        return None
+    return has_output, output, output_path, target
 
 
 def _plain_target(text: str, limits: Limits) -> Expression | None:
@@ -190,21 +226,30 @@ def _plain_meta(
     elif not isinstance(method, str) or method not in OUTPUT_METHODS:
         return None
     instance, reasoning = raw.get("_instance"), raw.get("_reasoningForCall")
-    if not (instance is None or isinstance(instance, str)):
-        return None
-    if not (reasoning is None or isinstance(reasoning, str)):
-        return None
     call_id = raw.get("_id")
-    if not (call_id is None or isinstance(call_id, str) or _small_int(call_id)):
+    if not (_optional_string(instance) and _optional_string(reasoning)):
         return None
-    after = raw.get("_after")
+    if not (_optional_string(call_id) or _small_int(call_id)):
+        return None
+    after = _plain_after(raw.get("_after"))
     if after is None:
-        return method, instance, call_id, reasoning, ()
+        return None
+    return method, instance, call_id, reasoning, after
+
+
+def _optional_string(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _plain_after(after: Any) -> tuple[str | int, ...] | None:
+    """``_after`` as a tuple (empty when absent), or None when it has a problem."""
+    if after is None:
+        return ()
     if type(after) is not list or not all(
         isinstance(item, str) or _small_int(item) for item in after
     ):
         return None
-    return method, instance, call_id, reasoning, tuple(after)
+    return tuple(after)
 
 
 def _small_int(value: Any) -> bool:

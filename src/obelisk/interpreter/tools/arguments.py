@@ -205,27 +205,11 @@ class ArgumentValidators:
                 return cast("dict[str, Any]", compiled.one.validate_python(args))
             except ValidationError as exc:
                 raise ArgumentValidationError(tool.name, pydantic_problems(exc)) from None
-        order = [n for n in tool.parameter_names if n in args]
-        order += [n for n in args if n not in tool.parameter_names]
-        found: dict[Any, list[ArgumentProblem]] = {}
-        result: dict[str, Any] = {}
+        order = _report_order(tool, args)
         if compiled is None:
-            for name in order:
-                problems, result[name] = self.check_one(tool, name, args[name])
-                if problems:
-                    found[name] = [ArgumentProblem((name, *p.loc), p.message) for p in problems]
+            found, result = self._problems_by_name(tool, args, order)
         else:
-            given = {}
-            for name, value in args.items():
-                if self.rejects(tool, name):
-                    found[name] = [unknown(tool, name, (name,))]
-                else:
-                    given[name] = value
-            try:
-                result = compiled.one.validate_python(given)
-            except ValidationError as exc:
-                for problem in pydantic_problems(exc):
-                    found.setdefault(problem.loc[0] if problem.loc else None, []).append(problem)
+            found, result = self._problems_compiled(tool, args, compiled)
         missing = [n for n in tool.parameters.get("required") or () if n not in args]
         if found or missing:
             problems = _ordered(order, found)
@@ -233,44 +217,103 @@ class ArgumentValidators:
             raise ArgumentValidationError(tool.name, problems)
         return result
 
+    def _problems_by_name(
+        self, tool: ToolFacts, args: Mapping[str, Any], order: list[str]
+    ) -> tuple[dict[Any, list[ArgumentProblem]], dict[str, Any]]:
+        """``(problems by name, validated values)``, one name at a time in ``order``."""
+        found: dict[Any, list[ArgumentProblem]] = {}
+        result: dict[str, Any] = {}
+        for name in order:
+            problems, result[name] = self.check_one(tool, name, args[name])
+            if problems:
+                found[name] = [ArgumentProblem((name, *p.loc), p.message) for p in problems]
+        return found, result
+
+    def _problems_compiled(
+        self, tool: ToolFacts, args: Mapping[str, Any], compiled: Compiled
+    ) -> tuple[dict[Any, list[ArgumentProblem]], dict[str, Any]]:
+        """``(problems by name, validated values)``: the names the tool rejects, then
+        one call into pydantic-core for the others."""
+        found: dict[Any, list[ArgumentProblem]] = {}
+        given = {}
+        for name, value in args.items():
+            if self.rejects(tool, name):
+                found[name] = [unknown(tool, name, (name,))]
+            else:
+                given[name] = value
+        try:
+            result: dict[str, Any] = compiled.one.validate_python(given)
+        except ValidationError as exc:
+            result = {}
+            for problem in pydantic_problems(exc):
+                found.setdefault(problem.loc[0] if problem.loc else None, []).append(problem)
+        return found, result
+
     def literal_problems(
         self, tool: ToolFacts, arguments: Sequence[Mapping[str, Any]]
     ) -> list[list[ArgumentProblem]]:
         """``Tool.validate_literals``: see its docstring for the contract."""
         compiled = self.compiled
         if compiled is None:
-            return [
-                [
-                    ArgumentProblem((name, *p.loc), p.message)
-                    for name, value in given.items()
-                    for p in self.check_one(tool, name, value)[0]
-                ]
-                for given in arguments
-            ]
+            return [self._literal_problems_by_name(tool, given) for given in arguments]
         found: dict[int, dict[Any, list[ArgumentProblem]]] = {}  # by call, then by name
-        batch = arguments if isinstance(arguments, list) else list(arguments)
-        hidden = self.hidden
-        if tool.accepts_extra and hidden:  # hidden names are rejected before pydantic
-            batch = []
-            for at, given in enumerate(arguments):
-                if any(name in hidden for name in given):
-                    for name in given:
-                        if name in hidden:
-                            found.setdefault(at, {})[name] = [unknown(tool, name, (name,))]
-                    given = {n: v for n, v in given.items() if n not in hidden}
-                batch.append(given)
+        batch = self._without_hidden(tool, arguments, found)
         try:  # one call into pydantic-core for every call's literals
             compiled.many(not tool.accepts_extra).validate_python(batch)
         except ValidationError as exc:
             for err in exc.errors():
                 where, key, *_ = (*err["loc"], None)
                 by_name = found.setdefault(int(where), {}).setdefault(key, [])
-                if err["type"] == "extra_forbidden":  # a name the tool does not take
-                    by_name.append(unknown(tool, str(key), (str(key),)))
-                else:
-                    problem = pydantic_problem(err)
-                    by_name.append(ArgumentProblem(problem.loc[1:], problem.message))
+                by_name.append(_literal_problem(tool, err, key))
         problems: list[list[ArgumentProblem]] = [[] for _ in arguments]
         for at, grouped in found.items():
             problems[at] = _ordered(list(arguments[at]), grouped)
         return problems
+
+    def _literal_problems_by_name(
+        self, tool: ToolFacts, given: Mapping[str, Any]
+    ) -> list[ArgumentProblem]:
+        """The problems of one call's literals, one name at a time."""
+        return [
+            ArgumentProblem((name, *p.loc), p.message)
+            for name, value in given.items()
+            for p in self.check_one(tool, name, value)[0]
+        ]
+
+    def _without_hidden(
+        self,
+        tool: ToolFacts,
+        arguments: Sequence[Mapping[str, Any]],
+        found: dict[int, dict[Any, list[ArgumentProblem]]],
+    ) -> Sequence[Mapping[str, Any]]:
+        """``arguments`` without the hidden names of a tool that takes extra names
+        (each one an unknown argument in ``found``): pydantic would accept them."""
+        hidden = self.hidden
+        if not (tool.accepts_extra and hidden):
+            return arguments if isinstance(arguments, list) else list(arguments)
+        batch = []
+        for at, given in enumerate(arguments):
+            if any(name in hidden for name in given):
+                for name in given:
+                    if name in hidden:
+                        found.setdefault(at, {})[name] = [unknown(tool, name, (name,))]
+                given = {n: v for n, v in given.items() if n not in hidden}
+            batch.append(given)
+        return batch
+
+
+def _literal_problem(tool: ToolFacts, err: Any, key: Any) -> ArgumentProblem:
+    """The problem of one pydantic error of a batch of calls' literals, ``loc``
+    starting at the argument name (an extra name is an unknown argument)."""
+    if err["type"] == "extra_forbidden":  # a name the tool does not take
+        return unknown(tool, str(key), (str(key),))
+    problem = pydantic_problem(err)
+    return ArgumentProblem(problem.loc[1:], problem.message)
+
+
+def _report_order(tool: ToolFacts, args: Mapping[str, Any]) -> list[str]:
+    """The names of ``args`` in the order their problems are reported: the tool's
+    parameters in declaration order, then the other names in ``args`` order."""
+    order = [n for n in tool.parameter_names if n in args]
+    order += [n for n in args if n not in tool.parameter_names]
+    return order

@@ -24,7 +24,14 @@ from obelisk.interpreter.tools.options import check_options
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad, checked_validator_class
 
-__all__ = ["Description", "Interface", "function_interface", "match_function", "read_description"]
+__all__ = [
+    "Description",
+    "Interface",
+    "function_interface",
+    "match_description",
+    "match_function",
+    "read_description",
+]
 
 OPTIONS = ("outcomes", "timeout", "capacity", "pure")
 _OWN_KEYS = (
@@ -94,6 +101,31 @@ def read_description(spec: Any) -> Description:
     :class:`ToolDefinitionError` for a description that is not an object, has no
     name, has an unknown key (naming it and the allowed keys), a bad option, or a
     schema that is invalid or not an object schema."""
+    spec, mcp = _unwrap_shape(spec)
+    name = spec["name"]
+    options = _read_options(name, spec, mcp)
+    idempotent = _read_idempotent(name, spec, mcp)
+    description = _read_text(name, spec, mcp)
+    _check_flags(name, spec)
+    key, params, output = _read_schemas(name, spec, mcp)
+    return Description(
+        name,
+        description,
+        dict(params),
+        key,
+        None if output is None else dict(output),
+        options,
+        spec.get("_delegate", spec.get("delegate", False)),
+        spec.get("_scopes", spec.get("scopes", ())),
+        spec.get("effects"),
+        spec.get("requires_approval", False),
+        idempotent,
+    )
+
+
+def _unwrap_shape(spec: Any) -> tuple[Mapping[str, Any], bool]:
+    """``(the description in obelisk's or MCP's shape, whether it is MCP's)``, its
+    keys checked; OpenAI's ``function`` is unwrapped, keeping obelisk's own keys."""
     if not isinstance(spec, Mapping):
         raise ToolDefinitionError(f"a tool description must be an object, not {spec!r}")
     if spec.get("type") == "function" and "function" in spec:  # OpenAI Chat Completions
@@ -104,17 +136,18 @@ def read_description(spec: Any) -> Description:
             raise ToolDefinitionError("tool description has no 'name'")
         _check_keys(inner["name"], spec, _OPENAI_KEYS, "the OpenAI tool description")
         _check_keys(inner["name"], inner, _FUNCTION_KEYS, "'function'")
-        spec = {**inner, **{key: spec[key] for key in _OWN_KEYS if key in spec}}
-        mcp = False
-    else:
-        if "name" not in spec:
-            raise ToolDefinitionError("tool description has no 'name'")
-        mcp = "inputSchema" in spec
-        if mcp:
-            _check_keys(spec["name"], spec, _MCP_KEYS, "the MCP tool description")
-        else:
-            _check_keys(spec["name"], spec, _PLAIN_KEYS, "the tool description")
-    name = spec["name"]
+        return {**inner, **{key: spec[key] for key in _OWN_KEYS if key in spec}}, False
+    if "name" not in spec:
+        raise ToolDefinitionError("tool description has no 'name'")
+    if "inputSchema" in spec:
+        _check_keys(spec["name"], spec, _MCP_KEYS, "the MCP tool description")
+        return spec, True
+    _check_keys(spec["name"], spec, _PLAIN_KEYS, "the tool description")
+    return spec, False
+
+
+def _read_options(name: str, spec: Mapping[str, Any], mcp: bool) -> dict[str, Any]:
+    """The options given (checked), ``pure`` also from MCP's ``readOnlyHint``."""
     options = {key: spec[key] for key in OPTIONS if key in spec}
     check_options(
         name,
@@ -131,6 +164,11 @@ def read_description(spec: Any) -> Description:
         if not isinstance(read_only, bool):
             raise bad(name, f"'annotations.readOnlyHint' must be true or false, got {read_only!r}")
         options["pure"] = read_only  # docs/tools.md
+    return options
+
+
+def _read_idempotent(name: str, spec: Mapping[str, Any], mcp: bool) -> bool:
+    """``idempotent`` as given, else MCP's ``idempotentHint`` (docs/tools.md, docs/durable.md)."""
     idempotent = spec.get("idempotent", False)
     if not isinstance(idempotent, bool):
         raise bad(name, f"idempotent must be true or false, got {idempotent!r}")
@@ -138,7 +176,12 @@ def read_description(spec: Any) -> Description:
         hint = spec["annotations"].get("idempotentHint", False)
         if not isinstance(hint, bool):
             raise bad(name, f"'annotations.idempotentHint' must be true or false, got {hint!r}")
-        idempotent = hint  # docs/tools.md, docs/durable.md
+        return hint
+    return idempotent
+
+
+def _read_text(name: str, spec: Mapping[str, Any], mcp: bool) -> str:
+    """The description text (MCP's ``title`` when it has none), indentation cleaned."""
     description = spec.get("description")
     if description is None:
         description = spec.get("title", "") if mcp else ""
@@ -147,11 +190,23 @@ def read_description(spec: Any) -> Description:
         raise bad(name, f"{key!r} must be a string, got {description!r}")
     if "\n" in description:
         description = inspect.cleandoc(description)
+    return description
+
+
+def _check_flags(name: str, spec: Mapping[str, Any]) -> None:
+    """``strict`` is a boolean and ``type``, when given, is ``"function"``."""
     strict = spec.get("strict", False)
     if not isinstance(strict, bool):
         raise bad(name, f"'strict' must be true or false, got {strict!r}")
     if "type" in spec and spec["type"] != "function":
         raise bad(name, f"'type' must be \"function\", got {spec['type']!r}")
+
+
+def _read_schemas(
+    name: str, spec: Mapping[str, Any], mcp: bool
+) -> tuple[str, Mapping[str, Any], Mapping[str, Any] | None]:
+    """``(parameters key, parameters schema, output schema or None)``,
+    both schemas checked against the metaschema under the user's keys."""
     key = "inputSchema" if mcp else "input_schema" if "input_schema" in spec else "parameters"
     params = spec.get(key) or _NO_PARAMETERS
     if not isinstance(params, Mapping) or params.get("type", "object") != "object":
@@ -163,19 +218,7 @@ def read_description(spec: Any) -> Description:
     checked_validator_class(params, name, key)  # problems are reported under the user's key
     if output is not None:
         checked_validator_class(output, name, out_key)
-    return Description(
-        name,
-        description,
-        dict(params),
-        key,
-        None if output is None else dict(output),
-        options,
-        spec.get("_delegate", spec.get("delegate", False)),
-        spec.get("_scopes", spec.get("scopes", ())),
-        spec.get("effects"),
-        spec.get("requires_approval", False),
-        idempotent,
-    )
+    return key, params, output
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,66 +240,94 @@ def function_interface(fn: Callable[..., Any], tool_name: str) -> Interface:
     :class:`ToolDefinitionError` for a required positional-only parameter or a
     signature that cannot be read."""
     if type(fn) is types.FunctionType:
-        code = fn.__code__
-        count, posonly = code.co_argcount, code.co_posonlyargcount
-        positional = code.co_varnames[:count]
-        keyword_only = code.co_varnames[count : count + code.co_kwonlyargcount]
-        first_default = count - len(fn.__defaults__ or ())
-        if posonly and first_default > 0:  # a positional-only parameter without a default
-            raise bad(
-                tool_name, f"parameter {positional[0]!r} is positional; tools take named arguments"
-            )
-        kw_defaults = fn.__kwdefaults__ or {}
-        names = positional[posonly:] + keyword_only
-        required = positional[posonly:first_default] + tuple(
-            n for n in keyword_only if n not in kw_defaults
-        )
-        annotations = fn.__annotations__
-        contexts: list[str] = []
-        if any(isinstance(annotations.get(n), str) and "Context" in annotations[n] for n in names):
-            try:
-                annotations = typing.get_type_hints(fn, include_extras=True)
-            except Exception as exc:
-                raise bad(tool_name, f"cannot read the signature: {exc}") from None
-        for n in names:
-            if n in annotations and is_context_annotation(annotations[n]):
-                contexts.append(n)
-        var_keyword = bool(code.co_flags & inspect.CO_VARKEYWORDS)
-        return Interface(names, required, var_keyword, frozenset(), tuple(contexts))
+        return _code_interface(fn, tool_name)
+    return _signature_interface(fn, tool_name)
+
+
+def _positional(tool_name: str, name: str) -> ToolDefinitionError:
+    return bad(tool_name, f"parameter {name!r} is positional; tools take named arguments")
+
+
+def _code_interface(fn: types.FunctionType, tool_name: str) -> Interface:
+    """:func:`function_interface` of a plain function, read from its code object."""
+    code = fn.__code__
+    count, posonly = code.co_argcount, code.co_posonlyargcount
+    positional = code.co_varnames[:count]
+    keyword_only = code.co_varnames[count : count + code.co_kwonlyargcount]
+    first_default = count - len(fn.__defaults__ or ())
+    if posonly and first_default > 0:  # a positional-only parameter without a default
+        raise _positional(tool_name, positional[0])
+    kw_defaults = fn.__kwdefaults__ or {}
+    names = positional[posonly:] + keyword_only
+    required = positional[posonly:first_default] + tuple(
+        n for n in keyword_only if n not in kw_defaults
+    )
+    var_keyword = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    contexts = _code_contexts(fn, names, tool_name)
+    return Interface(names, required, var_keyword, frozenset(), contexts)
+
+
+def _code_contexts(
+    fn: types.FunctionType, names: tuple[str, ...], tool_name: str
+) -> tuple[str, ...]:
+    """The parameters of ``names`` annotated ``obelisk.Context[...]``; string
+    annotations that mention ``Context`` are resolved."""
+    annotations = fn.__annotations__
+    if any(isinstance(annotations.get(n), str) and "Context" in annotations[n] for n in names):
+        try:
+            annotations = typing.get_type_hints(fn, include_extras=True)
+        except Exception as exc:
+            raise bad(tool_name, f"cannot read the signature: {exc}") from None
+    return tuple(n for n in names if n in annotations and is_context_annotation(annotations[n]))
+
+
+def _signature_interface(fn: Callable[..., Any], tool_name: str) -> Interface:
+    """:func:`function_interface` of anything but a plain function, through
+    :func:`inspect.signature`."""
     bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
-    target = fn.func if isinstance(fn, functools.partial) else fn
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise bad(tool_name, f"cannot read the signature: {exc}") from None
-    try:
-        source = target if inspect.isroutine(target) else type(target).__call__
-        hints = typing.get_type_hints(source, include_extras=True)
-    except Exception:  # only Context annotations matter here; the schema gives the types
-        hints = {}
+    hints = _type_hints(fn.func if isinstance(fn, functools.partial) else fn)
     found_names: list[str] = []
     found_required: list[str] = []
-    contexts = []
+    contexts: list[str] = []
     var_keyword = False
     for param in signature.parameters.values():
         if param.kind is param.VAR_KEYWORD:
             var_keyword = True
+        elif not _takes_keyword(param, bound, tool_name):
             continue
-        if param.kind is param.VAR_POSITIONAL or param.name in bound:
-            continue
-        if param.kind is param.POSITIONAL_ONLY:
+        else:
+            found_names.append(param.name)
             if param.default is param.empty:
-                raise bad(
-                    tool_name,
-                    f"parameter {param.name!r} is positional; tools take named arguments",
-                )
-            continue
-        found_names.append(param.name)
-        if param.default is param.empty:
-            found_required.append(param.name)
-        if is_context_annotation(hints.get(param.name, param.annotation)):
-            contexts.append(param.name)
+                found_required.append(param.name)
+            if is_context_annotation(hints.get(param.name, param.annotation)):
+                contexts.append(param.name)
     return Interface(tuple(found_names), tuple(found_required), var_keyword, bound, tuple(contexts))
+
+
+def _type_hints(target: Any) -> dict[str, Any]:
+    """The type hints of a routine or a callable object's ``__call__`` ({} when they
+    cannot be read: only Context annotations matter here, the schema gives the types)."""
+    try:
+        source = target if inspect.isroutine(target) else type(target).__call__
+        return typing.get_type_hints(source, include_extras=True)
+    except Exception:
+        return {}
+
+
+def _takes_keyword(param: inspect.Parameter, bound: frozenset[str], tool_name: str) -> bool:
+    """Whether a keyword argument reaches ``param`` (not ``*args``, not bound by a
+    partial, not positional-only); a required positional-only parameter raises."""
+    if param.kind is param.VAR_POSITIONAL or param.name in bound:
+        return False
+    if param.kind is param.POSITIONAL_ONLY:
+        if param.default is param.empty:
+            raise _positional(tool_name, param.name)
+        return False
+    return True
 
 
 def match_function(
@@ -268,21 +339,7 @@ def match_function(
     properties the function does not take, the parameters the schema does not list
     or leaves optional, or a bad ``context_parameter``."""
     key = found.parameters_key
-    if context_parameter is None:
-        if len(interface.contexts) > 1:
-            first, second = interface.contexts[:2]
-            raise bad(
-                name,
-                f"parameters {first!r} and {second!r} both take the run context;"
-                " a tool has at most one",
-            )
-        context = interface.contexts[0] if interface.contexts else None
-    elif context_parameter not in interface.names:
-        raise bad(
-            name, f"context_parameter {context_parameter!r} is not a parameter of the function"
-        )
-    else:
-        context = context_parameter
+    context = _context_of(name, interface, context_parameter)
     properties = found.parameters.get("properties") or {}
     if context is not None and context in properties:
         raise bad(name, f"{key!r} lists {context!r}, the parameter that takes the run context")
@@ -295,7 +352,34 @@ def match_function(
                 f"{key!r} lists {_names(unknown)}, which the function does not take"
                 f" (it takes {', '.join(takes) or 'no arguments'})",
             )
-    needed = [n for n in interface.required if n != context]
+    _check_required(name, found, [n for n in interface.required if n != context], properties)
+    return context
+
+
+def _context_of(name: str, interface: Interface, context_parameter: str | None) -> str | None:
+    """The parameter that takes the run context: ``context_parameter``, else the one
+    annotated ``Context[...]`` (at most one), else None."""
+    if context_parameter is None:
+        if len(interface.contexts) > 1:
+            first, second = interface.contexts[:2]
+            raise bad(
+                name,
+                f"parameters {first!r} and {second!r} both take the run context;"
+                " a tool has at most one",
+            )
+        return interface.contexts[0] if interface.contexts else None
+    if context_parameter not in interface.names:
+        raise bad(
+            name, f"context_parameter {context_parameter!r} is not a parameter of the function"
+        )
+    return context_parameter
+
+
+def _check_required(
+    name: str, found: Description, needed: list[str], properties: Mapping[str, Any]
+) -> None:
+    """Every parameter the function ``needed`` is listed in the schema, and required."""
+    key = found.parameters_key
     unlisted = [n for n in needed if n not in properties]
     if unlisted:
         raise bad(name, f"the function requires {_names(unlisted)}, which {key!r} does not list")
@@ -307,4 +391,21 @@ def match_function(
             f"the function requires {_names(optional)}, which {key!r} leaves optional;"
             ' list it in "required" or give it a default',
         )
-    return context
+
+
+def match_description(
+    found: Description, function: Any, context_parameter: str | None
+) -> tuple[Interface | None, str | None]:
+    """``(the function's interface, the parameter that takes the run context)`` for a
+    description given a ``function`` to run (``(None, None)`` without one), after
+    :func:`match_function`.  Raises :class:`ToolDefinitionError` for a function that
+    is not callable or does not fit, or a ``context_parameter`` without a function."""
+    name = found.name
+    if function is None:
+        if context_parameter is not None:
+            raise bad(name, "context_parameter needs a function")
+        return None, None
+    if not callable(function):
+        raise bad(name, f"function must be callable, got {function!r}")
+    interface = function_interface(function, name)
+    return interface, match_function(name, found, interface, context_parameter)

@@ -1,14 +1,16 @@
 """Tool options: names, outcomes, timeouts, capacities, retries, delegation, output
-validation.
+validation, isolation, blocking, approvals.
 
 Documented in docs/language.md (outcomes), docs/semantics.md (capacity, timeouts,
-retries), docs/tools.md (output validation) and docs/loop.md (delegates).
+retries, effects), docs/tools.md (output validation, isolation, blocking, the run
+context), docs/approvals.md and docs/loop.md (delegates).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,7 +24,10 @@ __all__ = [
     "Outcome",
     "OutputValidation",
     "RetryPolicy",
+    "check_blocking",
+    "check_context_parameter",
     "check_effects",
+    "check_function_options",
     "check_options",
     "check_output_validation",
     "check_scopes",
@@ -78,23 +83,40 @@ class Outcome:
     value: Any
 
 
+def _unique_names(outcomes: Any) -> bool:
+    if not isinstance(outcomes, (list, tuple)):
+        return False
+    return all(o and isinstance(o, str) for o in outcomes) and len(set(outcomes)) == len(outcomes)
+
+
+def _positive_seconds(timeout: Any) -> bool:
+    return timeout is None or (type(timeout) in (int, float) and timeout > 0)
+
+
+def _positive_int(capacity: Any) -> bool:
+    return capacity is None or (type(capacity) is int and capacity >= 1)
+
+
+_OPTION_RULES: tuple[tuple[Callable[[Any], bool], str], ...] = (
+    (_unique_names, "outcomes must be a list of unique non-empty strings, got {!r}"),
+    (_positive_seconds, "timeout must be a positive number of seconds, got {!r}"),
+    (_positive_int, "capacity must be an integer >= 1, got {!r}"),
+    (lambda pure: isinstance(pure, bool), "pure must be true or false, got {!r}"),
+)
+"""The rule of each option :func:`check_options` takes, in its order, and the message
+of a value that breaks it."""
+
+
 def check_options(name: Any, outcomes: Any, timeout: Any, capacity: Any, pure: Any) -> None:
+    """Check a tool's name and its ``outcomes``, ``timeout`` (seconds), ``capacity``
+    (calls) and ``pure``; raises :class:`ToolDefinitionError` for the first bad one."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ToolDefinitionError(f"invalid tool name {name!r}: must be {_NAME_RULE}")
-    outs = list(outcomes) if isinstance(outcomes, (list, tuple)) else None
-    if (
-        outs is None
-        or not all(o and isinstance(o, str) for o in outs)
-        or len(set(outs)) < len(outs)
+    for (rule, message), value in zip(
+        _OPTION_RULES, (outcomes, timeout, capacity, pure), strict=True
     ):
-        raise bad(name, f"outcomes must be a list of unique non-empty strings, got {outcomes!r}")
-    number = (int, float)
-    if timeout is not None and (type(timeout) not in number or not timeout > 0):
-        raise bad(name, f"timeout must be a positive number of seconds, got {timeout!r}")
-    if capacity is not None and (type(capacity) is not int or capacity < 1):
-        raise bad(name, f"capacity must be an integer >= 1, got {capacity!r}")
-    if not isinstance(pure, bool):
-        raise bad(name, f"pure must be true or false, got {pure!r}")
+        if not rule(value):
+            raise bad(name, message.format(value))
 
 
 SCOPES = ("data", "state", "text")
@@ -158,3 +180,56 @@ def check_effects(name: str, effects: Any) -> dict[str, str]:
             raise bad(name, f"effect on {resource!r} must be 'read' or 'write', got {access!r}")
         checked[resource] = access
     return checked
+
+
+def check_function_options(
+    name: str,
+    function: Callable[..., Any] | None,
+    *,
+    isolation: Any,
+    requires_approval: Any,
+    delegate: Any,
+    context_parameter: Any,
+) -> None:
+    """Check the options that depend on the tool's function (``None`` for a latent
+    tool): ``isolation``, ``requires_approval``, ``delegate`` and ``context_parameter``
+    (docs/tools.md, docs/approvals.md, docs/loop.md).  Raises
+    :class:`ToolDefinitionError` for the first bad one, in that order."""
+    if isolation not in ("thread", "process"):
+        raise ToolDefinitionError(
+            f"tool {name!r}: isolation must be 'thread' or 'process', got {isolation!r}"
+        )
+    if isolation == "process" and (
+        function is None or inspect.iscoroutinefunction(function) or context_parameter is not None
+    ):
+        raise ToolDefinitionError(
+            f"tool {name!r}: isolation='process' needs a sync function without "
+            "a run context (its arguments and result travel to another process)"
+        )
+    if not (isinstance(requires_approval, bool) or callable(requires_approval)):
+        raise ToolDefinitionError(
+            f"tool {name!r}: requires_approval must be true, false or a function "
+            f"of the arguments, got {requires_approval!r}"
+        )
+    if not isinstance(delegate, bool) or (delegate and function is not None):
+        raise ToolDefinitionError(
+            f"tool {name!r}: delegate must be true or false, and only on a latent tool"
+        )
+
+
+def check_context_parameter(name: str, context_parameter: Any, function: Any) -> None:
+    """``context_parameter`` is a name, and given only with a function (docs/tools.md)."""
+    if not isinstance(context_parameter, str) or function is None:
+        raise bad(name, "context_parameter must be a name, and only on a function")
+
+
+def check_blocking(name: str, blocking: Any, function: Any, is_async: bool, isolation: Any) -> None:
+    """``blocking`` is true or false, and false only for a sync function run in a
+    thread (docs/tools.md)."""
+    if blocking is True:
+        return
+    if blocking is not False or function is None or is_async or isolation == "process":
+        raise ToolDefinitionError(
+            f"tool {name!r}: blocking must be true or false, and false only for a "
+            f"sync function run in a thread (got {blocking!r})"
+        )

@@ -345,12 +345,29 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
     ``patternProperties`` matched with :func:`pattern_matches`."""
     if validator.is_type(schema, "boolean"):
         return []
+    return [
+        *_referenced_keys(validator, instance, schema),
+        *_property_keys(validator, instance, schema),
+        *_applicator_keys(validator, instance, schema),
+        *_conditional_keys(validator, instance, schema),
+    ]
+
+
+def _referenced_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
+    """The keys the schemas of ``$ref`` and ``$dynamicRef`` evaluate."""
     keys: list[Any] = []
     for keyword in ("$ref", "$dynamicRef"):
         if (ref := schema.get(keyword)) is not None:
             resolved = validator._resolver.lookup(ref)
             inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
             keys += _evaluated_keys(inner, instance, resolved.contents)
+    return keys
+
+
+def _property_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
+    """The keys ``properties``, ``additionalProperties``, ``unevaluatedProperties``
+    and ``patternProperties`` evaluate."""
+    keys: list[Any] = []
     properties = schema.get("properties")
     if validator.is_type(properties, "object"):
         keys += properties.keys() & instance.keys()
@@ -359,6 +376,13 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
             keys += (k for k, v in instance.items() if _valid(validator.descend(v, subschema)))
     for pattern in schema.get("patternProperties", ()):
         keys += (key for key in instance if _matched(pattern, key))
+    return keys
+
+
+def _applicator_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
+    """The keys the ``dependentSchemas`` that apply and the valid subschemas of
+    ``allOf``, ``oneOf`` and ``anyOf`` evaluate."""
+    keys: list[Any] = []
     for key, subschema in schema.get("dependentSchemas", {}).items():
         if key in instance:
             keys += _evaluated_keys(validator, instance, subschema)
@@ -366,14 +390,21 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
         for subschema in schema.get(keyword, []):
             if _valid(validator.descend(instance, subschema)):
                 keys += _evaluated_keys(validator, instance, subschema)
-    if "if" in schema:
-        if validator.evolve(schema=schema["if"]).is_valid(instance):
-            keys += _evaluated_keys(validator, instance, schema["if"])
-            if "then" in schema:
-                keys += _evaluated_keys(validator, instance, schema["then"])
-        elif "else" in schema:
-            keys += _evaluated_keys(validator, instance, schema["else"])
     return keys
+
+
+def _conditional_keys(validator: Any, instance: Any, schema: Any) -> list[Any]:
+    """The keys ``if`` and ``then``, or ``else``, evaluate."""
+    if "if" not in schema:
+        return []
+    if validator.evolve(schema=schema["if"]).is_valid(instance):
+        keys = _evaluated_keys(validator, instance, schema["if"])
+        if "then" in schema:
+            keys += _evaluated_keys(validator, instance, schema["then"])
+        return keys
+    if "else" in schema:
+        return _evaluated_keys(validator, instance, schema["else"])
+    return []
 
 
 def _valid(errors: Iterator[Any]) -> bool:

@@ -11,11 +11,12 @@ part, which standard tools defer to first use.  Problems raise
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
@@ -23,11 +24,19 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaV
 from pydantic_core import core_schema
 
 from obelisk.interpreter.tools.arguments import Compiled, compile_arguments
-from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.options import Outcome, check_options
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad
 
-__all__ = ["Built", "Signature", "build", "closed_output_schema", "read_signature"]
+__all__ = [
+    "Built",
+    "Declared",
+    "Signature",
+    "build",
+    "closed_output_schema",
+    "read_function",
+    "read_signature",
+]
 
 
 def _adapter(
@@ -134,6 +143,21 @@ def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any]
     if signature.extra is not None and signature.extra[1] is not Any:
         name, annotation = signature.extra
         extra = _adapter(tool_name, f"parameter {name!r}", annotation)
+    parameters, definitions = _arguments_schema(tool_name, fields)
+    if signature.extra is None or extra is not None:
+        parameters["additionalProperties"] = extra[1] if extra else False
+    if definitions is not None:
+        parameters["$defs"] = definitions
+    output = _output_adapter(tool_name, signature.returns, output_schema)
+    extra_adapter = extra[0] if extra else None
+    compiled = compile_arguments(adapters, extra_adapter)
+    return Built(parameters, adapters, extra_adapter, output, compiled)
+
+
+def _arguments_schema(tool_name: str, fields: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The arguments schema of a model of ``fields`` (aliased to the parameter names):
+    ``type``, ``properties`` (without pydantic's generated titles) and ``required``;
+    and its ``$defs`` (None without any)."""
     try:
         model = create_model(f"{tool_name}_arguments", **fields)
         generated = model.model_json_schema(by_alias=True)
@@ -145,18 +169,69 @@ def build(tool_name: str, signature: Signature, output_schema: Mapping[str, Any]
             properties[info.alias].pop("title", None)
     required = [str(f.alias) for f in model.model_fields.values() if f.is_required()]
     parameters = {"type": "object", "properties": properties, "required": required}
-    if signature.extra is None or extra is not None:
-        parameters["additionalProperties"] = extra[1] if extra else False
-    if "$defs" in generated:
-        parameters["$defs"] = generated["$defs"]
-    returns = signature.returns
-    output: tuple[TypeAdapter[Any], dict[str, Any]] | None = None
+    return parameters, generated.get("$defs")
+
+
+def _output_adapter(
+    tool_name: str, returns: Any, output_schema: Mapping[str, Any] | None
+) -> tuple[TypeAdapter[Any], dict[str, Any]] | None:
+    """The adapter and serialization schema of the return annotation, or None: when
+    an ``output_schema`` is given, or the annotation is ``Any`` or an ``Outcome``."""
     outcome = returns is Outcome or Outcome in typing.get_args(returns)
     if output_schema is None and returns is not Any and not outcome:
-        output = _adapter(tool_name, "the return type", returns, "serialization")
-    extra_adapter = extra[0] if extra else None
-    compiled = compile_arguments(adapters, extra_adapter)
-    return Built(parameters, adapters, extra_adapter, output, compiled)
+        return _adapter(tool_name, "the return type", returns, "serialization")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """A function read as a tool, before the ``Tool`` is made (:meth:`Tool.from_function
+    <obelisk.interpreter.tools.tool.Tool.from_function>`)."""
+
+    name: str
+    description: str  # cleaned of indentation
+    outcomes: tuple[str, ...]
+    signature: Signature
+    parameters: dict[str, Any]  # the arguments schema, or its outline when deferred
+    built: Built | None  # None when deferred: built on first use (standard tools)
+    bound: frozenset[str]  # the keywords a functools.partial binds
+
+
+def read_function(
+    fn: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    options: tuple[Iterable[str], float | None, int | None, bool],
+    output_schema: Mapping[str, Any] | None,
+    deferred: bool,
+) -> Declared:
+    """Read ``fn`` (a function, a ``functools.partial`` or a callable object) as a
+    tool: its name (``name``, else the function's), description (``description``,
+    else the docstring), ``options`` ``(outcomes, timeout, capacity, pure)``
+    checked, its signature and, unless ``deferred``, its adapters and schemas.
+    Raises :class:`ToolDefinitionError` as :meth:`Tool.from_function
+    <obelisk.interpreter.tools.tool.Tool.from_function>` documents."""
+    bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    tool_name: str = (
+        name if name is not None else getattr(target, "__name__", type(target).__name__)
+    )
+    outcomes, timeout, capacity, pure = options
+    if isinstance(outcomes, Iterable) and not isinstance(outcomes, str):
+        outcomes = tuple(outcomes)
+    check_options(tool_name, outcomes, timeout, capacity, pure)
+    signature = read_signature(fn, target, tool_name, bound)
+    if deferred:  # standard_tool: the adapters and schemas are built on first use
+        built = None
+        parameters = signature.outline()
+    else:
+        built = build(tool_name, signature, output_schema)
+        parameters = built.parameters
+    doc = description if description is not None else inspect.getdoc(target)
+    text = inspect.cleandoc(doc or "")
+    return Declared(
+        tool_name, text, cast(tuple[str, ...], outcomes), signature, parameters, built, bound
+    )
 
 
 class _ClosedClasses(GenerateJsonSchema):

@@ -23,21 +23,19 @@ from pydantic import TypeAdapter, ValidationError
 from obelisk.errors import ArgumentProblem, ToolDefinitionError
 from obelisk.interpreter.tools import signatures
 from obelisk.interpreter.tools.arguments import ArgumentValidators
-from obelisk.interpreter.tools.descriptions import (
-    Interface,
-    function_interface,
-    match_function,
-    read_description,
-)
+from obelisk.interpreter.tools.descriptions import match_description, read_description
 from obelisk.interpreter.tools.options import (
     OutputValidation,
     RetryPolicy,
+    check_blocking,
+    check_context_parameter,
     check_effects,
+    check_function_options,
     check_options,
     check_output_validation,
     check_scopes,
 )
-from obelisk.interpreter.tools.signatures import Built, Signature, build, read_signature
+from obelisk.interpreter.tools.signatures import Built, Signature, build, read_function
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -70,6 +68,19 @@ def _finish(
         raise bad(tool.name, "its arguments schema does not match its signature")
     tool._install(built, output_schema, hidden)
     tool._pending = None
+
+
+def _is_async(function: Callable[..., Any] | None) -> bool:
+    """Whether calling ``function`` gives a coroutine: an async function, or an
+    object (not a plain function) whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(function):
+        return True
+    call = getattr(function, "__call__", None)  # noqa: B004
+    return (
+        type(function) is not types.FunctionType
+        and function is not None
+        and inspect.iscoroutinefunction(call)
+    )
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -147,68 +158,37 @@ class Tool:
     _checked: InitVar[bool] = False  # from_schema checked the schemas already
 
     def __post_init__(self, _checked: bool) -> None:
+        name = self.name
         if not _checked:  # from_schema checked the options with the description
-            check_options(self.name, self.outcomes, self.timeout, self.capacity, self.pure)
+            check_options(name, self.outcomes, self.timeout, self.capacity, self.pure)
         self.outcomes = tuple(self.outcomes)
         if not isinstance(self.idempotent, bool):
-            raise bad(self.name, f"idempotent must be true or false, got {self.idempotent!r}")
-        self.scopes = check_scopes(self.name, self.scopes)
+            raise bad(name, f"idempotent must be true or false, got {self.idempotent!r}")
+        self.scopes = check_scopes(name, self.scopes)
         if self.output_validation is not None:
-            check_output_validation(self.output_validation, self.name)
-        self.effects = check_effects(self.name, self.effects)
-        if self.isolation not in ("thread", "process"):
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: isolation must be 'thread' or 'process', "
-                f"got {self.isolation!r}"
-            )
-        if self.isolation == "process" and (
-            self.function is None
-            or inspect.iscoroutinefunction(self.function)
-            or self.context_parameter is not None
-        ):
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: isolation='process' needs a sync function without "
-                "a run context (its arguments and result travel to another process)"
-            )
-        if not (isinstance(self.requires_approval, bool) or callable(self.requires_approval)):
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: requires_approval must be true, false or a function "
-                f"of the arguments, got {self.requires_approval!r}"
-            )
-        if not isinstance(self.delegate, bool) or (self.delegate and self.function is not None):
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: delegate must be true or false, and only on a latent tool"
-            )
+            check_output_validation(self.output_validation, name)
+        self.effects = check_effects(name, self.effects)
+        check_function_options(
+            name,
+            self.function,
+            isolation=self.isolation,
+            requires_approval=self.requires_approval,
+            delegate=self.delegate,
+            context_parameter=self.context_parameter,
+        )
         self.timeout = None if self.timeout is None else float(self.timeout)
         self.parameter_names = tuple(self.parameters.get("properties") or ())
         self.required = frozenset(self.parameters.get("required") or ())
         self.accepts_extra = self.parameters.get("additionalProperties", True) is not False
         if self.context_parameter is not None:
-            if not isinstance(self.context_parameter, str) or self.function is None:
-                raise bad(self.name, "context_parameter must be a name, and only on a function")
+            check_context_parameter(name, self.context_parameter, self.function)
             self._arguments.hidden = frozenset((self.context_parameter,))
         if self.function is None and not _checked:  # schema-only: validate with jsonschema
-            self._arguments.validator = validator_for(self.parameters, self.name, "parameters")
+            self._arguments.validator = validator_for(self.parameters, name, "parameters")
             if self.output_schema is not None:
-                self._output_validator = validator_for(
-                    self.output_schema, self.name, "output_schema"
-                )
-        call = getattr(self.function, "__call__", None)  # noqa: B004
-        self.is_async = inspect.iscoroutinefunction(self.function) or (
-            type(self.function) is not types.FunctionType
-            and self.function is not None
-            and inspect.iscoroutinefunction(call)
-        )
-        if self.blocking is not True and (
-            self.blocking is not False
-            or self.function is None
-            or self.is_async
-            or self.isolation == "process"
-        ):
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: blocking must be true or false, and false only for a "
-                f"sync function run in a thread (got {self.blocking!r})"
-            )
+                self._output_validator = validator_for(self.output_schema, name, "output_schema")
+        self.is_async = _is_async(self.function)
+        check_blocking(name, self.blocking, self.function, self.is_async, self.isolation)
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
         """Whether a call with these arguments waits for a person.  A predicate
@@ -270,49 +250,35 @@ class Tool:
         bad options.  ``output_validation``: see the class docstring (``None``: the
         run's setting; docs/tools.md, "Output validation").
         """
-        bound = frozenset(fn.keywords) if isinstance(fn, functools.partial) else frozenset()
-        target = fn.func if isinstance(fn, functools.partial) else fn
-        tool_name: str = (
-            name if name is not None else getattr(target, "__name__", type(target).__name__)
-        )
-        if isinstance(outcomes, Iterable) and not isinstance(outcomes, str):
-            outcomes = tuple(outcomes)
-        check_options(tool_name, outcomes, timeout, capacity, pure)
-        signature = read_signature(fn, target, tool_name, bound)
-        if _deferred:  # standard_tool: the adapters and schemas are built on first use
-            built = None
-            parameters = signature.outline()
-        else:
-            built = build(tool_name, signature, output_schema)
-            parameters = built.parameters
-        doc = description if description is not None else inspect.getdoc(target)
+        options = (outcomes, timeout, capacity, pure)
+        read = read_function(fn, name, description, options, output_schema, _deferred)
         self = cls(
-            tool_name,
-            inspect.cleandoc(doc or ""),
-            parameters,
+            read.name,
+            read.description,
+            read.parameters,
             dict(output_schema) if output_schema is not None else None,
             fn,
-            cast(tuple[str, ...], outcomes),
+            read.outcomes,
             timeout,
             capacity,
             pure,
             retry,
             effects=effects if effects is not None else {},  # type: ignore[arg-type]  # checked
             requires_approval=requires_approval,
-            context_parameter=signature.context,
+            context_parameter=read.signature.context,
             idempotent=idempotent,
             isolation=isolation,
             blocking=blocking,
             output_validation=output_validation,
         )
-        hidden = self._arguments.hidden | bound
-        if built is None:  # __getattr__ builds them on first use
-            self._pending = functools.partial(_finish, signature, output_schema, hidden)
+        hidden = self._arguments.hidden | read.bound
+        if read.built is None:  # __getattr__ builds them on first use
+            self._pending = functools.partial(_finish, read.signature, output_schema, hidden)
             for slot in _DEFERRED:
                 if slot != "output_schema" or output_schema is None:
                     object.__delattr__(self, slot)
         else:
-            self._install(built, output_schema, hidden)
+            self._install(read.built, output_schema, hidden)
         return self
 
     def _install(
@@ -395,17 +361,9 @@ class Tool:
         parameters do not match the properties.
         """
         found = read_description(spec)
-        name = found.name
-        interface: Interface | None = None
-        if function is not None:
-            if not callable(function):
-                raise bad(name, f"function must be callable, got {function!r}")
-            interface = function_interface(function, name)
-            context_parameter = match_function(name, found, interface, context_parameter)
-        elif context_parameter is not None:
-            raise bad(name, "context_parameter needs a function")
+        interface, context_parameter = match_description(found, function, context_parameter)
         made = cls(
-            name,
+            found.name,
             found.description,
             found.parameters,
             found.output,
