@@ -92,6 +92,15 @@ async def run(
     :class:`~obelisk.errors.JournalError` when the journal cannot be used.  Tool
     failures never raise: they are in the result's call records, beside everything
     else that was written.
+
+    >>> import asyncio, obelisk
+    >>> @obelisk.tool
+    ... def double(n: int) -> int:
+    ...     "Twice n."
+    ...     return 2 * n
+    >>> plan = [{"_tool": "double", "n": "†input.n", "_outputPath": "†state.twice"}]
+    >>> asyncio.run(obelisk.run(plan, [double], input={"n": 21})).state
+    {'twice': 42}
     """
     limits = DEFAULT_LIMITS if limits is None else limits
     settings = RunSettings(concurrency, fail_fast, timeout, limits, output_validation, context)
