@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.invoke import EAGER_SECONDS, start_task
 from obelisk.interpreter.runtime.readiness import Readiness
+from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["Dispatcher"]
@@ -39,11 +41,12 @@ class Dispatcher:
         self._dispatching, self._eager_until = False, 0.0
 
     def dispatch(
-        self, calls: Readiness, tool_of: Callable[[int], Tool | None], start: Starter
+        self, calls: Readiness, plan: Sequence[Call], tools: Registry, start: Starter
     ) -> None:
-        """Start ready calls, lowest index first, while a slot is free (``start``
-        does it; a call it settles at once may make others ready, taken in the same
-        round).  Calls whose tool is at capacity stay ready."""
+        """Start ready calls of ``plan`` (its calls), lowest index first, while a slot
+        is free (``start`` does it, given the call's tool in ``tools``; a call it
+        settles at once may make others ready, taken in the same round).  Calls whose
+        tool is at capacity stay ready."""
         # nothing to start, no free slot, or a call settled in start (skip, replay): the
         # loop below goes on, instead of recursing once per call of a long chain
         if self._dispatching or not calls.has_ready() or len(self.running) >= self.concurrency:
@@ -51,21 +54,22 @@ class Dispatcher:
         self._dispatching = True
         deferred: list[int] = []
         self._eager_until = time.perf_counter() + EAGER_SECONDS  # then the loop gets a turn
+        running, per_tool = self.running, self._per_tool
         try:
-            while calls.has_ready() and len(self.running) < self.concurrency and not self.stopping:
+            while len(running) < self.concurrency and not self.stopping:
                 index = calls.pop_ready()
-                tool = tool_of(index)
-                if tool is not None and self._full(tool):
+                if index is None:
+                    break
+                tool = tools.get(plan[index].tool)
+                cap = tool.capacity if tool is not None else None
+                if tool is not None and cap is not None and per_tool.get(tool.name, 0) >= cap:
                     deferred.append(index)
                     continue
                 start(index, tool)
         finally:
             self._dispatching = False
-            calls.requeue(deferred)
-
-    def _full(self, tool: Tool) -> bool:
-        cap = tool.capacity
-        return cap is not None and self._per_tool.get(tool.name, 0) >= cap
+            if deferred:
+                calls.requeue(deferred)
 
     def launch(self, tool: Tool, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``coroutine`` (a call of ``tool``) as a task, taking a slot of the tool;

@@ -246,7 +246,7 @@ class Engine(Settling):
             return
         assert arguments is not None
         record.arguments = arguments
-        if self._resumed(index):
+        if (self.replay or self._unknown) and self._resumed(index):
             return
         decision: Decision | None = None
         if tool.requires_approval is not False and needs_approval(tool, arguments):

@@ -82,10 +82,10 @@ class Readiness:
             heapq.heappush(self._ready, index)
         return ready
 
-    def pop_ready(self) -> int:
-        """The ready call with the lowest index, no longer ready (there must be one:
-        see :meth:`has_ready`).  Hand it to :meth:`start`, or back with :meth:`requeue`."""
-        return heapq.heappop(self._ready)
+    def pop_ready(self) -> int | None:
+        """The ready call with the lowest index, no longer ready (``None`` when no call
+        is ready).  Hand it to :meth:`start`, or back with :meth:`requeue`."""
+        return heapq.heappop(self._ready) if self._ready else None
 
     def requeue(self, indices: Sequence[int]) -> None:
         """Calls handed out by :meth:`pop_ready` that could not start yet are ready again."""
@@ -101,7 +101,8 @@ class Readiness:
         for one call less.  Returns those that became ready through it (each once, in
         the order of its successors), unless ``wake`` is false (the run is stopping:
         their counts still go down, and none becomes ready)."""
-        self._settle(index)
+        self._settled[index] = True
+        self._settled_count += 1
         waiting, woken = self._waiting, []
         for successor in self._graph.successors[index]:
             waiting[successor] -= 1

@@ -85,10 +85,7 @@ class Settling:
             self._emit(CallReady(time.time(), index, self.records[index].tool))
 
     def _dispatch(self) -> None:
-        self._tasks.dispatch(self._calls, self._tool_of, self._start)
-
-    def _tool_of(self, index: int) -> Tool | None:
-        return self.registry.get(self.plan.calls[index].tool)
+        self._tasks.dispatch(self._calls, self.plan.calls, self.registry, self._start)
 
     def _check_done(self) -> None:
         assert self._done is not None
@@ -206,10 +203,12 @@ class Settling:
         text = self._texts.pop(index, None)
         written = self._write(index, pending, text) if index in self._succeeded else []
         self._written[index] = written
+        woken = self._calls.done(index, wake=not self._tasks.stopping)
         if self._observed:
             self._hooks.committed(record, self.state.log[-len(written) :] if written else ())
-        for ready in self._calls.done(index, wake=not self._tasks.stopping):
-            self._ready_event(ready)
+        if self._events:
+            for ready in woken:
+                self._ready_event(ready)
 
     def _write(self, index: int, pending: Writes, text: bytes | None) -> list[str]:
         """Write a succeeded call's results; returns the paths written."""
