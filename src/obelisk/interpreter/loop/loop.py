@@ -49,14 +49,53 @@ from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.durable.runs import opened
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.run import run_blocking
+from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import validator_for
 
 __all__ = ["Loop", "Mode"]
 
 Mode = Literal["eager", "lazy"]
+
+
+def _check_counts(**counts: Any) -> None:
+    """Raises :class:`UsageError` for a count below its least (``max_turns`` >= 1,
+    ``max_corrections`` and ``max_depth`` >= 0) or not an integer."""
+    for name, value in counts.items():
+        low = 1 if name == "max_turns" else 0
+        if type(value) is not int or value < low:
+            raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def _model_bounds(model_timeout: Any, max_requests: Any) -> tuple[float | None, int | None]:
+    """``(model_timeout, max_requests)``, checked: seconds > 0 or ``None``, a count
+    >= 1 or ``None``.  Raises :class:`UsageError`."""
+    if max_requests is not None and (type(max_requests) is not int or max_requests < 1):
+        raise UsageError(f"max_requests must be an integer >= 1 or None, got {max_requests!r}")
+    if model_timeout is not None and (
+        isinstance(model_timeout, bool)
+        or not isinstance(model_timeout, (int, float))
+        or not 0 < model_timeout < float("inf")
+    ):
+        raise UsageError(f"model_timeout must be a number of seconds > 0, got {model_timeout!r}")
+    return model_timeout, max_requests
+
+
+def _check_model(model: Any, mode: str, stream: bool, journal: Any, approve: Any) -> None:
+    """Raises :class:`UsageError` for a model that cannot answer, and for ``stream``
+    or ``approve`` where they do not apply."""
+    if not callable(getattr(model, "complete", None)):
+        raise UsageError(f"model must have an async complete(request) method, got {model!r}")
+    if stream and not isinstance(model, StreamingModel):
+        raise UsageError("stream=True needs a model with a stream(request) method")
+    if stream and mode != "eager":
+        raise UsageError("stream=True applies to eager mode only (a lazy plan is approved whole)")
+    if stream and journal is not None:
+        raise UsageError("stream=True cannot go with journal= (a durable loop is not streamed)")
+    if approve is not None and mode != "lazy":
+        raise UsageError("approve= applies to lazy mode only")
 
 
 class Loop:
@@ -133,43 +172,15 @@ class Loop:
     ) -> None:
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
-        for name, value, low in (
-            ("max_turns", max_turns, 1),
-            ("max_corrections", max_corrections, 0),
-            ("max_depth", max_depth, 0),
-            ("concurrency", concurrency, 1),
-        ):
-            if type(value) is not int or value < low:
-                raise UsageError(f"{name} must be an integer >= {low}, got {value!r}")
-        if max_requests is not None and (type(max_requests) is not int or max_requests < 1):
-            raise UsageError(f"max_requests must be an integer >= 1 or None, got {max_requests!r}")
-        if model_timeout is not None and (
-            isinstance(model_timeout, bool)
-            or not isinstance(model_timeout, (int, float))
-            or not 0 < model_timeout < float("inf")
-        ):
-            raise UsageError(
-                f"model_timeout must be a number of seconds > 0, got {model_timeout!r}"
-            )
-        try:
-            self.output_validation = check_output_validation(output_validation)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if not callable(getattr(model, "complete", None)):
-            raise UsageError(f"model must have an async complete(request) method, got {model!r}")
-        if stream and not isinstance(model, StreamingModel):
-            raise UsageError("stream=True needs a model with a stream(request) method")
-        if stream and mode != "eager":
-            raise UsageError(
-                "stream=True applies to eager mode only (a lazy plan is approved whole)"
-            )
-        if stream and journal is not None:
-            raise UsageError("stream=True cannot go with journal= (a durable loop is not streamed)")
-        if approve is not None and mode != "lazy":
-            raise UsageError("approve= applies to lazy mode only")
+        _check_counts(max_turns=max_turns, max_corrections=max_corrections, max_depth=max_depth)
+        self.settings = RunSettings(
+            concurrency, fail_fast, output_validation=output_validation, context=context
+        )  # what each run of the loop runs with
+        bounds = _model_bounds(model_timeout, max_requests)
+        _check_model(model, mode, stream, journal, approve)
         # one guard for a loop and its children: a shared request budget, a time bound
         if not isinstance(model, GuardedModel):
-            model = GuardedModel(model, model_timeout, max_requests)
+            model = GuardedModel(model, *bounds)
         self.model: GuardedModel = model
         self.registry, self.mode = Registry.coerce(tools), mode
         self.output_schema = None if output_schema is None else dict(output_schema)
@@ -183,10 +194,29 @@ class Loop:
             validator_for(self.state_schema, "state", "state_schema")
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
-        self.concurrency, self.fail_fast, self.depth = concurrency, fail_fast, depth
-        self.context, self.journal = context, journal
+        self.depth, self.journal = depth, journal
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
+
+    @property
+    def concurrency(self) -> int:
+        """Calls in flight at once in each run (``settings.concurrency``)."""
+        return self.settings.concurrency
+
+    @property
+    def fail_fast(self) -> bool:
+        """Whether a failed call stops its run (``settings.fail_fast``)."""
+        return self.settings.fail_fast
+
+    @property
+    def output_validation(self) -> OutputValidation:
+        """What runs do with a result that does not fit (``settings.output_validation``)."""
+        return self.settings.output_validation
+
+    @property
+    def context(self) -> Any:
+        """The context object the tools receive (``settings.context``)."""
+        return self.settings.context
 
     async def delegate(
         self,

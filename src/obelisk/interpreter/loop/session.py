@@ -45,11 +45,13 @@ from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_d
 from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
-from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
@@ -77,15 +79,9 @@ class LoopSettings(Parent, Protocol):
     @property
     def output_validator(self) -> Any: ...
     @property
-    def concurrency(self) -> int: ...
-    @property
-    def fail_fast(self) -> bool: ...
-    @property
-    def output_validation(self) -> OutputValidation: ...
+    def settings(self) -> RunSettings: ...
     @property
     def listeners(self) -> tuple[Listener, ...]: ...
-    @property
-    def context(self) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -336,29 +332,26 @@ class Session:
         settings and sub-requests (``approvals`` and ``replay`` when resuming;
         ``durable``: the turn's journaled run)."""
         loop = self.loop
-        if durable is not None:
+        if durable is None:
+            ids = ApprovalIds(self.run_name(turn))
+            resumption = Resumption("", approvals or {}, replay or {}, approval_ids=ids)
+            hooks = Hooks(loop.listeners)
+        else:
             approvals = {**durable.approvals, **(approvals or {})}
             replay = {**durable.replay, **(replay or {})}
+            ids = ApprovalIds(durable.run_id, durable.approval_ids)
+            resumption = Resumption(durable.run_id, approvals, replay, durable.unknown, ids)
+            hooks = Hooks.of(loop.listeners, durable.recorder)
         return Engine(
             plan,
             graph,
             registry or loop.registry,
             self.state,
-            concurrency=loop.concurrency,
-            fail_fast=loop.fail_fast,
-            output_validation=loop.output_validation,
-            listeners=loop.listeners,
+            loop.settings,
+            resumption,
+            hooks,
             latent=SubRequests(loop, self.state, turn),
             growing=growing,
-            context=loop.context,
-            approvals=approvals,
-            replay=replay,
-            recorder=durable.recorder if durable is not None else None,
-            unknown=durable.unknown if durable is not None else None,
-            run_id=durable.run_id if durable is not None else "",
-            approval_ids=ApprovalIds(self.run_name(turn))
-            if durable is None
-            else ApprovalIds(durable.run_id, durable.approval_ids),
         )
 
     def run_name(self, turn: Turn) -> str:

@@ -238,7 +238,8 @@ class CommitGate:
     the calls it waits for (its blockers) have committed.  A call that writes
     nothing commits at once, but passes its turn on to the calls that wait for it
     only once its own blockers have committed, so those keep their order.
-    ``committed[i]`` (the engine's) says whether call ``i`` has committed.
+    ``committed[i]`` (the run's :class:`~obelisk.interpreter.runtime.readiness.Readiness`,
+    read only) says whether call ``i`` has committed.
     """
 
     def __init__(self, order: CommitOrder, committed: Sequence[bool]) -> None:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.analysis.handoff import PlanOrChecked, checked_plan
+from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.collector import run_collector
@@ -17,20 +18,20 @@ from obelisk.interpreter.runtime.durable.pinning import live_pins
 from obelisk.interpreter.runtime.durable.runs import new_run_id, run_journaled
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Event, Listener
+from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
+from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
+from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking", "run_sync"]
 
 T = TypeVar("T")
-
-DEFAULT_CONCURRENCY = 64
-"""Calls in flight at once unless ``concurrency=`` says otherwise."""
 
 EventHandlers = Callable[[Event], None] | Iterable[Callable[[Event], None]] | None
 
@@ -76,39 +77,21 @@ async def run(
     (default ``{}``), ``data`` other data kinds by name.  ``concurrency`` caps the
     calls in flight (count, >= 1); per-tool ``capacity`` caps further.  With
     ``fail_fast=True`` the first failed call cancels the calls in flight and the
-    rest are ``cancelled``; by default independent branches go on (docs/semantics.md).
-    ``on_event`` receives every :class:`~obelisk.interpreter.runtime.events.Event`.
-    ``context`` is any object (the world the tools act on, a database session);
-    tools with an ``obelisk.Context[T]`` parameter receive it as ``.deps``, and
-    their calls fail with :class:`~obelisk.errors.UsageError` when it is ``None``
-    (docs/tools.md).  Tool results are written as JSON data (docs/semantics.md).
-
-    ``output_validation`` says what a call does with a result that does not fit its
-    tool's output schema (or return annotation), for tools that do not say it
-    themselves (a tool's own ``output_validation=`` wins): ``"strict"`` (default) settles
-    the call ``invalid_output`` (its tool ran; its value is not written, and the calls
-    that read it are skipped), ``"warn"`` writes the value as returned and adds a
-    warning to the call's ``warnings``, ``"off"`` writes it without one
-    (docs/tools.md, "Output validation").
-
-    ``limits`` (:class:`obelisk.Limits`, safe defaults) bounds the plan at check time,
-    and each result's size and nesting and the state's size at run time: a result
-    past them fails its call (docs/limits.md).  ``timeout`` (seconds) bounds the
-    whole run: when it passes, the calls in flight are cancelled, nothing more
-    starts, and the result (status ``failed``) keeps everything written so far;
-    each call's own ``timeout`` still applies.
-
-    Calls of tools declared ``requires_approval`` pause: the result's ``status`` is
-    ``awaiting_approval``, ``pending`` lists them, and :func:`resume` continues
-    (docs/approvals.md).
-
-    ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable
-    (docs/durable.md): the plan, the input, each call's intent (before its tool
-    runs) and outcome, the writes and the events are kept in that SQLite file, and
-    ``obelisk.resume(run_id, tools=..., journal=...)`` continues the run after a
-    crash or a pause, in this process or another, without running again what
-    committed.  ``run_id`` names the run (default: 16 random hex digits;
-    ``result.run_id``).  The input, state and data must then be JSON data.
+    rest are ``cancelled`` (docs/semantics.md).  ``on_event`` receives every
+    :class:`~obelisk.interpreter.runtime.events.Event`.  ``context`` is any object,
+    given as ``.deps`` to tools with an ``obelisk.Context[T]`` parameter, whose calls
+    fail with :class:`~obelisk.errors.UsageError` when it is ``None`` (docs/tools.md).
+    ``output_validation`` (``"strict"``, ``"warn"``, ``"off"``) is what a call does
+    with a result that does not fit its tool's output schema, for tools that do not
+    say it themselves (docs/tools.md, "Output validation").  ``limits``
+    (:class:`obelisk.Limits`) bounds the plan, each result and the state
+    (docs/limits.md).  ``timeout`` (seconds) bounds the whole run: then the calls in
+    flight are cancelled, nothing more starts, and the result (``failed``) keeps
+    everything written so far.  Calls of tools declared ``requires_approval`` pause
+    the run (``awaiting_approval``; :func:`resume` continues, docs/approvals.md).
+    ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable,
+    resumable by ``run_id`` (default: 16 random hex digits) after a crash or a
+    pause; the input, state and data must then be JSON data (docs/durable.md).
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan (or the ``CheckResult``) has errors,
@@ -128,77 +111,51 @@ async def run(
     >>> asyncio.run(obelisk.run(plan, [double], input={"n": 21})).state
     {'twice': 42}
     """
-    if type(concurrency) is not int or concurrency < 1:
-        raise UsageError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-    if timeout is not None and (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not timeout > 0
-        or timeout == float("inf")
-    ):
-        raise UsageError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    limits = DEFAULT_LIMITS if limits is None else limits
+    settings = RunSettings(concurrency, fail_fast, timeout, limits, output_validation, context)
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
-    limits = DEFAULT_LIMITS if limits is None else limits
-    if not isinstance(limits, Limits):
-        raise UsageError(f"limits must be an obelisk.Limits, got {type(limits).__name__}")
     if run_id is not None and journal is None:
         raise UsageError("run_id= names a durable run: it needs journal= too")
-    try:
-        validation = check_output_validation(output_validation)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     with run_collector():  # the collector walks the run's objects less often
-        checked = checked_plan(plan, registry, input, state, data=data, limits=limits)
-        assert checked.plan is not None and checked.graph is not None
-        parsed, graph = checked.plan, checked.graph
+        checked = checked_plan(plan, registry, input, state, data=data, limits=settings.limits)
         if journal is not None:
             return await run_journaled(
-                checked,
-                registry,
-                input=input,
-                state=state,
-                data=data,
-                journal=journal,
-                run_id=run_id,
-                concurrency=concurrency,
-                fail_fast=fail_fast,
-                listeners=listeners,
-                context=context,
-                timeout=timeout,
-                limits=limits,
-                output_validation=validation,
+                checked, registry, input=input, state=state, data=data, journal=journal,
+                run_id=run_id, settings=settings, listeners=listeners,
+            )  # fmt: skip
+        return await _run_in_memory(checked, registry, (state, input, data), settings, listeners)
+
+
+async def _run_in_memory(
+    checked: CheckResult,
+    registry: Registry,
+    documents: tuple[Any, Any, Any],
+    settings: RunSettings,
+    listeners: tuple[Listener, ...],
+) -> RunResult:
+    """Run a checked plan without a journal on ``documents`` (``(state, input, data)``,
+    as :class:`State` takes them); its result can be resumed (:func:`resume`)."""
+    assert checked.plan is not None and checked.graph is not None
+    parsed, graph = checked.plan, checked.graph
+    name = new_run_id()  # in the idempotency keys tools get
+
+    def make(
+        tools: Registry,
+        approvals: Mapping[str, Decision],
+        replay: Mapping[int, CallOutcome],
+    ) -> Engine:
+        resumption = Resumption(name, approvals, replay)
+        with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
+            state = State(*documents)
+            return Engine(
+                parsed, graph, tools, state, settings, resumption, Hooks(listeners), owns_state=True
             )
-        name = new_run_id()  # in the idempotency keys tools get
 
-        def make(
-            tools: Registry,
-            approvals: Mapping[str, Decision],
-            replay: Mapping[int, CallOutcome],
-        ) -> Engine:
-            with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
-                return Engine(
-                    parsed,
-                    graph,
-                    tools,
-                    State(state, input, data),
-                    concurrency=concurrency,
-                    fail_fast=fail_fast,
-                    listeners=listeners,
-                    approvals=approvals,
-                    replay=replay,
-                    context=context,
-                    timeout=timeout,
-                    limits=limits,
-                    run_id=name,
-                    owns_state=True,
-                    output_validation=validation,
-                )
-
-        result = await make(registry, {}, {}).run()
-        pinned = live_pins(parsed, registry) if result.pending else None
-        origin = RunOrigin(make, registry, checked.diagnostics, plan=parsed, pinned=pinned)
-        return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
+    result = await make(registry, {}, {}).run()
+    pinned = live_pins(parsed, registry) if result.pending else None
+    origin = RunOrigin(make, registry, checked.diagnostics, plan=parsed, pinned=pinned)
+    return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:

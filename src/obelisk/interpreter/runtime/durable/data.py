@@ -20,11 +20,11 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from obelisk.errors import JournalCorrupted, JournalError
+from obelisk.errors import JournalCorrupted, JournalError, ObeliskError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, argument_hash
 from obelisk.interpreter.runtime.records import CallOutcome, idempotency_key
+from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.write_log import WriteEntry
-from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
 from obelisk.limits import Limits
 
 __all__ = [
@@ -43,9 +43,9 @@ __all__ = [
     "load",
     "me",
     "outcome_row",
-    "output_validation_of",
     "plan_calls",
     "run_settings",
+    "settings_of",
 ]
 
 FINISHED = frozenset({"completed", "failed", "partial"})
@@ -169,29 +169,32 @@ def holder(owner: Mapping[str, Any]) -> str:
     return f"process {owner.get('pid')} on {owner.get('host')} (since {when})"
 
 
-def run_settings(
-    concurrency: int,
-    fail_fast: bool,
-    timeout: float | None,
-    limits: Limits,
-    output_validation: OutputValidation,
-) -> dict[str, Any]:
-    """The settings a durable run keeps (``runs.settings``), for its resumes."""
+def run_settings(settings: RunSettings) -> dict[str, Any]:
+    """The settings a durable run keeps (``runs.settings``), for its resumes (its
+    ``context`` is not kept: a resume is given its own)."""
     return {
-        "concurrency": concurrency,
-        "fail_fast": fail_fast,
-        "timeout": timeout,
-        "limits": dataclasses.asdict(limits),
-        "output_validation": output_validation,
+        "concurrency": settings.concurrency,
+        "fail_fast": settings.fail_fast,
+        "timeout": settings.timeout,
+        "limits": dataclasses.asdict(settings.limits),
+        "output_validation": settings.output_validation,
     }
 
 
-def output_validation_of(settings: Mapping[str, Any]) -> OutputValidation:
-    """A run's ``output_validation`` from its settings (``strict`` for a run journaled
-    before they kept it).  Raises :class:`JournalCorrupted` for a damaged one."""
+def settings_of(saved: Mapping[str, Any], context: Any = None) -> RunSettings:
+    """A durable run's :class:`RunSettings` from what its journal keeps
+    (:func:`run_settings`; ``strict`` output validation for a run journaled before it
+    was kept), with ``context``.  Raises :class:`JournalCorrupted` for damaged ones."""
     try:
-        return check_output_validation(settings.get("output_validation", "strict"))
-    except ValueError as exc:
+        return RunSettings(
+            concurrency=int(saved.get("concurrency", DEFAULT_CONCURRENCY)),
+            fail_fast=bool(saved.get("fail_fast", False)),
+            timeout=saved.get("timeout"),
+            limits=Limits(**saved.get("limits", {})),
+            output_validation=saved.get("output_validation", "strict"),
+            context=context,
+        )
+    except (TypeError, ValueError, ObeliskError) as exc:
         raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None
 
 

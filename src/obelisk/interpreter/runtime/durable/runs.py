@@ -43,8 +43,9 @@ from obelisk.interpreter.runtime.approvals import (
 from obelisk.interpreter.runtime.durable.data import (
     FINISHED,
     Progress,
-    output_validation_of,
+    RunRow,
     run_settings,
+    settings_of,
 )
 from obelisk.interpreter.runtime.durable.journal import Journal
 from obelisk.interpreter.runtime.durable.pinning import changes, pins, sha
@@ -53,14 +54,16 @@ from obelisk.interpreter.runtime.durable.unknown import chosen_resolutions, reso
 from obelisk.interpreter.runtime.durable.writer import RunWriter
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.outcome import error_record
 from obelisk.interpreter.runtime.records import (
     CallOutcome,
     RunResult,
     UnknownCall,
 )
+from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import Limits
 
@@ -124,15 +127,11 @@ async def run_journaled(
     data: Any,
     journal: Any,
     run_id: str | None,
-    concurrency: int,
-    fail_fast: bool,
+    settings: RunSettings,
     listeners: tuple[Listener, ...],
-    context: Any,
-    timeout: float | None,
-    limits: Limits,
-    output_validation: OutputValidation = "strict",
 ) -> RunResult:
-    """Run a checked plan as a durable run in ``journal`` (see :func:`obelisk.run`).
+    """Run a checked plan as a durable run in ``journal`` (see :func:`obelisk.run`),
+    with ``settings`` (kept in the journal, but its ``context``) and ``listeners``.
 
     Raises :class:`~obelisk.errors.JournalError` when a run ``run_id`` exists or the
     input, state or data are not JSON data, and :class:`~obelisk.errors.UsageError`
@@ -159,7 +158,7 @@ async def run_journaled(
             input=input,
             state=state,
             data=data,
-            settings=run_settings(concurrency, fail_fast, timeout, limits, output_validation),
+            settings=run_settings(settings),
         )
         try:
             writer = RunWriter(book, run_id)
@@ -169,21 +168,16 @@ async def run_journaled(
                     graph,
                     registry,
                     State(state, input, data),
-                    concurrency=concurrency,
-                    fail_fast=fail_fast,
-                    listeners=listeners,
-                    context=context,
-                    timeout=timeout,
-                    limits=limits,
-                    recorder=writer,
-                    run_id=run_id,
+                    settings,
+                    Resumption(run_id),
+                    Hooks.of(listeners, writer),
                     owns_state=True,
-                    output_validation=output_validation,
                 )
         except BaseException:
             book.unlock(run_id, token, "interrupted")
             raise
         result = await _drive(book, run_id, token, engine, writer)
+        context = settings.context
         origin = DurableOrigin(book.path, run_id, registry, context, listeners, checked.diagnostics)
         return dataclasses.replace(
             result, diagnostics=checked.diagnostics, origin=origin, journal=book.path
@@ -241,13 +235,6 @@ def replay_outcomes(plan: Plan, progress: Progress) -> dict[int, CallOutcome]:
     return replay
 
 
-def _limits(settings: Mapping[str, Any]) -> Limits:
-    try:
-        return Limits(**settings.get("limits", {}))
-    except (TypeError, ObeliskError) as exc:
-        raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None
-
-
 async def resume_journaled(
     run_id: str,
     decisions: Mapping[str, Decision] | None,
@@ -268,55 +255,21 @@ async def resume_journaled(
     if not isinstance(run_id, str) or not run_id:
         raise UsageError(f"run_id must be a run's id, got {run_id!r}")
     with opened(journal) as book:
-        book.check()
-        row = book.run_row(run_id)
-        if row.kind != "run":
-            loop = row.parent if row.kind == "turn" and row.parent else run_id
-            raise JournalError(
-                f"{run_id!r} is a {row.kind} run; resume its loop with "
-                f"Loop(..., journal=...).resume({loop!r})",
-                book.path,
-            )
-        if row.status in FINISHED:
-            raise JournalError(
-                f"run {run_id!r} is over ({row.status}); nothing to resume "
-                f"(obelisk runs show {run_id} --journal {book.path})",
-                book.path,
-            )
-        if tools is None:
-            raise UsageError(
-                f"resuming run {run_id!r} needs its tools: pass tools= (the tools it started with)"
-            )
-        registry = Registry.coerce(tools)
-        settings, limits = row.settings, _limits(row.settings)
-        if sha(row.pinned) != row.fingerprint or row.pinned.get("plan") != sha(row.plan):
-            raise JournalCorrupted(
-                f"run {run_id!r} in {book.path!r}: its plan does not match its fingerprint",
-                book.path,
-            )
-        changed = changes(row.pinned, registry)
-        if changed:
-            raise RunMismatch(
-                f"run {run_id!r} is pinned to the plan and tool schemas it started with, "
-                f"and these changed: {'; '.join(changed)}; nothing was run",
-                changed,
-                book.path,
-            )
+        row, registry = _resumable(book, run_id, tools)
+        settings = settings_of(row.settings, context)
+        _check_pinned(book, row, registry)
         if not decisions and not unknown and not listeners:  # all settled: no engine
             settled = settled_result(book, run_id, row)
             if settled is not None:
                 origin = DurableOrigin(book.path, run_id, registry, context, listeners)
                 return dataclasses.replace(settled, origin=origin, journal=book.path)
+        limits = settings.limits
         checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
         checked.raise_for_errors()
-        assert checked.plan is not None and checked.graph is not None
-        plan, graph = checked.plan, checked.graph
         token, session = book.lock(run_id)
         try:
-            engine, writer = _prepare(
-                book, run_id, session, plan, graph, registry, row, settings, limits, decisions,
-                unknown, context, listeners,
-            )  # fmt: skip
+            person = _Person(decisions or {}, unknown or {}, listeners)
+            engine, writer = _prepare(book, session, row, checked, registry, settings, person)
         except BaseException:
             book.unlock(run_id, token)
             raise
@@ -327,57 +280,81 @@ async def resume_journaled(
         )
 
 
+def _resumable(book: Journal, run_id: str, tools: Any) -> tuple[RunRow, Registry]:
+    """The journal's row of plain run ``run_id``, not over, and the tools to resume it
+    with.  Raises :class:`~obelisk.errors.JournalError` (no such run, a loop or turn
+    run, a run that is over) and :class:`~obelisk.errors.UsageError` (no tools)."""
+    book.check()
+    row = book.run_row(run_id)
+    if row.kind != "run":
+        loop = row.parent if row.kind == "turn" and row.parent else run_id
+        raise JournalError(
+            f"{run_id!r} is a {row.kind} run; resume its loop with "
+            f"Loop(..., journal=...).resume({loop!r})",
+            book.path,
+        )
+    if row.status in FINISHED:
+        raise JournalError(
+            f"run {run_id!r} is over ({row.status}); nothing to resume "
+            f"(obelisk runs show {run_id} --journal {book.path})",
+            book.path,
+        )
+    if tools is None:
+        raise UsageError(
+            f"resuming run {run_id!r} needs its tools: pass tools= (the tools it started with)"
+        )
+    return row, Registry.coerce(tools)
+
+
+def _check_pinned(book: Journal, row: RunRow, registry: Registry) -> None:
+    """Raises :class:`~obelisk.errors.JournalCorrupted` when the run's plan does not
+    match its fingerprint, :class:`~obelisk.errors.RunMismatch` when its tools changed."""
+    run_id = row.run_id
+    if sha(row.pinned) != row.fingerprint or row.pinned.get("plan") != sha(row.plan):
+        raise JournalCorrupted(
+            f"run {run_id!r} in {book.path!r}: its plan does not match its fingerprint",
+            book.path,
+        )
+    changed = changes(row.pinned, registry)
+    if changed:
+        raise RunMismatch(
+            f"run {run_id!r} is pinned to the plan and tool schemas it started with, "
+            f"and these changed: {'; '.join(changed)}; nothing was run",
+            changed,
+            book.path,
+        )
+
+
+@dataclass(frozen=True)
+class _Person:
+    """What a resume brings from people: ``decisions`` on paused calls, resolutions of
+    ``unknown`` calls, and the ``listeners`` that watch the run."""
+
+    decisions: Mapping[str, Decision]
+    unknown: Mapping[Any, Resolution]
+    listeners: tuple[Listener, ...]
+
+
 def _prepare(
     book: Journal,
-    run_id: str,
     session: int,
-    plan: Plan,
-    graph: Any,
+    row: RunRow,
+    checked: CheckResult,
     registry: Registry,
-    row: Any,
-    settings: Mapping[str, Any],
-    limits: Limits,
-    decisions: Mapping[str, Decision] | None,
-    unknown: Mapping[Any, Resolution] | None,
-    context: Any,
-    listeners: tuple[Listener, ...],
+    settings: RunSettings,
+    person: _Person,
 ) -> tuple[Engine, RunWriter]:
     """Read what the run did, check the person's decisions and resolutions, record
     them, and build the engine that replays and goes on (the lock is held)."""
+    assert checked.plan is not None and checked.graph is not None
+    run_id, plan = row.run_id, checked.plan
     progress = book.progress(run_id)
     replay = replay_outcomes(plan, progress)
     committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
-    held: dict[int, UnknownCall] = {}
-    rerun: list[int] = []
-    for index in sorted(progress.intents):
-        if index in replay:
-            continue
-        call, intent = plan.calls[index], progress.intents[index]
-        tool = registry[call.tool]
-        if tool.pure or tool.idempotent:
-            rerun.append(index)  # in flight, and safe to run again
-            continue
-        held[index] = UnknownCall(
-            index,
-            call.label,
-            call.tool,
-            intent.arguments,
-            intent.key(run_id, index),
-            intent.time,
-        )
-    chosen = chosen_resolutions(unknown or {}, plan, held)
-    resolved: dict[int, CallOutcome | None] = {}
-    for index, resolution in chosen.items():
-        call = plan.calls[index]
-        resolved[index] = resolved_outcome(
-            call, registry[call.tool], resolution, limits, held[index].started
-        )
-    undecided = tuple(
-        approval
-        for approval in progress.approvals.values()
-        if approval.id not in progress.decisions
-    )
-    given = check_decisions(undecided, decisions or {}, registry, run_id)
+    held, rerun = _in_flight(plan, registry, progress, run_id)
+    resolved = _resolved(plan, registry, person.unknown, held, settings.limits)
+    undecided = tuple(a for a in progress.approvals.values() if a.id not in progress.decisions)
+    given = check_decisions(undecided, person.decisions, registry, run_id)
     stored = check_decisions(
         tuple(progress.approvals.values()), progress.decisions, registry, run_id
     )  # edits recorded without tools are checked now
@@ -395,27 +372,56 @@ def _prepare(
     writer.note("run_resumed", None, {"replayed": len(replay), "rerun": rerun})
     for index in held:
         writer.note("call_unknown", index, None)
+    known = {(a.call, a.hash): a.id for a in progress.approvals.values()}
+    resumption = Resumption(run_id, {**stored, **given}, replay, held, ApprovalIds(run_id, known))
     with gc_paused():
         engine = Engine(
             plan,
-            graph,
+            checked.graph,
             registry,
             State(row.state, row.input, row.data),
-            concurrency=int(settings.get("concurrency", 64)),
-            fail_fast=bool(settings.get("fail_fast", False)),
-            listeners=listeners,
-            approvals={**stored, **given},
-            replay=replay,
-            context=context,
-            timeout=settings.get("timeout"),
-            limits=limits,
-            recorder=writer,
-            unknown=held,
-            run_id=run_id,
+            settings,
+            resumption,
+            Hooks.of(person.listeners, writer),
             owns_state=True,
-            approval_ids=ApprovalIds(
-                run_id, {(a.call, a.hash): a.id for a in progress.approvals.values()}
-            ),
-            output_validation=output_validation_of(settings),
         )
     return engine, writer
+
+
+def _in_flight(
+    plan: Plan, registry: Registry, progress: Progress, run_id: str
+) -> tuple[dict[int, UnknownCall], list[int]]:
+    """The calls with an intent and no outcome (in flight when the run stopped): those
+    held ``unknown`` for a person, and those run again (their tools are ``pure`` or
+    ``idempotent``)."""
+    held: dict[int, UnknownCall] = {}
+    rerun: list[int] = []
+    for index in sorted(progress.intents):
+        if index in progress.outcomes:
+            continue
+        call, intent = plan.calls[index], progress.intents[index]
+        tool = registry[call.tool]
+        if tool.pure or tool.idempotent:
+            rerun.append(index)  # in flight, and safe to run again
+            continue
+        key = intent.key(run_id, index)
+        held[index] = UnknownCall(index, call.label, call.tool, intent.arguments, key, intent.time)
+    return held, rerun
+
+
+def _resolved(
+    plan: Plan,
+    registry: Registry,
+    unknown: Mapping[Any, Resolution],
+    held: Mapping[int, UnknownCall],
+    limits: Limits,
+) -> dict[int, CallOutcome | None]:
+    """The outcomes people gave calls held unknown (``None``: run it again).  Raises
+    :class:`~obelisk.errors.ApprovalError` for a bad resolution."""
+    resolved: dict[int, CallOutcome | None] = {}
+    for index, resolution in chosen_resolutions(unknown, plan, held).items():
+        call = plan.calls[index]
+        resolved[index] = resolved_outcome(
+            call, registry[call.tool], resolution, limits, held[index].started
+        )
+    return resolved

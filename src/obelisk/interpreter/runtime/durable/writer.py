@@ -12,6 +12,7 @@ from obelisk.errors import JournalError
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.durable.data import dump, dump_written, outcome_row
 from obelisk.interpreter.runtime.durable.store import HEARTBEAT, Store
+from obelisk.interpreter.runtime.hooks import Observer
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord
 from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.tool import Tool
@@ -19,9 +20,9 @@ from obelisk.interpreter.tools.tool import Tool
 __all__ = ["RunWriter"]
 
 
-class RunWriter:
-    """Journals one run as it goes: the engine's
-    :class:`~obelisk.interpreter.runtime.recorder.Recorder`.
+class RunWriter(Observer):
+    """Journals one run as it goes: an
+    :class:`~obelisk.interpreter.runtime.hooks.Observer` of the engine (``durable``).
 
     Rows are buffered and committed together once per turn of the event loop
     (``loop.call_soon``), and at once when a tool is about to run whose intent is
@@ -66,9 +67,10 @@ class RunWriter:
         self._beat: Any = None
         self._failure: JournalError | None = None  # the commit that failed, raised again
         self._closed = False
-        self.commits = 0
 
-    # -- the Recorder protocol ----------------------------------------------------------
+    durable = True
+
+    # -- the Observer protocol ----------------------------------------------------------
     def started(self, record: CallRecord, tool: Tool) -> None:
         at = record.started or time.time()
         index = record.index
@@ -196,7 +198,6 @@ class RunWriter:
         except JournalError as exc:
             self._failure = exc
             raise
-        self.commits += 1
         self._intents, self._outcomes, self._writes = [], [], []
         self._events, self._approvals = [], []
         self._unsynced.clear()
