@@ -46,6 +46,7 @@ from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync
 from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.json_values import sorted_keys
 
 __all__ = [
     "CLI_CONTEXT",
@@ -54,7 +55,6 @@ __all__ = [
     "report",
     "run_command",
     "settle",
-    "sorted_keys",
     "summary",
 ]
 
@@ -104,30 +104,6 @@ def dump_json(value: Any, indent: int | None = None) -> str:
     readable (see :func:`~obelisk.cli.io.json_for_output`: NaN is ``null``, lone
     surrogates are escaped); anything that is not JSON is shown by its repr."""
     return json_for_output(value, indent=indent)[0]
-
-
-def sorted_keys(value: Any) -> Any:
-    """``value`` with the keys of every object in sorted order (iterative: any nesting).
-
-    The final state's values never depend on timing, but the order in which keys
-    were first written does; sorted, the same run prints the same bytes.
-    """
-    holder: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
-    while stack:
-        item, parent, slot = stack.pop()
-        if isinstance(item, dict):
-            keys = sorted(item, key=str)
-            built: dict[Any, Any] = dict.fromkeys(keys)
-            parent[slot] = built
-            stack.extend((item[key], built, key) for key in keys)
-        elif isinstance(item, list):
-            items: list[Any] = [None] * len(item)
-            parent[slot] = items
-            stack.extend((child, items, n) for n, child in enumerate(item))
-        else:
-            parent[slot] = item
-    return holder[0]
 
 
 def summary(result: RunResult) -> str:
