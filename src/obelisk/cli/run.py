@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLI_CONTEXT",
+    "decided",
     "dump_json",
     "print_unknown",
     "report",
@@ -271,7 +272,7 @@ def run_command(
                     output_validation=cast(OutputValidation, output_validation),
                 )
             )
-        result = _decided(result, approver)
+        result = decided(result, approver)
     except JournalError as exc:
         _journal_failed(exc, as_json)
     except ApprovalAborted as exc:
@@ -325,7 +326,7 @@ def _progress(calls: int, as_json: bool, handlers: list[Any]) -> Progress | None
     return progress
 
 
-def _decided(result: RunResult, approver: TerminalApprover | None) -> RunResult:
+def decided(result: RunResult, approver: TerminalApprover | None) -> RunResult:
     """``result`` resumed with the person's decisions while calls await approval."""
     while result.status == "awaiting_approval" and approver is not None:
         decisions = {pending.id: approver.decide(pending) for pending in result.pending}
