@@ -391,42 +391,30 @@ def _subschema(value: Any) -> Any:
     return [_referable(item) for item in value] if isinstance(value, list) else _referable(value)
 
 
-def _referable_list(value: Any) -> Any:
-    return [_referable(item) for item in value] if isinstance(value, list) else value
-
-
-def _referable_map(value: Any) -> Any:
-    return (
-        {name: _referable(item) for name, item in value.items()}
-        if isinstance(value, dict)
-        else value
-    )
-
-
 def _same_value(value: Any) -> Any:
     """A subschema of the value itself: its inner values referable."""
     return _inner_referable(value) if isinstance(value, dict) else value
 
 
-def _same_value_list(value: Any) -> Any:
-    return [_same_value(item) for item in value] if isinstance(value, list) else value
+def _in_list(part: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``part`` applied to each item of a list (anything else stays)."""
+    return lambda value: [part(item) for item in value] if isinstance(value, list) else value
 
 
-def _same_value_map(value: Any) -> Any:
-    return (
-        {name: _same_value(item) for name, item in value.items()}
-        if isinstance(value, dict)
-        else value
+def _in_map(part: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``part`` applied to each value of an object (anything else stays)."""
+    return lambda value: (
+        {name: part(item) for name, item in value.items()} if isinstance(value, dict) else value
     )
 
 
 _REFERABLE_PARTS: dict[str, Callable[[Any], Any]] = {
     **dict.fromkeys(_SUBSCHEMA, _subschema),
-    "prefixItems": _referable_list,
-    **dict.fromkeys(_SUBSCHEMA_MAPS, _referable_map),
-    **dict.fromkeys(_SAME_VALUE, _same_value_list),
+    "prefixItems": _in_list(_referable),
+    **dict.fromkeys(_SUBSCHEMA_MAPS, _in_map(_referable)),
+    **dict.fromkeys(_SAME_VALUE, _in_list(_same_value)),
     **dict.fromkeys(_SAME_VALUE_ONE, _same_value),
-    **dict.fromkeys(("$defs", "definitions", "dependentSchemas"), _same_value_map),
+    **dict.fromkeys(("$defs", "definitions", "dependentSchemas"), _in_map(_same_value)),
 }
 """How :func:`_inner_referable` treats each keyword's value (other keywords stay)."""
 
