@@ -9,7 +9,6 @@ checked and approved first, streamed answers run while they arrive.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,9 +26,8 @@ from obelisk.errors import (
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.loop.approval import Approver
+from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
 from obelisk.interpreter.loop.context import (
-    diagnostic_errors,
     last_turn_notice,
     resolve_output,
     turn_context,
@@ -47,22 +45,12 @@ from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.simulate.approval import Approval, plan_diff
-from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
 
 __all__ = ["LoopOrigin", "LoopSettings", "Paused", "Session"]
-
-_Documents = tuple[Any, Any, dict[str, Any]]
-"""``(input, state, data)`` a plan is checked against (:meth:`Session.check_documents`)."""
-
-
-def _accepts(decision: Any) -> bool:
-    """Whether an approver's answer accepts the plan (``True`` or an accept)."""
-    return decision is True or (isinstance(decision, Decision) and decision.action == "accept")
 
 
 class LoopSettings(Parent, Protocol):
@@ -455,7 +443,7 @@ class Session:
         self.paused = None
         return self.conclude(turn, self.absorb(run, self.carried), True)
 
-    def check_documents(self, state: State | None = None) -> _Documents:
+    def check_documents(self, state: State | None = None) -> Documents:
         """``(input, state, data)`` a plan is checked against (default: the session's
         state).  With instances, input and state are every instance's view merged
         over the shared one (a path any instance holds resolves; a call of another
@@ -485,7 +473,10 @@ class Session:
             calls = ran
         checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
         if ran is None:
-            checked, calls, errors = await self._approved(calls, checked, documents)
+            approval = ApprovalRound(
+                loop.approve, loop.registry, loop.mode, loop.max_corrections, documents
+            )
+            checked, calls, errors = await approval.run(calls, checked, list(self.carried))
             if errors is not None:
                 self.carried = calls
                 return None, errors
@@ -496,72 +487,6 @@ class Session:
             pinned = live_pins(checked.plan, self.loop.registry)
             self.paused = Paused(turn, start, checked.plan, checked.graph, run, pinned=pinned)
         return run, errors
-
-    async def _approved(
-        self, calls: list[dict[str, Any]], checked: CheckResult, documents: _Documents
-    ) -> tuple[CheckResult, list[dict[str, Any]], list[ErrorMessage] | None]:
-        """``(checked, calls, None)`` for the plan to run: ``calls`` as the approver
-        left them (lazy mode; ``checked`` is their check), or ``(.., errors)`` when
-        nothing runs: the plan has errors (an edit with errors is shown again, up to
-        ``max_corrections`` edits) or was rejected."""
-        loop = self.loop
-        previous = list(self.carried)  # the plan before this one, for the approver's diff
-        edits = 0
-        while True:
-            if checked.errors and (edits == 0 or edits > loop.max_corrections):
-                return checked, calls, diagnostic_errors(checked.diagnostics)
-            if loop.approve is None:
-                return checked, calls, None
-            decision = await self._decision(checked, previous, calls, documents)
-            accepted = _accepts(decision)
-            if accepted and checked.errors:  # accepting a broken edit: the model fixes it
-                edits = loop.max_corrections + 1
-                continue
-            if accepted:
-                return checked, calls, None
-            if isinstance(decision, Decision) and decision.action == "edit":
-                edits += 1
-                checked, calls = self._edited(decision, calls, documents)
-                continue
-            reason = decision.reason if isinstance(decision, Decision) else None
-            message = f"the plan was rejected: {reason or 'no reason given'}"
-            return checked, calls, [ErrorMessage(error={"type": "rejected", "message": message})]
-
-    async def _decision(
-        self,
-        checked: CheckResult,
-        previous: list[dict[str, Any]],
-        calls: list[dict[str, Any]],
-        documents: _Documents,
-    ) -> Any:
-        """What the approver says of the plan, shown with its dry run (when it has no
-        errors) and its changes from the ``previous`` plan."""
-        loop = self.loop
-        assert loop.approve is not None
-        check_input, state_doc, data = documents
-        simulation = None
-        if checked.ok:
-            simulation = simulate_checked(checked, loop.registry, check_input, state_doc, data=data)
-        diff = plan_diff(previous, calls) if previous else None
-        decision = loop.approve(Approval(checked, simulation, diff))
-        if inspect.isawaitable(decision):
-            decision = await decision
-        return decision
-
-    def _edited(
-        self, decision: Decision, calls: list[dict[str, Any]], documents: _Documents
-    ) -> tuple[CheckResult, list[dict[str, Any]]]:
-        """The approver's edit, checked, and its calls (``calls`` when it has none)."""
-        loop = self.loop
-        check_input, state_doc, data = documents
-        checked = check(
-            decision.plan, loop.registry, check_input, state_doc, data=data, mode=loop.mode
-        )
-        if checked.plan is not None:
-            calls = [call.to_data() for call in checked.plan.calls]
-        elif isinstance(decision.plan, list):
-            calls = decision.plan
-        return checked, calls
 
     def absorb(self, run: RunResult, calls: list[dict[str, Any]]) -> list[ErrorMessage]:
         """The error records of a run, and the plan the next request carries.
