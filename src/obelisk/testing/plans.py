@@ -24,6 +24,7 @@ from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.testing.schemas import accepts, inline_refs, sub_schemas
+from obelisk.testing.tapes import Tape, draw_tapes, plan_positions
 from obelisk.testing.values import strategy_for, strategy_parts
 
 __all__ = ["ERROR_ARM_SCHEMA", "GeneratedPlan", "plans"]
@@ -278,27 +279,6 @@ class _Sources:
         ]
 
 
-class _Tape:
-    """Decisions read from one drawn byte string: ``pick(n)`` is a byte modulo
-    ``n``.  One Hypothesis choice per call instead of one per decision, and zero
-    bytes, where the shrinker heads, mean the first option of every decision."""
-
-    __slots__ = ("at", "data")
-
-    def __init__(self, data: bytes, at: int = 0) -> None:
-        self.data = data
-        self.at = at
-
-    def pick(self, n: int) -> int:
-        at = self.at
-        data = self.data
-        if n <= 256:
-            self.at = at + 1
-            return data[at] % n if at < len(data) else 0
-        self.at = at + 2
-        return ((data[at] << 8) | data[at + 1]) % n if at + 1 < len(data) else 0
-
-
 @st.composite
 def _plans(
     draw: st.DrawFn,
@@ -317,37 +297,13 @@ def _plans(
             sources.add(
                 _Source(_path_text("input", path), schema, catalog.schema_id(schema), None, ())
             )
-    tapes = _tapes(draw, catalog.tape_size, min_calls, max_calls)
-    positions = _positions(tapes, dependency_order)
+    tapes = draw_tapes(draw, catalog.tape_size, min_calls, max_calls)
+    positions = plan_positions(tapes, dependency_order)
     drawer = _CallDrawer(draw, catalog, sources, branching, instances)
     calls: list[dict[str, Any]] = [{} for _ in tapes]
     for k, tape in enumerate(tapes):
-        calls[positions[k]] = drawer.call(k, _Tape(tape), positions[k])
+        calls[positions[k]] = drawer.call(k, Tape(tape), positions[k])
     return GeneratedPlan(calls, document, catalog.registry)
-
-
-def _tapes(draw: st.DrawFn, size: int, min_calls: int, max_calls: int) -> list[bytes]:
-    """One byte string per call holds its decisions: a list of them, so that the
-    shrinker can delete calls one by one (and zero bytes are the simplest choices)."""
-    if min_calls == max_calls:  # no call can be dropped: one byte string, one choice
-        whole = draw(st.binary(min_size=size * max_calls, max_size=size * max_calls))
-        return [whole[k * size : (k + 1) * size] for k in range(max_calls)]
-    return draw(
-        st.lists(st.binary(min_size=size, max_size=size), min_size=min_calls, max_size=max_calls)
-    )
-
-
-def _positions(tapes: list[bytes], dependency_order: bool) -> list[int]:
-    """Where each call (in drawing order) stands in the plan."""
-    count = len(tapes)
-    if dependency_order or count < 2:
-        return list(range(count))
-    # sort keys (the last byte of each tape); all zero keeps the drawing order
-    order = sorted(range(count), key=lambda k: (tapes[k][-1], k))
-    positions = [0] * count
-    for position, k in enumerate(order):
-        positions[k] = position
-    return positions
 
 
 class _CallDrawer:
@@ -367,7 +323,7 @@ class _CallDrawer:
         self.branching, self.instances = branching, instances
         self.unknown_id = catalog.schema_id(None)
 
-    def call(self, k: int, tape: _Tape, position: int) -> dict[str, Any]:
+    def call(self, k: int, tape: Tape, position: int) -> dict[str, Any]:
         """Call ``k`` of the drawing order, which stands at ``position``."""
         tools = self.catalog.tools
         info = tools[tape.pick(len(tools))]
@@ -391,7 +347,7 @@ class _CallDrawer:
         self,
         tool: str,
         parameter: _Parameter,
-        tape: _Tape,
+        tape: Tape,
         instance: str | None,
         tags: dict[int, int],
     ) -> tuple[Any, dict[int, int]] | None:
@@ -448,7 +404,7 @@ class _CallDrawer:
     def _output_path(
         self,
         info: _ToolInfo,
-        tape: _Tape,
+        tape: Tape,
         k: int,
         base: str,
         instance: str | None,
