@@ -26,6 +26,7 @@ __all__ = [
     "nesting_depth",
     "preview",
     "repeated_key",
+    "sorted_keys",
     "unreadable_digits",
 ]
 
@@ -65,16 +66,17 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _copy_iteratively(value: Any) -> Any:
-    """:func:`copy_json` with an explicit stack: any depth (subclasses become plain)."""
+def _copy_iteratively(value: Any, *, sort_keys: bool = False) -> Any:
+    """:func:`copy_json` with an explicit stack: any depth (subclasses become plain);
+    ``sort_keys`` puts the keys of every object in sorted order (by their text)."""
     holder: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
     while stack:
         item, parent, slot = stack.pop()
         if isinstance(item, dict):
-            built: dict[Any, Any] = dict.fromkeys(item)
+            built: dict[Any, Any] = dict.fromkeys(sorted(item, key=str) if sort_keys else item)
             parent[slot] = built
-            stack.extend((child, built, key) for key, child in item.items())
+            stack.extend((item[key], built, key) for key in built)
         elif isinstance(item, list):
             items: list[Any] = [None] * len(item)
             parent[slot] = items
@@ -82,6 +84,18 @@ def _copy_iteratively(value: Any) -> Any:
         else:
             parent[slot] = item
     return holder[0]
+
+
+def sorted_keys(value: Any) -> Any:
+    """A copy of ``value`` with the keys of every object in sorted order (by their
+    text; iterative: any nesting).  The command line prints a final state this way:
+    its values never depend on timing, but the order in which keys were first written
+    does; sorted, the same run prints the same bytes.
+
+    >>> sorted_keys({"b": 1, "a": [{"d": 2, "c": 3}]})
+    {'a': [{'c': 3, 'd': 2}], 'b': 1}
+    """
+    return _copy_iteratively(value, sort_keys=True)
 
 
 def deep_merge(base: Any, update: Any) -> Any:

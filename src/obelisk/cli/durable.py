@@ -34,7 +34,7 @@ from obelisk.cli.io import (
     plural,
     tool_flags,
 )
-from obelisk.cli.run import CLI_CONTEXT, report, settle
+from obelisk.cli.run import CLI_CONTEXT, decided, report, settle
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
@@ -163,12 +163,7 @@ def resume_command(
                     context=CLI_CONTEXT,
                 )
             )
-            while result.status == "awaiting_approval" and approver is not None:
-                decisions = {pending.id: approver.decide(pending) for pending in result.pending}
-                try:
-                    result = settle(functools.partial(resume_sync, result, decisions))
-                except ApprovalError as exc:
-                    err.print(f"obelisk: {exc}", markup=False, style="red")
+            result = decided(result, approver)
         except ApprovalAborted as exc:
             err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
             raise typer.Exit(1) from None

@@ -31,6 +31,7 @@ from obelisk.stdlib_tools import default_registry
 __all__ = [
     "FilesRootOption",
     "InputOption",
+    "InputOrStdinOption",
     "JournalOption",
     "NoStdlibOption",
     "OverrideOption",
@@ -87,6 +88,10 @@ OverrideOption = Annotated[
 InputOption = Annotated[
     Path | None,
     typer.Option("--input", "-i", metavar="FILE", help="JSON file with the input document."),
+]
+InputOrStdinOption = Annotated[
+    str | None,
+    typer.Option("--input", "-i", metavar="FILE", help="JSON file with the input, or - for stdin."),
 ]
 JournalOption = Annotated[
     Path | None,

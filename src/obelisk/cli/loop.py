@@ -14,6 +14,7 @@ failed, or approval was abandoned); 2 for a bad command line; 3 when
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,6 +24,7 @@ import typer
 from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.io import (
     FilesRootOption,
+    InputOrStdinOption,
     NoStdlibOption,
     OverrideOption,
     ToolsOption,
@@ -38,11 +40,19 @@ from obelisk.cli.io import (
     tools_print_to_stderr,
     warn_replaced,
 )
-from obelisk.cli.run import sorted_keys
 from obelisk.diagnostics import printable
-from obelisk.errors import ApprovalAborted
+from obelisk.errors import (
+    ApprovalAborted,
+    ApprovalError,
+    LoopBudgetExceeded,
+    LoopError,
+    ObeliskError,
+    PlanError,
+)
+from obelisk.json_values import sorted_keys
 
 if TYPE_CHECKING:
+    from obelisk.interpreter.loop.loop import Loop
     from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
 
@@ -56,8 +66,6 @@ def _one_line(text: str) -> str:
 
 
 def _model(spec: str, base_url: str | None) -> Model:
-    from obelisk.errors import ObeliskError
-
     kind, _, target = spec.partition(":")
     if kind not in ("openai", "scripted") or not target:
         fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
@@ -164,112 +172,123 @@ def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
     warn_replaced(replaced)
 
 
+_ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="SPEC",
+        help="openai:MODEL, or scripted:FILE (a JSON-lines transcript).",
+    ),
+]
+_ModeOption = Annotated[
+    str,
+    typer.Option(
+        "--mode",
+        metavar="eager|lazy",
+        help="eager (plan and run each turn) or lazy (plan first).",
+    ),
+]
+_StateOption = Annotated[
+    Path | None,
+    typer.Option("--state", metavar="FILE", help="JSON file with the state to start from."),
+]
+_PlanOption = Annotated[
+    Path | None,
+    typer.Option("--plan", metavar="FILE", help="A plan to start from; the model adjusts it."),
+]
+_OutputSchemaOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output-schema", metavar="FILE", help="JSON schema file the final output must fit."
+    ),
+]
+_InstructionsOption = Annotated[
+    str | None,
+    typer.Option("--instructions", metavar="TEXT", help="Extra instructions for every request."),
+]
+_MaxTurnsOption = Annotated[
+    int,
+    typer.Option("--max-turns", min=1, metavar="N", help="Requests before giving up (exit 3)."),
+]
+_MaxCorrectionsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-corrections", min=0, metavar="N", help="Unusable answers in a row allowed."
+    ),
+]
+_BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
+    ),
+]
+_ModelTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--model-timeout",
+        min=0.001,
+        metavar="SECONDS",
+        help="Stop when one model answer takes longer than SECONDS.",
+    ),
+]
+_MaxRequestsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-requests",
+        min=1,
+        metavar="N",
+        help="Model requests at most, delegates and sub-requests included.",
+    ),
+]
+_ApproveOption = Annotated[
+    bool,
+    typer.Option(
+        "--approve",
+        help="Ask y/n/edit for each lazy plan and for each call that needs approval.",
+    ),
+]
+_JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print {status, output, state, turns} as JSON.")
+]
+_TranscriptOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--transcript",
+        metavar="FILE",
+        help="Write every turn to FILE as JSON lines (replayable).",
+    ),
+]
+_StreamOption = Annotated[
+    bool, typer.Option("--stream", help="Run calls while the model is still writing.")
+]
+_VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Summarize every turn on standard error.")
+]
+
+
 def loop_command(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            metavar="SPEC",
-            help="openai:MODEL, or scripted:FILE (a JSON-lines transcript).",
-        ),
-    ],
-    mode: Annotated[
-        str,
-        typer.Option(
-            "--mode",
-            metavar="eager|lazy",
-            help="eager (plan and run each turn) or lazy (plan first).",
-        ),
-    ] = "eager",
-    input: Annotated[
-        str | None,
-        typer.Option(
-            "--input", "-i", metavar="FILE", help="JSON file with the input, or - for stdin."
-        ),
-    ] = None,
-    state: Annotated[
-        Path | None,
-        typer.Option("--state", metavar="FILE", help="JSON file with the state to start from."),
-    ] = None,
+    model: _ModelOption,
+    mode: _ModeOption = "eager",
+    input: InputOrStdinOption = None,
+    state: _StateOption = None,
     tools: ToolsOption = None,
     no_stdlib: NoStdlibOption = False,
     files_root: FilesRootOption = None,
     override: OverrideOption = False,
-    plan: Annotated[
-        Path | None,
-        typer.Option("--plan", metavar="FILE", help="A plan to start from; the model adjusts it."),
-    ] = None,
-    output_schema: Annotated[
-        Path | None,
-        typer.Option(
-            "--output-schema", metavar="FILE", help="JSON schema file the final output must fit."
-        ),
-    ] = None,
-    instructions: Annotated[
-        str | None,
-        typer.Option(
-            "--instructions", metavar="TEXT", help="Extra instructions for every request."
-        ),
-    ] = None,
-    max_turns: Annotated[
-        int,
-        typer.Option("--max-turns", min=1, metavar="N", help="Requests before giving up (exit 3)."),
-    ] = 8,
-    max_corrections: Annotated[
-        int,
-        typer.Option(
-            "--max-corrections", min=0, metavar="N", help="Unusable answers in a row allowed."
-        ),
-    ] = 3,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
-        ),
-    ] = None,
-    model_timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--model-timeout",
-            min=0.001,
-            metavar="SECONDS",
-            help="Stop when one model answer takes longer than SECONDS.",
-        ),
-    ] = None,
-    max_requests: Annotated[
-        int,
-        typer.Option(
-            "--max-requests",
-            min=1,
-            metavar="N",
-            help="Model requests at most, delegates and sub-requests included.",
-        ),
-    ] = 1000,
-    approve: Annotated[
-        bool,
-        typer.Option(
-            "--approve",
-            help="Ask y/n/edit for each lazy plan and for each call that needs approval.",
-        ),
-    ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print {status, output, state, turns} as JSON.")
-    ] = False,
-    transcript: Annotated[
-        Path | None,
-        typer.Option(
-            "--transcript",
-            metavar="FILE",
-            help="Write every turn to FILE as JSON lines (replayable).",
-        ),
-    ] = None,
-    stream: Annotated[
-        bool, typer.Option("--stream", help="Run calls while the model is still writing.")
-    ] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Summarize every turn on standard error.")
-    ] = False,
+    plan: _PlanOption = None,
+    output_schema: _OutputSchemaOption = None,
+    instructions: _InstructionsOption = None,
+    max_turns: _MaxTurnsOption = 8,
+    max_corrections: _MaxCorrectionsOption = 3,
+    base_url: _BaseUrlOption = None,
+    model_timeout: _ModelTimeoutOption = None,
+    max_requests: _MaxRequestsOption = 1000,
+    approve: _ApproveOption = False,
+    as_json: _JsonOption = False,
+    transcript: _TranscriptOption = None,
+    stream: _StreamOption = False,
+    verbose: _VerboseOption = False,
 ) -> None:
     """Let a model plan and run tool calls until it gives an output (docs/loop.md).
 
@@ -277,13 +296,6 @@ def loop_command(
     Exits 0 with an output, 1 when the loop stopped without one, 2 for a bad
     command line, 3 when --max-turns turns gave no output.
     """
-    from obelisk.errors import (
-        ApprovalError,
-        LoopBudgetExceeded,
-        LoopError,
-        ObeliskError,
-        PlanError,
-    )
     from obelisk.interpreter.loop.loop import Loop
 
     if mode not in ("eager", "lazy"):
@@ -313,49 +325,92 @@ def loop_command(
         )
     except ObeliskError as exc:
         fail(str(exc))
-    log = None
-    if transcript is not None:
-        try:
-            log = transcript.open("w", encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write transcript {str(transcript)!r}: {exc.strerror or exc}")
-    code, problem = 0, None
     progress = _Progress(max_turns) if err.is_terminal and not as_json and not approve else None
-    try:
+    run = _Run(loop, approver, progress, plan)
+    result, code, problem = run.logged(transcript, given, start, start_plan)
+    _report(result, as_json, verbose)
+    raise typer.Exit(_conclude(result, code, problem, as_json))
+
+
+class _Run:
+    """One ``obelisk loop`` run: the loop run (with the live line when there is one),
+    the approvals asked for on the terminal, and the errors that end it.
+
+    ``plan`` is the ``--plan`` file, named when it has errors."""
+
+    def __init__(
+        self,
+        loop: Loop,
+        approver: TerminalApprover | None,
+        progress: _Progress | None,
+        plan: Path | None,
+    ) -> None:
+        self.loop, self.approver, self.progress, self.plan = loop, approver, progress, plan
+
+    def logged(
+        self, transcript: Path | None, given: Any, start: Any, start_plan: Any
+    ) -> tuple[LoopResult, int, ObeliskError | None]:
+        """:meth:`outcome`, every turn written to ``transcript`` (when given) as JSON lines."""
+        log = None
+        if transcript is not None:
+            try:
+                log = transcript.open("w", encoding="utf-8")
+            except OSError as exc:
+                fail(f"cannot write transcript {str(transcript)!r}: {exc.strerror or exc}")
         try:
-            if progress is not None:
-                loop.listeners = (*loop.listeners, progress.on_event)
-                with progress, tools_print_to_stderr():
-                    result = loop.run_sync(given, start, plan=start_plan)
-            else:
-                with tools_print_to_stderr():
-                    result = loop.run_sync(given, start, plan=start_plan)
-            while result.status == "awaiting_approval" and approver is not None:
-                decisions = {pending.id: approver.decide(pending) for pending in result.pending}
-                try:
-                    with tools_print_to_stderr():
-                        result = loop.resume_sync(result, decisions)
-                except ApprovalError as exc:
-                    err.print(f"obelisk: {exc}", markup=False, style="red")
+            result, code, problem = self.outcome(given, start, start_plan)
+            if log is not None:
+                log.write(result.to_jsonl())
+        finally:
+            if log is not None:
+                log.close()
+        return result, code, problem
+
+    def outcome(
+        self, given: Any, start: Any, start_plan: Any
+    ) -> tuple[LoopResult, int, ObeliskError | None]:
+        """``(result, exit code so far, the loop error that stopped it)``; exits 1 when
+        approval was abandoned or obelisk failed, 2 when the ``--plan`` has errors."""
+        try:
+            return self.decided(self.first(given, start, start_plan)), 0, None
         except PlanError as exc:
             for diagnostic in exc.diagnostics:
                 err.print(str(diagnostic), markup=False)
-            fail(f"the --plan {str(plan)!r} has errors")
+            fail(f"the --plan {str(self.plan)!r} has errors")
         except LoopError as exc:
-            result, problem = exc.result, exc
-            code = 3 if isinstance(exc, LoopBudgetExceeded) else 1
+            return exc.result, 3 if isinstance(exc, LoopBudgetExceeded) else 1, exc
         except ApprovalAborted as exc:
             err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
             raise typer.Exit(1) from None
         except ObeliskError as exc:
             err.print(f"obelisk: {_one_line(str(exc))}", markup=False, style="bold red")
             raise typer.Exit(1) from None
-        if log is not None:
-            log.write(result.to_jsonl())
-    finally:
-        if log is not None:
-            log.close()
-    _report(result, as_json, verbose)
+
+    def first(self, given: Any, start: Any, start_plan: Any) -> LoopResult:
+        """The loop's run, under the live line when there is one."""
+        progress = self.progress
+        if progress is not None:
+            self.loop.listeners = (*self.loop.listeners, progress.on_event)
+        live = progress if progress is not None else contextlib.nullcontext()
+        with live, tools_print_to_stderr():
+            return self.loop.run_sync(given, start, plan=start_plan)
+
+    def decided(self, result: LoopResult) -> LoopResult:
+        """``result`` resumed with the person's decisions while calls await approval."""
+        approver = self.approver
+        while result.status == "awaiting_approval" and approver is not None:
+            decisions = {pending.id: approver.decide(pending) for pending in result.pending}
+            try:
+                with tools_print_to_stderr():
+                    result = self.loop.resume_sync(result, decisions)
+            except ApprovalError as exc:
+                err.print(f"obelisk: {exc}", markup=False, style="red")
+        return result
+
+
+def _conclude(result: LoopResult, code: int, problem: Exception | None, as_json: bool) -> int:
+    """Say on standard error how the loop ended; the exit code (1 when calls await
+    approval, else ``code``)."""
     if result.status == "awaiting_approval":
         print_pending(err, result.pending)
         err.print(
@@ -363,8 +418,8 @@ def loop_command(
             markup=False,
             style="bold yellow",
         )
-        code = 1
-    elif problem is not None:
+        return 1
+    if problem is not None:
         kind = type(problem).__name__
         err.print(f"obelisk: {kind}: {_one_line(str(problem))}", markup=False, style="bold red")
     elif not as_json:
@@ -374,4 +429,4 @@ def loop_command(
             markup=False,
             style="bold green",
         )
-    raise typer.Exit(code)
+    return code

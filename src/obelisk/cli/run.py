@@ -10,13 +10,14 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Annotated, Any, NoReturn, cast
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 
 from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.io import (
     FilesRootOption,
+    InputOrStdinOption,
     JournalOption,
     NoStdlibOption,
     OverrideOption,
@@ -47,15 +48,19 @@ from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync, run_sync
 from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
+from obelisk.json_values import sorted_keys
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = [
     "CLI_CONTEXT",
+    "decided",
     "dump_json",
     "print_unknown",
     "report",
     "run_command",
     "settle",
-    "sorted_keys",
     "summary",
 ]
 
@@ -105,30 +110,6 @@ def dump_json(value: Any, indent: int | None = None) -> str:
     readable (see :func:`~obelisk.cli.io.json_for_output`: NaN is ``null``, lone
     surrogates are escaped); anything that is not JSON is shown by its repr."""
     return json_for_output(value, indent=indent)[0]
-
-
-def sorted_keys(value: Any) -> Any:
-    """``value`` with the keys of every object in sorted order (iterative: any nesting).
-
-    The final state's values never depend on timing, but the order in which keys
-    were first written does; sorted, the same run prints the same bytes.
-    """
-    holder: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
-    while stack:
-        item, parent, slot = stack.pop()
-        if isinstance(item, dict):
-            keys = sorted(item, key=str)
-            built: dict[Any, Any] = dict.fromkeys(keys)
-            parent[slot] = built
-            stack.extend((item[key], built, key) for key in keys)
-        elif isinstance(item, list):
-            items: list[Any] = [None] * len(item)
-            parent[slot] = items
-            stack.extend((child, items, n) for n, child in enumerate(item))
-        else:
-            parent[slot] = item
-    return holder[0]
 
 
 def summary(result: RunResult) -> str:
@@ -189,63 +170,67 @@ def _approved(
                 err.print(str(diagnostic), markup=False, style="red")
 
 
+_ConcurrencyOption = Annotated[
+    int,
+    typer.Option("--concurrency", "-c", min=1, metavar="N", help="Calls in flight at once."),
+]
+_TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        metavar="SECONDS",
+        help="Stop the run after SECONDS: calls in flight are cancelled.",
+    ),
+]
+_TraceOption = Annotated[
+    Path | None,
+    typer.Option("--trace", metavar="FILE", help="Write every event to FILE as JSON lines."),
+]
+_JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print {status, state, calls, diagnostics} as JSON.")
+]
+_ApproveOption = Annotated[
+    bool,
+    typer.Option(
+        "--approve",
+        help="Show the plan and its dry run and ask first; ask about calls that need it.",
+    ),
+]
+_RunIdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
+    ),
+]
+_OutputValidationOption = Annotated[
+    str,
+    typer.Option(
+        "--output-validation",
+        metavar="strict|warn|off",
+        help="A result that does not fit its tool's output schema: strict (not written, "
+        "the call is invalid_output), warn (written, with a warning) or off (written). "
+        "A tool's own setting wins.",
+    ),
+]
+
+
 def run_command(
     plan: PlanArgument,
     tools: ToolsOption = None,
-    input: Annotated[
-        str | None,
-        typer.Option(
-            "--input", "-i", metavar="FILE", help="JSON file with the input, or - for stdin."
-        ),
-    ] = None,
+    input: InputOrStdinOption = None,
     state: StateOption = None,
     no_stdlib: NoStdlibOption = False,
     files_root: FilesRootOption = None,
     override: OverrideOption = False,
-    concurrency: Annotated[
-        int,
-        typer.Option("--concurrency", "-c", min=1, metavar="N", help="Calls in flight at once."),
-    ] = 64,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout",
-            min=0.001,
-            metavar="SECONDS",
-            help="Stop the run after SECONDS: calls in flight are cancelled.",
-        ),
-    ] = None,
-    trace: Annotated[
-        Path | None,
-        typer.Option("--trace", metavar="FILE", help="Write every event to FILE as JSON lines."),
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print {status, state, calls, diagnostics} as JSON.")
-    ] = False,
-    approve: Annotated[
-        bool,
-        typer.Option(
-            "--approve",
-            help="Show the plan and its dry run and ask first; ask about calls that need it.",
-        ),
-    ] = False,
+    concurrency: _ConcurrencyOption = 64,
+    timeout: _TimeoutOption = None,
+    trace: _TraceOption = None,
+    as_json: _JsonOption = False,
+    approve: _ApproveOption = False,
     journal: JournalOption = None,
-    run_id: Annotated[
-        str | None,
-        typer.Option(
-            "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
-        ),
-    ] = None,
-    output_validation: Annotated[
-        str,
-        typer.Option(
-            "--output-validation",
-            metavar="strict|warn|off",
-            help="A result that does not fit its tool's output schema: strict (not written, "
-            "the call is invalid_output), warn (written, with a warning) or off (written). "
-            "A tool's own setting wins.",
-        ),
-    ] = "strict",
+    run_id: _RunIdOption = None,
+    output_validation: _OutputValidationOption = "strict",
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -254,12 +239,7 @@ def run_command(
     errors and nothing ran.  With --journal FILE the run is durable: it can be resumed
     with `obelisk resume RUN_ID --journal FILE` after a crash or a pause for approvals.
     """
-    if run_id is not None and journal is None:
-        fail("--run-id names a durable run: it needs --journal FILE too")
-    if output_validation not in ("strict", "warn", "off"):
-        fail(f"--output-validation must be strict, warn or off, got {output_validation!r}")
-    if plan == "-" and input == "-":
-        fail("the plan and --input cannot both be read from standard input")
+    _check_options(plan, input, journal, run_id, output_validation)
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
     start = read_object(state, "state")
@@ -271,12 +251,7 @@ def run_command(
         handlers.append(_announce(run_id, journal))
     trace_file = _open_trace(trace) if trace is not None else None
     if trace_file is not None:
-
-        def write_trace(event: Event) -> None:
-            trace_file.write(dump_json(event.to_dict()) + "\n")
-            trace_file.flush()
-
-        handlers.append(write_trace)
+        handlers.append(_trace_writer(trace_file))
     approver = TerminalApprover(err, model=False) if approve else None
     try:
         parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
@@ -286,23 +261,7 @@ def run_command(
             checked = _approved(parsed, registry, input_data, start, approver)
             assert checked.plan is not None
             parsed = checked.plan
-        progress = None
-        if not as_json and err.is_terminal and len(parsed.calls) > _PROGRESS_FROM:
-            from rich.progress import Progress
-
-            progress = Progress(console=err, transient=True)
-            task = progress.add_task("running", total=len(parsed.calls))
-
-            def advance(event: Event) -> None:
-                if event.event in (
-                    "call_succeeded",
-                    "call_failed",
-                    "call_invalid_output",
-                    "call_skipped",
-                ):
-                    progress.advance(task)
-
-            handlers.append(advance)
+        progress = _progress(len(parsed.calls), as_json, handlers)
         with progress if progress is not None else contextlib.nullcontext():
             result = settle(
                 lambda: run_sync(
@@ -319,22 +278,9 @@ def run_command(
                     output_validation=cast(OutputValidation, output_validation),
                 )
             )
-        while result.status == "awaiting_approval" and approver is not None:
-            decisions = {pending.id: approver.decide(pending) for pending in result.pending}
-            try:
-                result = settle(functools.partial(resume_sync, result, decisions))
-            except ApprovalError as exc:
-                err.print(f"obelisk: {exc}", markup=False, style="red")
+        result = decided(result, approver)
     except JournalError as exc:
-        if as_json:  # stdout stays one JSON document, whatever stopped the run
-            payload: dict[str, Any] = {
-                "status": "error",
-                "state": None,
-                "calls": [],
-                "error": {"code": exc.code, "message": str(exc)},
-            }
-            sys.stdout.write(dump_json(payload) + "\n")
-        fail(str(exc))
+        _journal_failed(exc, as_json)
     except ApprovalAborted as exc:
         err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
         raise typer.Exit(1) from None
@@ -344,6 +290,71 @@ def run_command(
         if trace_file is not None:
             trace_file.close()
     report(result, as_json, flags)
+
+
+def _check_options(
+    plan: str, input: str | None, journal: Path | None, run_id: str | None, validation: str
+) -> None:
+    """Exit 2 for options that do not go together."""
+    if run_id is not None and journal is None:
+        fail("--run-id names a durable run: it needs --journal FILE too")
+    if validation not in ("strict", "warn", "off"):
+        fail(f"--output-validation must be strict, warn or off, got {validation!r}")
+    if plan == "-" and input == "-":
+        fail("the plan and --input cannot both be read from standard input")
+
+
+def _trace_writer(trace_file: IO[str]) -> Callable[[Event], None]:
+    """An event handler that writes every event to ``trace_file`` as a JSON line."""
+
+    def write_trace(event: Event) -> None:
+        trace_file.write(dump_json(event.to_dict()) + "\n")
+        trace_file.flush()
+
+    return write_trace
+
+
+def _progress(calls: int, as_json: bool, handlers: list[Any]) -> Progress | None:
+    """A progress bar on a terminal for a plan of more than a few ``calls`` (its event
+    handler added to ``handlers``), else ``None``."""
+    if as_json or not err.is_terminal or calls <= _PROGRESS_FROM:
+        return None
+    from rich.progress import Progress
+
+    progress = Progress(console=err, transient=True)
+    task = progress.add_task("running", total=calls)
+
+    def advance(event: Event) -> None:
+        if event.event in ("call_succeeded", "call_failed", "call_invalid_output", "call_skipped"):
+            progress.advance(task)
+
+    handlers.append(advance)
+    return progress
+
+
+def decided(result: RunResult, approver: TerminalApprover | None) -> RunResult:
+    """``result`` resumed with the person's decisions while calls await approval."""
+    while result.status == "awaiting_approval" and approver is not None:
+        decisions = {pending.id: approver.decide(pending) for pending in result.pending}
+        try:
+            result = settle(functools.partial(resume_sync, result, decisions))
+        except ApprovalError as exc:
+            err.print(f"obelisk: {exc}", markup=False, style="red")
+    return result
+
+
+def _journal_failed(problem: JournalError, as_json: bool) -> NoReturn:
+    """Exit 2 for a journal that cannot be used (``--json``: stdout stays one JSON
+    document, whatever stopped the run)."""
+    if as_json:
+        payload: dict[str, Any] = {
+            "status": "error",
+            "state": None,
+            "calls": [],
+            "error": {"code": problem.code, "message": str(problem)},
+        }
+        sys.stdout.write(dump_json(payload) + "\n")
+    fail(str(problem))
 
 
 def _invalid(plan: str, problem: PlanError, as_json: bool) -> NoReturn:

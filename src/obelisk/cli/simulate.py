@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -161,6 +163,53 @@ def _print(report: SimulationReport, verbose: bool) -> None:
         err.print(f"note: {tool}: {note}", markup=False, style="dim")
 
 
+@contextlib.contextmanager
+def _plan_errors_exit(plan: str) -> Iterator[None]:
+    """Exit 2 when the plan has errors (each printed: nothing is simulated), and
+    through :func:`~obelisk.cli.io.fail` for any other obelisk error."""
+    try:
+        yield
+    except PlanError as exc:
+        for diagnostic in exc.diagnostics:
+            err.print(str(diagnostic), markup=False)
+        err.print(f"{plan}: the plan has errors; nothing to simulate", markup=False)
+        raise typer.Exit(2) from None
+    except ObeliskError as exc:
+        fail(str(exc))
+
+
+_StubsOption = Annotated[
+    Path | None,
+    typer.Option("--stubs", metavar="FILE", help="Tool outputs: a JSON file, or a .py with STUBS."),
+]
+_LatencyOption = Annotated[
+    Path | None,
+    typer.Option("--latency", metavar="FILE", help="JSON: seconds per tool (default 1)."),
+]
+_CostOption = Annotated[
+    Path | None,
+    typer.Option("--cost", metavar="FILE", help="JSON: cost weight per tool (default 1)."),
+]
+_MaxScenariosOption = Annotated[
+    int, typer.Option("--max-scenarios", min=1, metavar="N", help="Scenarios at most.")
+]
+_SeedOption = Annotated[int, typer.Option("--seed", metavar="N", help="Seed of generated values.")]
+_JsonOption = Annotated[
+    bool, typer.Option("--json", help='Print {"summary", "scenarios"} as JSON.')
+]
+_GraphOption = Annotated[
+    str | None,
+    typer.Option("--graph", metavar="mermaid|dot", help="Draw one scenario: skips, critical path."),
+]
+_ScenarioOption = Annotated[
+    int, typer.Option("--scenario", min=1, metavar="N", help="The scenario --graph draws.")
+]
+_VerboseOption = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Each scenario in full: skips, writes, critical path."),
+]
+
+
 def simulate_command(
     plan: PlanArgument,
     tools: ToolsOption = None,
@@ -169,42 +218,15 @@ def simulate_command(
     no_stdlib: NoStdlibOption = False,
     files_root: FilesRootOption = None,
     override: OverrideOption = False,
-    stubs: Annotated[
-        Path | None,
-        typer.Option(
-            "--stubs", metavar="FILE", help="Tool outputs: a JSON file, or a .py with STUBS."
-        ),
-    ] = None,
-    latency: Annotated[
-        Path | None,
-        typer.Option("--latency", metavar="FILE", help="JSON: seconds per tool (default 1)."),
-    ] = None,
-    cost: Annotated[
-        Path | None,
-        typer.Option("--cost", metavar="FILE", help="JSON: cost weight per tool (default 1)."),
-    ] = None,
-    max_scenarios: Annotated[
-        int, typer.Option("--max-scenarios", min=1, metavar="N", help="Scenarios at most.")
-    ] = 64,
-    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of generated values.")] = 0,
-    as_json: Annotated[
-        bool, typer.Option("--json", help='Print {"summary", "scenarios"} as JSON.')
-    ] = False,
-    graph: Annotated[
-        str | None,
-        typer.Option(
-            "--graph", metavar="mermaid|dot", help="Draw one scenario: skips, critical path."
-        ),
-    ] = None,
-    scenario: Annotated[
-        int, typer.Option("--scenario", min=1, metavar="N", help="The scenario --graph draws.")
-    ] = 1,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose", "-v", help="Each scenario in full: skips, writes, critical path."
-        ),
-    ] = False,
+    stubs: _StubsOption = None,
+    latency: _LatencyOption = None,
+    cost: _CostOption = None,
+    max_scenarios: _MaxScenariosOption = 64,
+    seed: _SeedOption = 0,
+    as_json: _JsonOption = False,
+    graph: _GraphOption = None,
+    scenario: _ScenarioOption = 1,
+    verbose: _VerboseOption = False,
 ) -> None:
     """Dry-run a plan: every combination of its calls' outcomes, nothing with side
     effects run (docs/simulate.md).
@@ -216,12 +238,12 @@ def simulate_command(
     from obelisk.interpreter.analysis.check import check
     from obelisk.interpreter.simulate.simulate import simulate as _simulate
 
-    if graph is not None and graph not in ("mermaid", "dot"):
+    if graph not in (None, "mermaid", "dot"):
         fail(f"unknown --graph {graph!r}; expected 'mermaid' or 'dot'")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     text = read_plan(plan)
     documents = read_json(input, "input"), read_object(state, "state")
-    try:
+    with _plan_errors_exit(plan):
         checked = check(text, registry, *documents)  # once: the dry run and --graph take it
         report = _simulate(
             checked,
@@ -233,13 +255,6 @@ def simulate_command(
             max_scenarios=max_scenarios,
             seed=seed,
         )
-    except PlanError as exc:
-        for diagnostic in exc.diagnostics:
-            err.print(str(diagnostic), markup=False)
-        err.print(f"{plan}: the plan has errors; nothing to simulate", markup=False)
-        raise typer.Exit(2) from None
-    except ObeliskError as exc:
-        fail(str(exc))
     if graph is not None:
         if scenario > len(report.scenarios):
             fail(f"--scenario {scenario}: only {len(report.scenarios)} scenarios were explored")

@@ -124,45 +124,57 @@ class FilesRoot:
             return os.open(self.resolve(path), flags | _CLOEXEC)
         parts = self._parts(path, path)
         held = [os.dup(self.fd)]  # the directories from the root down to the current one
-        links = 0
         try:
-            if not parts:
-                return os.open(".", flags | _NOFOLLOW | _CLOEXEC, dir_fd=held[-1])
-            while parts:
-                name = parts.pop(0)
-                if name == "..":
-                    if len(held) == 1:
-                        raise self._outside(path)
-                    os.close(held.pop())
-                    continue
-                last = not parts
-                try:
-                    if last:
-                        return os.open(name, flags | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=held[-1])
-                    held.append(os.open(name, _DIRECTORY, dir_fd=held[-1]))
-                    continue
-                except OSError as exc:
-                    target = _link_target(name, held[-1], exc)
-                    if target is None:
-                        if exc.errno == errno.ENOENT and create_parents and not last:
-                            _make_dir(name, held[-1])
-                            parts.insert(0, name)
-                            continue
-                        raise _located(exc, path) from None
-                links += 1
-                if links > _MAX_LINKS:
-                    raise OSError(errno.ELOOP, f"too many symlinks in {path!r}")
-                if os.path.isabs(target):
-                    for fd in held[1:]:
-                        os.close(fd)
-                    del held[1:]
-                    parts = self._parts(target, path) + parts
-                else:
-                    parts = [p for p in target.split("/") if p not in ("", ".")] + parts
-            return os.open(".", flags | _CLOEXEC, dir_fd=held[-1])  # the path ended in ".."
+            return self._walk(path, parts, held, flags, create_parents)
         finally:
             for fd in held:
                 os.close(fd)
+
+    def _walk(
+        self, path: str, parts: list[str], held: list[int], flags: int, create_parents: bool
+    ) -> int:
+        """:meth:`open`'s walk down ``parts`` from the directory ``held[-1]``: each
+        directory opened is pushed on ``held`` (and popped by ``..``); the caller
+        closes what is left."""
+        if not parts:
+            return os.open(".", flags | _NOFOLLOW | _CLOEXEC, dir_fd=held[-1])
+        links = 0
+        while parts:
+            name = parts.pop(0)
+            if name == "..":
+                if len(held) == 1:
+                    raise self._outside(path)
+                os.close(held.pop())
+                continue
+            last = not parts
+            try:
+                if last:
+                    return os.open(name, flags | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=held[-1])
+                held.append(os.open(name, _DIRECTORY, dir_fd=held[-1]))
+                continue
+            except OSError as exc:
+                target = _link_target(name, held[-1], exc)
+                if target is None:
+                    if exc.errno == errno.ENOENT and create_parents and not last:
+                        _make_dir(name, held[-1])
+                        parts.insert(0, name)
+                        continue
+                    raise _located(exc, path) from None
+            links += 1
+            if links > _MAX_LINKS:
+                raise OSError(errno.ELOOP, f"too many symlinks in {path!r}")
+            parts = self._followed(target, held, path) + parts
+        return os.open(".", flags | _CLOEXEC, dir_fd=held[-1])  # the path ended in ".."
+
+    def _followed(self, target: str, held: list[int], path: str) -> list[str]:
+        """The parts of a symlink's ``target`` to walk next: an absolute target starts
+        again from the root (the directories below it closed), confined like ``path``."""
+        if not os.path.isabs(target):
+            return [p for p in target.split("/") if p not in ("", ".")]
+        for fd in held[1:]:
+            os.close(fd)
+        del held[1:]
+        return self._parts(target, path)
 
 
 def _link_target(name: str, directory: int, error: OSError) -> str | None:

@@ -161,17 +161,7 @@ class FakeTools(Registry):
             raise UsageError(
                 "FakeTools(choices=...) must see the run's events: pass on_event=fakes.observe"
             )
-        failure = self.failures.get(name)
-        if failure is not None:
-            exc = failure(dict(arguments)) if _is_script(failure) else failure
-            if exc is True:
-                raise FakeToolError(f"scripted failure of {name}")
-            if isinstance(exc, type) and issubclass(exc, BaseException):
-                raise exc(f"scripted failure of {name}")
-            if isinstance(exc, BaseException):
-                raise exc
-            if exc not in (None, False):
-                raise UsageError(f"FakeTools failures= for {name!r} gave {exc!r}, not an exception")
+        self._fail_as_scripted(name, arguments)
         choice = self.choices.get(index) if index is not None else None
         alternatives = self.alternatives.get(index, 0) if index is not None else 0
         if (
@@ -187,6 +177,21 @@ class FakeTools(Registry):
         if choice:
             return Outcome(choice, value)
         return value
+
+    def _fail_as_scripted(self, name: str, arguments: dict[str, Any]) -> None:
+        """Raise what ``failures=`` scripts for this call of ``name``, if anything."""
+        failure = self.failures.get(name)
+        if failure is None:
+            return
+        exc = failure(dict(arguments)) if _is_script(failure) else failure
+        if exc is True:
+            raise FakeToolError(f"scripted failure of {name}")
+        if isinstance(exc, type) and issubclass(exc, BaseException):
+            raise exc(f"scripted failure of {name}")
+        if isinstance(exc, BaseException):
+            raise exc
+        if exc not in (None, False):
+            raise UsageError(f"FakeTools failures= for {name!r} gave {exc!r}, not an exception")
 
     def _output(self, tool: Tool, arguments: dict[str, Any]) -> Any:
         name = tool.name

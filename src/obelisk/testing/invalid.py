@@ -7,9 +7,9 @@ adds one mistake; :class:`InvalidPlan` carries the plan and its code.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 
@@ -100,30 +100,46 @@ def _wrong_value(parameter: _Parameter, tool: Tool) -> Any:
     return None
 
 
+def _pick(draw: st.DrawFn, items: Sequence[Any]) -> Any:
+    return items[draw(st.integers(0, len(items) - 1))]
+
+
+def _wrong_arguments(tools: Sequence[_ToolInfo]) -> list[tuple[_ToolInfo, _Parameter, Any]]:
+    """Each parameter with a value of the wrong type that its tool rejects."""
+    wrong = []
+    for info in tools:
+        for parameter in info.parameters:
+            value = _wrong_value(parameter, info.tool)
+            if value is not None:
+                wrong.append((info, parameter, value))
+    return wrong
+
+
+def _object_free(tools: Sequence[_ToolInfo]) -> list[tuple[_ToolInfo, _Parameter]]:
+    """The parameters whose schema's known types leave objects out."""
+    return [
+        (i, p)
+        for i in tools
+        for p in i.parameters
+        if (types := known_types(p.schema)) is not None and "object" not in types
+    ]
+
+
 class _Mutator:
-    """Which codes a registry allows, and how to make each one."""
+    """Which codes a registry allows, and how to make each one: most add one new
+    call with a mistake (``_NEW_CALL``), the others rewrite the plan (``_REWRITES``)."""
 
     def __init__(self, catalog: _Catalog) -> None:
         self.catalog = catalog
         tools = catalog.tools
         self.closed = [i for i in tools if not i.tool.accepts_extra]
         self.with_required = [i for i in tools if any(p.required for p in i.parameters)]
-        self.wrong: list[tuple[_ToolInfo, _Parameter, Any]] = []
-        for info in tools:
-            for parameter in info.parameters:
-                value = _wrong_value(parameter, info.tool)
-                if value is not None:
-                    self.wrong.append((info, parameter, value))
+        self.wrong = _wrong_arguments(tools)
         self.with_parameter = [i for i in tools if i.parameters]
         self.plain = [i for i in tools if not i.tool.outcomes]
         self.latent_typed = [i for i in tools if i.tool.latent and i.tool.output_schema is not None]
         self.with_outcomes = [i for i in tools if i.tool.outcomes]
-        self.object_free = [
-            (i, p)
-            for i in tools
-            for p in i.parameters
-            if (types := known_types(p.schema)) is not None and "object" not in types
-        ]
+        self.object_free = _object_free(tools)
 
     def available(self) -> list[str]:
         possible = {
@@ -143,112 +159,139 @@ class _Mutator:
         return [code for code in INVALID_CODES if possible[code]]
 
     def mutate(self, draw: st.DrawFn, code: str, calls: list[Any]) -> Any:
-        def pick(items: Sequence[Any]) -> Any:
-            return items[draw(st.integers(0, len(items) - 1))]
-
+        """``calls`` (a valid plan's) with one mistake of ``code``."""
         at = draw(st.integers(0, len(calls)))  # where a new call goes
-        if code == "json_syntax":
-            text = json.dumps(calls, ensure_ascii=False)
-            return pick([text[:-1], text[:-1] + ",]", text.replace("[", "[,", 1)])
-        if code == "plan_shape":
-            choice = draw(st.integers(0, 2))
-            if choice == 0:
-                return {"calls": calls, "version": 2}
-            if choice == 1:
-                return {"calls": calls, "mode": "fast"}
-            calls.insert(at, pick([42, "call", None, []]))
+        if code in self._NEW_CALL:
+            calls.insert(at, self._NEW_CALL[code](self, draw))
             return calls
-        if code == "reference_syntax":
-            info = pick(self.catalog.tools)
-            call = _fresh_call(draw, info, None)
-            call["_outputPath"] = pick(["state.out", "†state.out[*]", "††state.out", "†state..x"])
-            calls.insert(at, call)
-            return calls
-        if code == "unknown_tool":
-            info = pick(self.catalog.tools)
-            call = _fresh_call(draw, info, None)
-            names = self.catalog.registry
-            name = info.tool.name + "_v2"
-            while name in names:
-                name += "_"
-            call["_tool"] = name
-            calls.insert(at, call)
-            return calls
-        if code == "invalid_argument":
-            if self.wrong and (not self.closed or draw(st.booleans())):
-                info, parameter, value = pick(self.wrong)
-                call = _fresh_call(draw, info, None)
-                call[parameter.name] = value
-            else:
-                info = pick(self.closed)
-                call = _fresh_call(draw, info, None)
-                name = "unexpected"
-                while name in info.tool.parameter_names:
-                    name += "_"
-                call[name] = 1
-            calls.insert(at, call)
-            return calls
-        if code == "missing_argument":
-            info = pick(self.with_required)
-            call = _fresh_call(draw, info, None)
-            del call[pick([p.name for p in info.parameters if p.required])]
-            calls.insert(at, call)
-            return calls
-        if code == "invalid_output":
-            info = pick(self.latent_typed)
-            call = _fresh_call(draw, info, None)
-            types = known_types(inline_refs(info.tool.output_schema))
-            value = next((v for v in _WRONG_VALUES.values() if info.tool.validate_output(v)), None)
-            if value is None or types is None:
-                value = _WRONG_VALUES["string"] if "string" not in (types or ()) else 7
-            call["_output"] = value
-            calls.insert(at, call)
-            return calls
-        if code == "outcome_mismatch":
-            info = pick(self.with_outcomes)
-            call = _fresh_call(draw, info, None)
-            count = len(info.tool.outcomes)
-            wrong = pick([n for n in (1, count + 1) if n != count])
-            call["_outputPath"] = " || ".join(f"†state.mismatch_{j}" for j in range(wrong))
-            calls.insert(at, call)
-            return calls
-        if code == "unresolved_reference":
-            info = pick(self.with_parameter)
-            call = _fresh_call(draw, info, None)
-            call[pick(info.parameters).name] = pick(
-                ["†state.never_written", "†state.never_written.x", "†data.nowhere"]
-            )
-            calls.insert(at, call)
-            return calls
-        if code == "readonly_target":
-            info = pick(self.catalog.tools)
-            call = _fresh_call(draw, info, "†input.written")
-            calls.insert(at, call)
-            return calls
-        if code == "dependency_cycle":
-            first, second = pick(self.with_parameter), pick(self.with_parameter)
-            one = _fresh_call(draw, first, "†state.cycle_a")
-            two = _fresh_call(draw, second, "†state.cycle_b")
-            # nested in a list, a reference is neither validated nor type-checked
-            one[pick(first.parameters).name] = ["†state.cycle_b" + self._arm(second)]
-            two[pick(second.parameters).name] = ["†state.cycle_a" + self._arm(first)]
-            calls.insert(at, one)
-            calls.insert(draw(st.integers(0, len(calls))), two)
-            return calls
-        if code == "type_mismatch":
-            producer = pick(self.plain)
-            info, parameter = pick(self.object_free)
-            made = _fresh_call(draw, producer, "†state.made || †state.made_error")
-            reader = _fresh_call(draw, info, None)
-            reader[parameter.name] = "†state.made_error"  # the error arm is an object
-            calls.insert(at, made)
-            calls.insert(draw(st.integers(0, len(calls))), reader)
-            return calls
+        if code in self._REWRITES:
+            return self._REWRITES[code](self, draw, calls, at)
         raise UsageError(f"invalid_plans cannot produce {code!r}")  # pragma: no cover
+
+    # -- the plan rewritten -------------------------------------------------------
+
+    def _json_syntax(self, draw: st.DrawFn, calls: list[Any], at: int) -> Any:
+        text = json.dumps(calls, ensure_ascii=False)
+        return _pick(draw, [text[:-1], text[:-1] + ",]", text.replace("[", "[,", 1)])
+
+    def _plan_shape(self, draw: st.DrawFn, calls: list[Any], at: int) -> Any:
+        choice = draw(st.integers(0, 2))
+        if choice == 0:
+            return {"calls": calls, "version": 2}
+        if choice == 1:
+            return {"calls": calls, "mode": "fast"}
+        calls.insert(at, _pick(draw, [42, "call", None, []]))
+        return calls
+
+    def _dependency_cycle(self, draw: st.DrawFn, calls: list[Any], at: int) -> Any:
+        first, second = _pick(draw, self.with_parameter), _pick(draw, self.with_parameter)
+        one = _fresh_call(draw, first, "†state.cycle_a")
+        two = _fresh_call(draw, second, "†state.cycle_b")
+        # nested in a list, a reference is neither validated nor type-checked
+        one[_pick(draw, first.parameters).name] = ["†state.cycle_b" + self._arm(second)]
+        two[_pick(draw, second.parameters).name] = ["†state.cycle_a" + self._arm(first)]
+        calls.insert(at, one)
+        calls.insert(draw(st.integers(0, len(calls))), two)
+        return calls
+
+    def _type_mismatch(self, draw: st.DrawFn, calls: list[Any], at: int) -> Any:
+        producer = _pick(draw, self.plain)
+        info, parameter = _pick(draw, self.object_free)
+        made = _fresh_call(draw, producer, "†state.made || †state.made_error")
+        reader = _fresh_call(draw, info, None)
+        reader[parameter.name] = "†state.made_error"  # the error arm is an object
+        calls.insert(at, made)
+        calls.insert(draw(st.integers(0, len(calls))), reader)
+        return calls
+
+    # -- one new call with a mistake ----------------------------------------------
+
+    def _reference_syntax(self, draw: st.DrawFn) -> dict[str, Any]:
+        call = _fresh_call(draw, _pick(draw, self.catalog.tools), None)
+        call["_outputPath"] = _pick(
+            draw, ["state.out", "†state.out[*]", "††state.out", "†state..x"]
+        )
+        return call
+
+    def _unknown_tool(self, draw: st.DrawFn) -> dict[str, Any]:
+        info = _pick(draw, self.catalog.tools)
+        call = _fresh_call(draw, info, None)
+        names = self.catalog.registry
+        name = info.tool.name + "_v2"
+        while name in names:
+            name += "_"
+        call["_tool"] = name
+        return call
+
+    def _invalid_argument(self, draw: st.DrawFn) -> dict[str, Any]:
+        if self.wrong and (not self.closed or draw(st.booleans())):
+            info, parameter, value = _pick(draw, self.wrong)
+            call = _fresh_call(draw, info, None)
+            call[parameter.name] = value
+            return call
+        info = _pick(draw, self.closed)
+        call = _fresh_call(draw, info, None)
+        name = "unexpected"
+        while name in info.tool.parameter_names:
+            name += "_"
+        call[name] = 1
+        return call
+
+    def _missing_argument(self, draw: st.DrawFn) -> dict[str, Any]:
+        info = _pick(draw, self.with_required)
+        call = _fresh_call(draw, info, None)
+        del call[_pick(draw, [p.name for p in info.parameters if p.required])]
+        return call
+
+    def _invalid_output(self, draw: st.DrawFn) -> dict[str, Any]:
+        info = _pick(draw, self.latent_typed)
+        call = _fresh_call(draw, info, None)
+        types = known_types(inline_refs(info.tool.output_schema))
+        value = next((v for v in _WRONG_VALUES.values() if info.tool.validate_output(v)), None)
+        if value is None or types is None:
+            value = _WRONG_VALUES["string"] if "string" not in (types or ()) else 7
+        call["_output"] = value
+        return call
+
+    def _outcome_mismatch(self, draw: st.DrawFn) -> dict[str, Any]:
+        info = _pick(draw, self.with_outcomes)
+        call = _fresh_call(draw, info, None)
+        count = len(info.tool.outcomes)
+        wrong = _pick(draw, [n for n in (1, count + 1) if n != count])
+        call["_outputPath"] = " || ".join(f"†state.mismatch_{j}" for j in range(wrong))
+        return call
+
+    def _unresolved_reference(self, draw: st.DrawFn) -> dict[str, Any]:
+        info = _pick(draw, self.with_parameter)
+        call = _fresh_call(draw, info, None)
+        call[_pick(draw, info.parameters).name] = _pick(
+            draw, ["†state.never_written", "†state.never_written.x", "†data.nowhere"]
+        )
+        return call
+
+    def _readonly_target(self, draw: st.DrawFn) -> dict[str, Any]:
+        return _fresh_call(draw, _pick(draw, self.catalog.tools), "†input.written")
 
     @staticmethod
     def _arm(info: _ToolInfo) -> str:
         return "_0" if info.tool.outcomes else ""
+
+    _NEW_CALL: ClassVar[dict[str, Callable[[_Mutator, st.DrawFn], dict[str, Any]]]] = {
+        "reference_syntax": _reference_syntax,
+        "unknown_tool": _unknown_tool,
+        "invalid_argument": _invalid_argument,
+        "missing_argument": _missing_argument,
+        "invalid_output": _invalid_output,
+        "outcome_mismatch": _outcome_mismatch,
+        "unresolved_reference": _unresolved_reference,
+        "readonly_target": _readonly_target,
+    }
+    _REWRITES: ClassVar[dict[str, Callable[[_Mutator, st.DrawFn, list[Any], int], Any]]] = {
+        "json_syntax": _json_syntax,
+        "plan_shape": _plan_shape,
+        "dependency_cycle": _dependency_cycle,
+        "type_mismatch": _type_mismatch,
+    }
 
 
 @st.composite

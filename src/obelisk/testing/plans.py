@@ -24,6 +24,7 @@ from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.testing.schemas import accepts, inline_refs, sub_schemas
+from obelisk.testing.tapes import Tape, draw_tapes, plan_positions
 from obelisk.testing.values import strategy_for, strategy_parts
 
 __all__ = ["ERROR_ARM_SCHEMA", "GeneratedPlan", "plans"]
@@ -278,27 +279,6 @@ class _Sources:
         ]
 
 
-class _Tape:
-    """Decisions read from one drawn byte string: ``pick(n)`` is a byte modulo
-    ``n``.  One Hypothesis choice per call instead of one per decision, and zero
-    bytes, where the shrinker heads, mean the first option of every decision."""
-
-    __slots__ = ("at", "data")
-
-    def __init__(self, data: bytes, at: int = 0) -> None:
-        self.data = data
-        self.at = at
-
-    def pick(self, n: int) -> int:
-        at = self.at
-        data = self.data
-        if n <= 256:
-            self.at = at + 1
-            return data[at] % n if at < len(data) else 0
-        self.at = at + 2
-        return ((data[at] << 8) | data[at + 1]) % n if at + 1 < len(data) else 0
-
-
 @st.composite
 def _plans(
     draw: st.DrawFn,
@@ -317,113 +297,162 @@ def _plans(
             sources.add(
                 _Source(_path_text("input", path), schema, catalog.schema_id(schema), None, ())
             )
-    size = catalog.tape_size
-    # One byte string per call holds its decisions: a list of them, so that the
-    # shrinker can delete calls one by one (and zero bytes are the simplest choices).
-    if min_calls == max_calls:  # no call can be dropped: one byte string, one choice
-        whole = draw(st.binary(min_size=size * max_calls, max_size=size * max_calls))
-        tapes = [whole[k * size : (k + 1) * size] for k in range(max_calls)]
-    else:
-        tapes = draw(
-            st.lists(
-                st.binary(min_size=size, max_size=size), min_size=min_calls, max_size=max_calls
-            )
-        )
-    count = len(tapes)
-    if dependency_order or count < 2:
-        positions = list(range(count))
-    else:  # sort keys (the last byte of each tape); all zero keeps the drawing order
-        order = sorted(range(count), key=lambda k: (tapes[k][-1], k))
-        positions = [0] * count
-        for position, k in enumerate(order):
-            positions[k] = position
-    calls: list[dict[str, Any]] = [{} for _ in range(count)]
-    tools = catalog.tools
-    unknown_id = catalog.schema_id(None)
-    for k in range(count):
-        tape = _Tape(tapes[k])
+    tapes = draw_tapes(draw, catalog.tape_size, min_calls, max_calls)
+    positions = plan_positions(tapes, dependency_order)
+    drawer = _CallDrawer(draw, catalog, sources, branching, instances)
+    calls: list[dict[str, Any]] = [{} for _ in tapes]
+    for k, tape in enumerate(tapes):
+        calls[positions[k]] = drawer.call(k, Tape(tape), positions[k])
+    return GeneratedPlan(calls, document, catalog.registry)
+
+
+class _CallDrawer:
+    """Draws the calls of one plan in drawing order, each from its tape: the tool,
+    the instance, the arguments (literals or reads of what earlier calls write), the
+    output path (with its alternatives), and the sources that path adds."""
+
+    def __init__(
+        self,
+        draw: st.DrawFn,
+        catalog: _Catalog,
+        sources: _Sources,
+        branching: bool,
+        instances: bool,
+    ) -> None:
+        self.draw, self.catalog, self.sources = draw, catalog, sources
+        self.branching, self.instances = branching, instances
+        self.unknown_id = catalog.schema_id(None)
+
+    def call(self, k: int, tape: Tape, position: int) -> dict[str, Any]:
+        """Call ``k`` of the drawing order, which stands at ``position``."""
+        tools = self.catalog.tools
         info = tools[tape.pick(len(tools))]
-        tool = info.tool
-        instance = (None, "a", "b")[tape.pick(3)] if instances else None
+        instance = (None, "a", "b")[tape.pick(3)] if self.instances else None
         tags: dict[int, int] = {}
-        call: dict[str, Any] = {"_tool": tool.name}
+        call: dict[str, Any] = {"_tool": info.tool.name}
         for parameter in info.parameters:
-            include, read, choice, shape, second = (
-                tape.pick(2),
-                tape.pick(4),
-                tape.pick(65536),
-                tape.pick(8),
-                tape.pick(65536),
-            )
-            if not parameter.required and not include:
-                continue
-            parameter_id = catalog.parameter_ids[(tool.name, parameter.name)]
-            candidates = sources.readable(sources.fitting[parameter_id], instance, tags)
-            if not candidates or read == 0:  # a literal: the simplest, where shrinking heads
-                call[parameter.name] = parameter.literal(draw)
-                continue
-            chosen = candidates[choice % len(candidates)]
-            text = chosen.text
-            if not branching:
-                shape = 0
-            if shape == 1 and len(candidates) > 1:  # a fallback: either option may be missing
-                other = candidates[second % len(candidates)]
-                if other.text != text:
-                    call[parameter.name] = f"{text} || {other.text}"
-                    continue
-            if shape == 2:  # a gate: every part must exist; the value is the last part
-                gates = sources.readable(sources.all, instance, tags)
-                gate = gates[second % len(gates)]
-                merged = _merge_tags(tags, gate.tags + chosen.tags)
-                if merged is not None and gate.text != text:
-                    tags = merged
-                    call[parameter.name] = f"{gate.text} && {text}"
-                    continue
-            merged = _merge_tags(tags, chosen.tags)
-            assert merged is not None  # candidates agree with the call's tags
-            tags = merged
-            call[parameter.name] = text
-        written, fan_out, error_arm = tape.pick(10), tape.pick(8), tape.pick(3)
-        position = positions[k]
-        base = f"†state.r{position}"
-        if written == 9:
-            pass  # no output path: the result stays in the call's record
-        elif tool.outcomes and info.latent_outputs is not None:
-            # _output is known: the path names the one outcome it is (ambiguous_output)
-            arm = f"{base}_{error_arm % len(tool.outcomes)}"
-            call["_outputPath"] = arm
-            sources.add(_Source(arm, None, unknown_id, instance, tuple(sorted(tags.items()))))
-        elif tool.outcomes:
-            arms = [f"{base}_{j}" for j in range(len(tool.outcomes))]
-            call["_outputPath"] = " || ".join(arms)
-            for j, arm in enumerate(arms):
-                arm_tags = tuple(sorted({**tags, k: j}.items()))
-                sources.add(_Source(arm, None, unknown_id, instance, arm_tags))
-        else:
-            targets = [base, f"{base}_copy"] if fan_out == 7 else [base]
-            # a latent call carrying _output writes one path (ambiguous_output)
-            with_arm = branching and error_arm == 2 and info.latent_outputs is None
-            main_tags = tuple(sorted({**tags, k: 0}.items() if with_arm else tags.items()))
-            for target in targets:
-                if tool.output_schema is None:
-                    sources.add(_Source(target, None, unknown_id, instance, main_tags))
-                    continue
-                for suffix, schema, schema_id in info.outputs:
-                    sources.add(_Source(target + suffix, schema, schema_id, instance, main_tags))
-            path_text = " && ".join(targets)
-            if with_arm:
-                arm = f"{base}_error"
-                path_text += f" || {arm}"
-                arm_tags = tuple(sorted({**tags, k: 1}.items()))
-                for suffix, schema, schema_id in catalog.error_outputs:
-                    sources.add(_Source(arm + suffix, schema, schema_id, instance, arm_tags))
-            call["_outputPath"] = path_text
+            argument = self._argument(info.tool.name, parameter, tape, instance, tags)
+            if argument is not None:
+                call[parameter.name], tags = argument
+        path = self._output_path(info, tape, k, f"†state.r{position}", instance, tags)
+        if path is not None:
+            call["_outputPath"] = path
         if instance is not None:
             call["_instance"] = instance
         if info.latent_outputs is not None:
-            call["_output"] = info.latent_outputs.value(draw)
-        calls[position] = call
-    return GeneratedPlan(calls, document, catalog.registry)
+            call["_output"] = info.latent_outputs.value(self.draw)
+        return call
+
+    def _argument(
+        self,
+        tool: str,
+        parameter: _Parameter,
+        tape: Tape,
+        instance: str | None,
+        tags: dict[int, int],
+    ) -> tuple[Any, dict[int, int]] | None:
+        """``(argument, the call's tags with what it reads)``, or ``None`` when an
+        optional parameter is left out."""
+        sources = self.sources
+        include, read, choice, shape, second = (
+            tape.pick(2),
+            tape.pick(4),
+            tape.pick(65536),
+            tape.pick(8),
+            tape.pick(65536),
+        )
+        if not parameter.required and not include:
+            return None
+        parameter_id = self.catalog.parameter_ids[(tool, parameter.name)]
+        candidates = sources.readable(sources.fitting[parameter_id], instance, tags)
+        if not candidates or read == 0:  # a literal: the simplest, where shrinking heads
+            return parameter.literal(self.draw), tags
+        chosen = candidates[choice % len(candidates)]
+        if self.branching:
+            combined = self._combined(chosen, candidates, shape, second, instance, tags)
+            if combined is not None:
+                return combined
+        merged = _merge_tags(tags, chosen.tags)
+        assert merged is not None  # candidates agree with the call's tags
+        return chosen.text, merged
+
+    def _combined(
+        self,
+        chosen: _Source,
+        candidates: list[_Source],
+        shape: int,
+        second: int,
+        instance: str | None,
+        tags: dict[int, int],
+    ) -> tuple[str, dict[int, int]] | None:
+        """A fallback (``a || b``, either option may be missing) or a gate (``g && a``:
+        every part must exist; the value is the last part), when ``shape`` draws one
+        that can be written; else ``None``."""
+        text = chosen.text
+        if shape == 1 and len(candidates) > 1:
+            other = candidates[second % len(candidates)]
+            if other.text != text:
+                return f"{text} || {other.text}", tags
+        if shape == 2:
+            gates = self.sources.readable(self.sources.all, instance, tags)
+            gate = gates[second % len(gates)]
+            merged = _merge_tags(tags, gate.tags + chosen.tags)
+            if merged is not None and gate.text != text:
+                return f"{gate.text} && {text}", merged
+        return None
+
+    def _output_path(
+        self,
+        info: _ToolInfo,
+        tape: Tape,
+        k: int,
+        base: str,
+        instance: str | None,
+        tags: dict[int, int],
+    ) -> str | None:
+        """The ``_outputPath`` of call ``k`` (``None``: the result stays in the call's
+        record), its paths added to the sources."""
+        written, fan_out, error_arm = tape.pick(10), tape.pick(8), tape.pick(3)
+        tool = info.tool
+        if written == 9:
+            return None
+        if tool.outcomes and info.latent_outputs is not None:
+            # _output is known: the path names the one outcome it is (ambiguous_output)
+            arm = f"{base}_{error_arm % len(tool.outcomes)}"
+            self._add(arm, None, self.unknown_id, instance, tags)
+            return arm
+        if tool.outcomes:
+            arms = [f"{base}_{j}" for j in range(len(tool.outcomes))]
+            for j, arm in enumerate(arms):
+                self._add(arm, None, self.unknown_id, instance, {**tags, k: j})
+            return " || ".join(arms)
+        targets = [base, f"{base}_copy"] if fan_out == 7 else [base]
+        # a latent call carrying _output writes one path (ambiguous_output)
+        with_arm = self.branching and error_arm == 2 and info.latent_outputs is None
+        for target in targets:
+            self._add_outputs(info, target, instance, {**tags, k: 0} if with_arm else tags)
+        path_text = " && ".join(targets)
+        if not with_arm:
+            return path_text
+        arm = f"{base}_error"
+        for suffix, schema, schema_id in self.catalog.error_outputs:
+            self._add(arm + suffix, schema, schema_id, instance, {**tags, k: 1})
+        return f"{path_text} || {arm}"
+
+    def _add_outputs(
+        self, info: _ToolInfo, target: str, instance: str | None, tags: dict[int, int]
+    ) -> None:
+        """The paths a call of ``info`` writing ``target`` lets later calls read."""
+        if info.tool.output_schema is None:
+            self._add(target, None, self.unknown_id, instance, tags)
+            return
+        for suffix, schema, schema_id in info.outputs:
+            self._add(target + suffix, schema, schema_id, instance, tags)
+
+    def _add(
+        self, text: str, schema: Any, schema_id: int, instance: str | None, tags: dict[int, int]
+    ) -> None:
+        self.sources.add(_Source(text, schema, schema_id, instance, tuple(sorted(tags.items()))))
 
 
 def _check_counts(min_calls: int, max_calls: int) -> None:

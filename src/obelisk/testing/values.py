@@ -161,6 +161,15 @@ def _build(schema: Any) -> st.SearchStrategy[Any]:
         return st.just(schema["const"])
     if isinstance(schema.get("enum"), list):
         return st.sampled_from(schema["enum"])
+    alternatives = _alternatives(schema)
+    if alternatives is not None:
+        return alternatives
+    return _typed(schema)
+
+
+def _alternatives(schema: Mapping[str, Any]) -> st.SearchStrategy[Any] | None:
+    """One of the ``anyOf``/``oneOf`` branches (each merged with the keywords beside
+    it), or one of a list of types; ``None`` when the schema has neither."""
     rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
@@ -168,6 +177,12 @@ def _build(schema: Any) -> st.SearchStrategy[Any]:
     declared = schema.get("type")
     if isinstance(declared, list):
         return st.one_of([_build({**schema, "type": t}) for t in declared])
+    return None
+
+
+def _typed(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    """A schema of one type (declared, or guessed from its keywords)."""
+    declared = schema.get("type")
     if declared is None:
         declared = guess_type(schema)
         if declared is None:

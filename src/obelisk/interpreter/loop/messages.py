@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -380,28 +380,43 @@ def _inner_referable(schema: dict[str, Any]) -> dict[str, Any]:
     ``not``, ``if`` and ``propertyNames`` are left alone (a key is never a reference)."""
     out = dict(schema)
     for key, value in schema.items():
-        if key in _SUBSCHEMA:
-            out[key] = (
-                [_referable(item) for item in value]
-                if isinstance(value, list)
-                else _referable(value)
-            )
-        elif key == "prefixItems" and isinstance(value, list):
-            out[key] = [_referable(item) for item in value]
-        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: _referable(item) for name, item in value.items()}
-        elif key in _SAME_VALUE and isinstance(value, list):
-            out[key] = [
-                _inner_referable(item) if isinstance(item, dict) else item for item in value
-            ]
-        elif key in _SAME_VALUE_ONE and isinstance(value, dict):
-            out[key] = _inner_referable(value)
-        elif key in ("$defs", "definitions", "dependentSchemas") and isinstance(value, dict):
-            out[key] = {
-                name: _inner_referable(item) if isinstance(item, dict) else item
-                for name, item in value.items()
-            }
+        part = _REFERABLE_PARTS.get(key)
+        if part is not None:
+            out[key] = part(value)
     return out
+
+
+def _subschema(value: Any) -> Any:
+    """A subschema of inner values (or a list of them, old ``items``), referable."""
+    return [_referable(item) for item in value] if isinstance(value, list) else _referable(value)
+
+
+def _same_value(value: Any) -> Any:
+    """A subschema of the value itself: its inner values referable."""
+    return _inner_referable(value) if isinstance(value, dict) else value
+
+
+def _in_list(part: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``part`` applied to each item of a list (anything else stays)."""
+    return lambda value: [part(item) for item in value] if isinstance(value, list) else value
+
+
+def _in_map(part: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``part`` applied to each value of an object (anything else stays)."""
+    return lambda value: (
+        {name: part(item) for name, item in value.items()} if isinstance(value, dict) else value
+    )
+
+
+_REFERABLE_PARTS: dict[str, Callable[[Any], Any]] = {
+    **dict.fromkeys(_SUBSCHEMA, _subschema),
+    "prefixItems": _in_list(_referable),
+    **dict.fromkeys(_SUBSCHEMA_MAPS, _in_map(_referable)),
+    **dict.fromkeys(_SAME_VALUE, _in_list(_same_value)),
+    **dict.fromkeys(_SAME_VALUE_ONE, _same_value),
+    **dict.fromkeys(("$defs", "definitions", "dependentSchemas"), _in_map(_same_value)),
+}
+"""How :func:`_inner_referable` treats each keyword's value (other keywords stay)."""
 
 
 def output_schema_with_references(schema: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -9,7 +9,6 @@ checked and approved first, streamed answers run while they arrive.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,15 +26,14 @@ from obelisk.errors import (
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.loop.approval import Approver
+from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
 from obelisk.interpreter.loop.context import (
-    diagnostic_errors,
     last_turn_notice,
     resolve_output,
     turn_context,
 )
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
-from obelisk.interpreter.loop.messages import ErrorMessage, Request
+from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
@@ -50,8 +48,6 @@ from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.simulate.approval import Approval, plan_diff
-from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import schema_problems
 from obelisk.json_values import deep_merge
@@ -209,38 +205,16 @@ class Session:
                     listener(finished)
 
     async def _turn(self, number: int) -> bool:
-        loop = self.loop
         request = self.request(number)
         turn = Turn(number, request)
         self.turns.append(turn)
         started = time.perf_counter()
         before = len(self.state.log)
         start = self.state.fork() if self.approvals else None
-        journal = self.journal
-        replayed = journal.replayed(number) if journal is not None else None
-        try:
-            if isinstance(replayed, BaseException):  # journaled: an unusable answer
-                raise replayed
-            if replayed is not None:  # journaled: not asked again (docs/durable.md)
-                solution, run = replayed, None
-            elif loop.stream:
-                solution, run = await self.stream(turn)
-            else:
-                solution, run = await loop.model.complete(request), None
-                if journal is not None:
-                    journal.record(number, request, solution)
-        except SolutionError as exc:
-            if journal is not None and replayed is None:
-                journal.record(number, request, exc)
-            turn.raw = exc.text
-            turn.timings = {"model": time.perf_counter() - started, "run": 0.0}
-            turn.entries = self.state.log[before:]
-            self.unusable(turn, [ErrorMessage(error={"type": exc.code, "message": exc.reason})])
+        answer = await self._answer(turn, started, before)
+        if answer is None:
             return False
-        except ModelError as exc:
-            turn.entries = self.state.log[before:]
-            why = str(exc) if isinstance(exc, RequestBudgetExceeded) else f"the model failed: {exc}"
-            raise LoopStopped(why, self.result("stopped", None)) from exc
+        solution, run = answer
         answered = time.perf_counter()
         turn.solution, turn.usage = solution, solution.usage
         errors: list[ErrorMessage] = []
@@ -262,6 +236,39 @@ class Session:
         if self.paused is not None:
             return True
         return self.conclude(turn, errors, usable)
+
+    async def _answer(
+        self, turn: Turn, started: float, before: int
+    ) -> tuple[Solution, RunResult | None] | None:
+        """The model's answer to the turn's request (replayed from the journal when it
+        holds the turn; streamed: the run of the calls so far), or ``None`` when it is
+        unusable (the turn counts a correction).  A failing model stops the loop."""
+        number, request = turn.index, turn.request
+        journal = self.journal
+        replayed = journal.replayed(number) if journal is not None else None
+        try:
+            if isinstance(replayed, BaseException):  # journaled: an unusable answer
+                raise replayed
+            if replayed is not None:  # journaled: not asked again (docs/durable.md)
+                return replayed, None
+            if self.loop.stream:
+                return await self.stream(turn)
+            solution = await self.loop.model.complete(request)
+            if journal is not None:
+                journal.record(number, request, solution)
+            return solution, None
+        except SolutionError as exc:
+            if journal is not None and replayed is None:
+                journal.record(number, request, exc)
+            turn.raw = exc.text
+            turn.timings = {"model": time.perf_counter() - started, "run": 0.0}
+            turn.entries = self.state.log[before:]
+            self.unusable(turn, [ErrorMessage(error={"type": exc.code, "message": exc.reason})])
+            return None
+        except ModelError as exc:
+            turn.entries = self.state.log[before:]
+            why = str(exc) if isinstance(exc, RequestBudgetExceeded) else f"the model failed: {exc}"
+            raise LoopStopped(why, self.result("stopped", None)) from exc
 
     def conclude(self, turn: Turn, errors: list[ErrorMessage], usable: bool) -> bool:
         """Take the turn's output when it fits; count a correction when the answer
@@ -429,7 +436,7 @@ class Session:
         self.paused = None
         return self.conclude(turn, self.absorb(run, self.carried), True)
 
-    def check_documents(self, state: State | None = None) -> tuple[Any, Any, dict[str, Any]]:
+    def check_documents(self, state: State | None = None) -> Documents:
         """``(input, state, data)`` a plan is checked against (default: the session's
         state).  With instances, input and state are every instance's view merged
         over the shared one (a path any instance holds resolves; a call of another
@@ -453,51 +460,19 @@ class Session:
         run that waits for approvals pauses the session (``start``: the state before
         the turn)."""
         loop = self.loop
-        check_input, state_doc, data = self.check_documents()
+        check_input, state_doc, data = documents = self.check_documents()
         ran = self.journal.ran(turn.index) if self.journal is not None else None
         if ran is not None:  # a journaled turn: the calls it ran, as approved then
             calls = ran
         checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
-        previous = list(self.carried)  # the plan before this one, for the approver's diff
-        edits = 0
-        while ran is None:
-            if checked.errors and (edits == 0 or edits > loop.max_corrections):
-                self.carried = calls
-                return None, diagnostic_errors(checked.diagnostics)
-            if loop.approve is None:
-                break
-            simulation = None
-            if checked.ok:
-                simulation = simulate_checked(
-                    checked, loop.registry, check_input, state_doc, data=data
-                )
-            diff = plan_diff(previous, calls) if previous else None
-            approval = Approval(checked, simulation, diff)
-            decision = loop.approve(approval)  # an edit with errors is shown again
-            if inspect.isawaitable(decision):
-                decision = await decision
-            accepted = decision is True or (
-                isinstance(decision, Decision) and decision.action == "accept"
+        if ran is None:
+            approval = ApprovalRound(
+                loop.approve, loop.registry, loop.mode, loop.max_corrections, documents
             )
-            if accepted and checked.errors:  # accepting a broken edit: the model fixes it
-                edits = loop.max_corrections + 1
-                continue
-            if accepted:
-                break
-            if isinstance(decision, Decision) and decision.action == "edit":
-                edits += 1
-                checked = check(
-                    decision.plan, loop.registry, check_input, state_doc, data=data, mode=loop.mode
-                )
-                if checked.plan is not None:
-                    calls = [call.to_data() for call in checked.plan.calls]
-                elif isinstance(decision.plan, list):
-                    calls = decision.plan
-                continue
-            reason = decision.reason if isinstance(decision, Decision) else None
-            self.carried = calls
-            message = f"the plan was rejected: {reason or 'no reason given'}"
-            return None, [ErrorMessage(error={"type": "rejected", "message": message})]
+            checked, calls, errors = await approval.run(calls, checked, list(self.carried))
+            if errors is not None:
+                self.carried = calls
+                return None, errors
         assert checked.plan is not None and checked.graph is not None
         run = await self.run_plan(checked.plan, checked.graph, turn)
         errors = self.absorb(run, calls)  # the calls that ran, after any edit

@@ -34,7 +34,7 @@ from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.messages import Solution, parse_solution
 from obelisk.interpreter.plan.call import parse_call
-from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.records import RunResult
 
@@ -79,6 +79,18 @@ def complete_calls(text: str, final: bool = False) -> list[Any]:
     return calls[:-1]
 
 
+def _parsed(raw: Any, index: int, collector: Collector) -> Call:
+    """Call ``index`` of a stream, or when it is unusable (its problems in
+    ``collector``) a placeholder that reads and writes nothing."""
+    call = parse_call(raw, index, collector)
+    if call is None:
+        tool = raw.get("_tool") if isinstance(raw, dict) else None
+        placeholder = {"_tool": tool if isinstance(tool, str) and tool else "?"}
+        call = parse_call(placeholder, index, Collector())
+        assert call is not None
+    return call
+
+
 class StreamDispatcher:
     """Feeds the calls of a streamed solution to a growing :class:`Engine`.
 
@@ -103,17 +115,25 @@ class StreamDispatcher:
         index = len(self.plan.calls)
         self.calls.append(raw)
         collector = Collector()
-        call = parse_call(raw, index, collector)
-        if call is None:  # unusable: a placeholder that reads and writes nothing
-            tool = raw.get("_tool") if isinstance(raw, dict) else None
-            placeholder = {"_tool": tool if isinstance(tool, str) and tool else "?"}
-            call = parse_call(placeholder, index, Collector())
-            assert call is not None
+        call = _parsed(raw, index, collector)
         plan = Plan(calls=(*self.plan.calls, call))
         checked = self.check_plan(plan)
         graph = checked.graph if checked.graph is not None else PlanGraph(plan)
         self.plan, self.checked = plan, checked
         engine.append(plan, graph)
+        problems = self._problems(call, collector, checked, graph)
+        if problems:
+            self.diagnostics.extend(problems)
+            engine.reject(index, "not dispatched: " + str(problems[0]).split("\n")[0])
+        self._hold_or_release(checked)
+
+    def _problems(
+        self, call: Call, collector: Collector, checked: CheckResult, graph: PlanGraph
+    ) -> list[Diagnostic]:
+        """The errors that keep the new ``call`` from being dispatched: its own, the
+        check's (but for reads a later call may still write, and cycles a later call
+        may not close), and ``stream_order`` when it writes what a started call read."""
+        index = call.index
         problems = [d for d in collector.diagnostics if d.severity == "error"]
         problems += [
             d
@@ -122,9 +142,9 @@ class StreamDispatcher:
             and d.severity == "error"
             and d.code not in ("unresolved_reference", "dependency_cycle")
         ]
-        late = [reader for reader in graph.successors[index] if engine.started(reader)]
+        late = [reader for reader in graph.successors[index] if self.engine.started(reader)]
         if late and not problems:
-            reader = engine.records[late[0]]
+            reader = self.engine.records[late[0]]
             problems.append(
                 Diagnostic(
                     "stream_order",
@@ -135,15 +155,18 @@ class StreamDispatcher:
                     label=call.label,
                 )
             )
-        if problems:
-            self.diagnostics.extend(problems)
-            engine.reject(index, "not dispatched: " + str(problems[0]).split("\n")[0])
+        return problems
+
+    def _hold_or_release(self, checked: CheckResult) -> None:
+        """Hold the calls not started yet that read what no call writes so far (a
+        later call may still write it); release the others."""
+        engine = self.engine
         unresolved = {
             d.call
             for d in checked.diagnostics
             if d.code == "unresolved_reference" and d.call is not None
         }
-        for other in range(len(plan.calls)):
+        for other in range(len(self.plan.calls)):
             if not engine.unstarted(other):
                 continue
             if other in unresolved:  # a later call may still write what it reads
