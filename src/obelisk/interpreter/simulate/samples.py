@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.tools.patterns import linear_validator_class
@@ -166,35 +166,63 @@ class SchemaSampler:
             declared = rng.choice(declared)
         if declared is None:
             declared = guess_type(schema)
-        if declared == "object":
-            properties = schema.get("properties") or {}
-            out = {}
-            for name in schema.get("required") or ():
-                out[name] = self._draw(properties.get(name, True), rng, depth + 1)
-            for name, sub in properties.items():
-                if name not in out and rng.random() < 0.5:
-                    out[name] = self._draw(sub, rng, depth + 1)
-            return out
-        if declared == "array":
-            out_list = [self._draw(sub, rng, depth + 1) for sub in schema.get("prefixItems") or ()]
-            items = schema.get("items", True)
-            low = int(schema.get("minItems", 0))
-            high = int(schema.get("maxItems", max(low, len(out_list)) + 2))
-            while items is not False and len(out_list) < rng.randint(low, max(low, high)):
-                out_list.append(self._draw(items, rng, depth + 1))
-            return out_list
-        if declared in ("integer", "number"):
-            return self._number(schema, rng, declared == "integer")
-        if declared == "string":
-            low = int(schema.get("minLength", 0))
-            high = int(schema.get("maxLength", max(low, 8)))
-            size = rng.randint(low, max(low, min(high, low + 8)))
-            return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(size))
-        if declared == "boolean":
-            return rng.random() < 0.5
-        if declared == "null":
-            return None
-        return self._any(rng, depth)
+        draw = self._BY_TYPE.get(declared) if isinstance(declared, str) else None
+        if draw is None:
+            return self._any(rng, depth)
+        return draw(self, schema, rng, depth)
+
+    def _object(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        """The required properties, and each other one with a chance of one half."""
+        properties = schema.get("properties") or {}
+        out = {}
+        for name in schema.get("required") or ():
+            out[name] = self._draw(properties.get(name, True), rng, depth + 1)
+        for name, sub in properties.items():
+            if name not in out and rng.random() < 0.5:
+                out[name] = self._draw(sub, rng, depth + 1)
+        return out
+
+    def _array(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        """The ``prefixItems``, then ``items`` up to a length between the bounds."""
+        out = [self._draw(sub, rng, depth + 1) for sub in schema.get("prefixItems") or ()]
+        items = schema.get("items", True)
+        low = int(schema.get("minItems", 0))
+        high = int(schema.get("maxItems", max(low, len(out)) + 2))
+        while items is not False and len(out) < rng.randint(low, max(low, high)):
+            out.append(self._draw(items, rng, depth + 1))
+        return out
+
+    def _integer(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return self._number(schema, rng, True)
+
+    def _real(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return self._number(schema, rng, False)
+
+    def _string(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        """Letters and digits, at most 8 more than ``minLength``."""
+        low = int(schema.get("minLength", 0))
+        high = int(schema.get("maxLength", max(low, 8)))
+        size = rng.randint(low, max(low, min(high, low + 8)))
+        return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(size))
+
+    def _boolean(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return rng.random() < 0.5
+
+    def _null(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return None
+
+    # how to draw each JSON type (any other type: any value)
+    _BY_TYPE: ClassVar[
+        Mapping[str, Callable[[SchemaSampler, Mapping[str, Any], random.Random, int], Any]]
+    ] = {
+        "object": _object,
+        "array": _array,
+        "integer": _integer,
+        "number": _real,
+        "string": _string,
+        "boolean": _boolean,
+        "null": _null,
+    }
 
     @staticmethod
     def _number(schema: Mapping[str, Any], rng: random.Random, integer: bool) -> Any:
