@@ -70,13 +70,7 @@ def inline_refs(schema: Any, root: Mapping[str, Any] | None = None, depth: int =
     if not isinstance(schema, Mapping):
         return schema
     if isinstance(schema.get("$ref"), str):
-        target = inline_refs(_lookup(root, schema["$ref"]), root, depth + 1)
-        rest = {k: v for k, v in schema.items() if k not in ("$ref", "$defs", "definitions")}
-        if not rest:
-            return target
-        if isinstance(target, Mapping):
-            return {**target, **{k: inline_refs(v, root, depth) for k, v in rest.items()}}
-        return target
+        return _inline_ref(schema, root, depth)
     return {
         key: (
             value
@@ -86,6 +80,18 @@ def inline_refs(schema: Any, root: Mapping[str, Any] | None = None, depth: int =
         for key, value in schema.items()
         if key not in ("$defs", "definitions")
     }
+
+
+def _inline_ref(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
+    """What ``schema``'s ``$ref`` points to, with the schema's other keywords (but
+    ``$defs``) added when the target is an object schema."""
+    target = inline_refs(_lookup(root, schema["$ref"]), root, depth + 1)
+    rest = {k: v for k, v in schema.items() if k not in ("$ref", "$defs", "definitions")}
+    if not rest:
+        return target
+    if isinstance(target, Mapping):
+        return {**target, **{k: inline_refs(v, root, depth) for k, v in rest.items()}}
+    return target
 
 
 def merge(base: Mapping[str, Any], branch: Any) -> Any:
@@ -108,6 +114,16 @@ def guess_type(schema: Mapping[str, Any]) -> str | None:
     if {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} & set(schema):
         return "number"
     return None
+
+
+def _declared_type(schema: Mapping[str, Any], rng: random.Random) -> Any:
+    """The schema's ``type``: one drawn from a list, or the one its keywords imply."""
+    declared = schema.get("type")
+    if isinstance(declared, list) and declared:
+        declared = rng.choice(declared)
+    if declared is None:
+        declared = guess_type(schema)
+    return declared
 
 
 def canonical(schema: Any) -> str:
@@ -161,11 +177,7 @@ class SchemaSampler:
             if isinstance(schema.get(key), list) and schema[key]:
                 rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
                 return self._draw(merge(rest, rng.choice(schema[key])), rng, depth)
-        declared = schema.get("type")
-        if isinstance(declared, list) and declared:
-            declared = rng.choice(declared)
-        if declared is None:
-            declared = guess_type(schema)
+        declared = _declared_type(schema, rng)
         draw = self._BY_TYPE.get(declared) if isinstance(declared, str) else None
         if draw is None:
             return self._any(rng, depth)
