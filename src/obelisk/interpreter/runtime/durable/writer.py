@@ -66,7 +66,6 @@ class RunWriter:
         self._beat: Any = None
         self._failure: JournalError | None = None  # the commit that failed, raised again
         self._closed = False
-        self.commits = 0
 
     # -- the Recorder protocol ----------------------------------------------------------
     def started(self, record: CallRecord, tool: Tool) -> None:
@@ -196,7 +195,6 @@ class RunWriter:
         except JournalError as exc:
             self._failure = exc
             raise
-        self.commits += 1
         self._intents, self._outcomes, self._writes = [], [], []
         self._events, self._approvals = [], []
         self._unsynced.clear()
