@@ -184,9 +184,10 @@ def _writer_groups(graph: PlanGraph) -> list[list[int]]:
     else:
         _join_overlaps(heads, joined)
     members: dict[int, list[int]] = {}
+    root = joined.root
     for node, writes in enumerate(graph.writes):
         if writes:
-            members.setdefault(joined.root(node), []).append(node)
+            members.setdefault(root(node), []).append(node)
     return list(members.values())
 
 
