@@ -99,97 +99,30 @@ class CommitOrder:
     def _ranks(self) -> list[int]:
         graph = self.graph
         size = len(graph.predecessors)
-        group = list(range(size))  # union-find over "must commit in a fixed order"
-
-        def root(node: int) -> int:
-            while group[node] != node:
-                group[node] = group[group[node]]
-                node = group[node]
-            return node
-
-        # writes to the same (path, layer) form one bucket: its calls are joined with its
-        # first writer, then that one is joined with the buckets it overlaps, so n
-        # writers of one path cost linear time, not n * n
-        heads: dict[tuple[Key, str | None], Write] = {}  # each bucket's first write
-        for writes in graph.writes:
-            for write in writes:
-                head = heads.setdefault((commit_key(write.key), write.instance), write)
-                if head is not write:
-                    group[root(write.call)] = root(head.call)
-        shared = all(instance is None for _, instance in heads)
-        if shared and not any(WILDCARD in key for key, _ in heads):
-            # one layer, no wildcards: keys overlap when one is a prefix of the other;
-            # each key is joined with its longest prefix that is a key too, which joins
-            # every chain of prefixes (a key's length in lookups, where sorting cost more)
-            calls = {key: head.call for (key, _), head in heads.items()}
-            for key, call in calls.items():
-                for length in range(len(key) - 1, 0, -1):
-                    prefix = calls.get(key[:length])
-                    if prefix is not None:
-                        group[root(call)] = root(prefix)
-                        break
-        else:
-            index: PathIndex[Write] = PathIndex()
-            for (key, _), head in heads.items():
-                index.add(key, head)
-            for (key, instance), head in heads.items():
-                for other in index.overlapping(key):
-                    if _layers_meet(other.instance, instance):
-                        group[root(other.call)] = root(head.call)
-        members: dict[int, list[int]] = {}
-        for node in range(size):
-            if graph.writes[node]:
-                members.setdefault(root(node), []).append(node)
+        writers = _writer_groups(graph)
         if points_forward(graph.predecessors):
             # so would every link below, and plan order is the order they give
-            self.groups = [writers for writers in members.values() if len(writers) > 1]
+            self.groups = [group for group in writers if len(group) > 1]
             return list(range(size))
-        links: list[list[int]] = [[] for _ in range(size)]
-
-        def reaches(start: int, goal: int, through_links: bool = True) -> bool:
-            seen, stack = {start}, [start]
-            while stack:
-                node = stack.pop()
-                nexts = graph.successors[node]
-                if through_links:
-                    nexts = (*nexts, *links[node])
-                for child in nexts:
-                    if child == goal:
-                        return True
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append(child)
-            return False
-
-        for writers in members.values():
-            order = writers  # plan order
-            if any(reaches(b, a, False) for a, b in itertools.pairwise(writers)):
-                order = self._dependency_first(writers)
-            for earlier, later in itertools.pairwise(order):
-                if not reaches(later, earlier):
-                    links[earlier].append(later)
-        waiting = [len(preds) for preds in graph.predecessors]
-        for node_links in links:
-            for target in node_links:
-                waiting[target] += 1
-        heap = [node for node, count in enumerate(waiting) if count == 0]
-        heapq.heapify(heap)
-        rank = [0] * size
-        position = 0
-        while heap:
-            node = heapq.heappop(heap)
-            rank[node] = position
-            position += 1
-            for successor in (*graph.successors[node], *links[node]):
-                waiting[successor] -= 1
-                if waiting[successor] == 0:
-                    heapq.heappush(heap, successor)
-        self.groups = [
-            sorted(writers, key=rank.__getitem__)
-            for writers in members.values()
-            if len(writers) > 1
-        ]
+        links = self._links(writers)
+        rank = _topological_ranks(graph, links)
+        self.groups = [sorted(group, key=rank.__getitem__) for group in writers if len(group) > 1]
         return rank
+
+    def _links(self, writers: list[list[int]]) -> list[list[int]]:
+        """The extra edges that put each group of writers in its commit order: plan
+        order, or dependency first where a dependency points backward; a link that
+        a path already implies is left out."""
+        graph = self.graph
+        links: list[list[int]] = [[] for _ in graph.predecessors]
+        for group in writers:
+            order = group  # plan order
+            if any(_reaches(graph, b, a) for a, b in itertools.pairwise(group)):
+                order = self._dependency_first(group)
+            for earlier, later in itertools.pairwise(order):
+                if not _reaches(graph, later, earlier, links):
+                    links[earlier].append(later)
+        return links
 
     def _dependency_first(self, writers: list[int]) -> list[int]:
         """Writers ordered dependency first, plan order between independent ones.
@@ -218,6 +151,124 @@ class CommitOrder:
             return first - second
 
         return sorted(writers, key=functools.cmp_to_key(compare))
+
+
+class _Joined:
+    """Union-find over call indices: which calls must commit in a fixed order."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
+
+    def root(self, node: int) -> int:
+        parent = self.parent
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    def join(self, node: int, other: int) -> None:
+        """``node``'s set joins ``other``'s (``other``'s root stays the root)."""
+        self.parent[self.root(node)] = self.root(other)
+
+
+def _writer_groups(graph: PlanGraph) -> list[list[int]]:
+    """The writing calls, grouped by "must commit in a fixed order" (transitively):
+    each group in plan order, the groups in the plan order of their first call."""
+    joined = _Joined(len(graph.predecessors))
+    heads = _bucket_heads(graph, joined)
+    shared = all(instance is None for _, instance in heads)
+    if shared and not any(WILDCARD in key for key, _ in heads):
+        _join_prefixes(heads, joined)
+    else:
+        _join_overlaps(heads, joined)
+    members: dict[int, list[int]] = {}
+    root = joined.root
+    for node, writes in enumerate(graph.writes):
+        if writes:
+            members.setdefault(root(node), []).append(node)
+    return list(members.values())
+
+
+def _bucket_heads(graph: PlanGraph, joined: _Joined) -> dict[tuple[Key, str | None], Write]:
+    """Writes to the same (path, layer) form one bucket, whose calls are joined with
+    its first writer; returns each bucket's first write.  Only the heads are then
+    joined with the buckets they overlap, so n writers of one path cost linear
+    time, not n * n."""
+    heads: dict[tuple[Key, str | None], Write] = {}
+    for writes in graph.writes:
+        for write in writes:
+            head = heads.setdefault((commit_key(write.key), write.instance), write)
+            if head is not write:
+                joined.join(write.call, head.call)
+    return heads
+
+
+def _join_prefixes(heads: dict[tuple[Key, str | None], Write], joined: _Joined) -> None:
+    """One layer, no wildcards: keys overlap when one is a prefix of the other.  Each
+    key is joined with its longest prefix that is a key too, which joins every
+    chain of prefixes (a key's length in lookups, where sorting cost more)."""
+    calls = {key: head.call for (key, _), head in heads.items()}
+    for key, call in calls.items():
+        for length in range(len(key) - 1, 0, -1):
+            prefix = calls.get(key[:length])
+            if prefix is not None:
+                joined.join(call, prefix)
+                break
+
+
+def _join_overlaps(heads: dict[tuple[Key, str | None], Write], joined: _Joined) -> None:
+    """Layers or wildcards: each bucket is joined with every bucket it overlaps
+    whose layer meets its own (found through a path index)."""
+    index: PathIndex[Write] = PathIndex()
+    for (key, _), head in heads.items():
+        index.add(key, head)
+    for (key, instance), head in heads.items():
+        for other in index.overlapping(key):
+            if _layers_meet(other.instance, instance):
+                joined.join(other.call, head.call)
+
+
+def _reaches(graph: PlanGraph, start: int, goal: int, links: list[list[int]] | None = None) -> bool:
+    """Whether ``goal`` is reachable from ``start`` through the dependencies (and
+    ``links``, the extra commit-order edges, when given)."""
+    seen, stack = {start}, [start]
+    while stack:
+        node = stack.pop()
+        nexts = graph.successors[node]
+        if links is not None:
+            nexts = (*nexts, *links[node])
+        for child in nexts:
+            if child == goal:
+                return True
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return False
+
+
+def _topological_ranks(graph: PlanGraph, links: list[list[int]]) -> list[int]:
+    """Each call's place in the order given by the dependencies and ``links``,
+    lowest plan index first among the calls ready at once."""
+    size = len(graph.predecessors)
+    waiting = [len(preds) for preds in graph.predecessors]
+    for node_links in links:
+        for target in node_links:
+            waiting[target] += 1
+    heap = [node for node, count in enumerate(waiting) if count == 0]
+    heapq.heapify(heap)
+    rank = [0] * size
+    position = 0
+    while heap:
+        node = heapq.heappop(heap)
+        rank[node] = position
+        position += 1
+        for successor in (*graph.successors[node], *links[node]):
+            waiting[successor] -= 1
+            if waiting[successor] == 0:
+                heapq.heappush(heap, successor)
+    return rank
 
 
 def points_forward(predecessors: Sequence[tuple[int, ...]]) -> bool:

@@ -8,7 +8,7 @@ import functools
 import sys
 from asyncio.tasks import _enter_task, _leave_task
 from collections import deque
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import tenacity
@@ -181,16 +181,18 @@ class Invoker:
                     return function(**arguments)
                 except StopIteration as exc:
                     raise stop_iteration(exc) from exc
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            try:
-                result = function(**arguments)
-            except StopIteration as exc:
-                raise stop_iteration(exc) from exc
-            elapsed = loop.time() - started
-            if elapsed > timeout:
-                raise _blocked(timeout, elapsed)
-            return result
+            return _sync_within(function, arguments, timeout)
+        return await self._in_worker(tool, function, arguments, timeout)
+
+    async def _in_worker(
+        self,
+        tool: Tool,
+        function: Callable[..., Any],
+        arguments: dict[str, Any],
+        timeout: float | None,
+    ) -> Any:
+        """A blocking tool's result, from a worker process (``isolation="process"``)
+        or a daemon thread; a thread that outlives ``timeout`` is abandoned."""
         if tool.isolation == "process":
             if self._processes is None:
                 self._processes = ProcessWorkers(self.threads)
@@ -209,6 +211,21 @@ class Invoker:
         except asyncio.TimeoutError:
             self._threads.abandon(job)
             raise TimeoutError(f"timed out after {timeout:g} s") from None
+
+
+def _sync_within(function: Callable[..., Any], arguments: dict[str, Any], timeout: float) -> Any:
+    """A quick sync function's result, run on the event loop; a result that took
+    longer than ``timeout`` seconds (it blocked the loop) is a timeout."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        result = function(**arguments)
+    except StopIteration as exc:
+        raise stop_iteration(exc) from exc
+    elapsed = loop.time() - started
+    if elapsed > timeout:
+        raise _blocked(timeout, elapsed)
+    return result
 
 
 async def _async_within(coroutine: Awaitable[Any], timeout: float) -> Any:

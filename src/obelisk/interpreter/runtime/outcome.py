@@ -170,6 +170,15 @@ def json_result_text(
         # collide, an integer of more than 4,300 digits
         converted, text, made = _converted(tool, value, limits)
         parsed = False
+    _check_converted(tool, converted, text, parsed, limits)
+    return converted, len(text), made
+
+
+def _check_converted(tool: Tool, converted: Any, text: bytes, parsed: bool, limits: Limits) -> None:
+    """The checks of :func:`json_result_text` on converted data and its ``text``
+    (``parsed``: made by the short way): no NaN or infinity, no integer too long to
+    read back, within the size and depth limits.  Each looks into the data only when
+    the text says it may have to."""
     if b"NaN" in text or b"Infinity" in text:
         where = _non_finite(converted)
         if where is not None:
@@ -185,7 +194,6 @@ def json_result_text(
         depth = nesting_depth(converted)
         if depth > limit:
             raise _too_deep(tool, str(depth), limits)
-    return converted, len(text), made
 
 
 def _converted(tool: Tool, value: Any, limits: Limits) -> tuple[Any, bytes, bytes | None]:

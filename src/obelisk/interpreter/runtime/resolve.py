@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from obelisk.grammar import Conjunction, Escaped, Expression, Field, Index, Reference
-from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.analysis.graph import PlanGraph, Write
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.state import MISSING, State
@@ -130,53 +130,76 @@ def explain_skip(
     reasons = []
     taken_elsewhere, needed = False, False
     for reference in missing:
-        writers: list[str] = []
-        settled_well = True  # every writer succeeded: the shape of what is there explains it
-        branch = False  # some writer took another alternative
-        other_reason = False
-        for read, sources in zip(graph.reads[call.index], graph.sources[call.index], strict=True):
-            if read.reference is not reference:
-                continue
-            for source in sources:
-                writer = records[source.call]
-                if writer.status == "succeeded":
-                    wrote = written.get(source.call) or []
-                    what = " and ".join(wrote) if wrote else "nothing"
-                    text = f"{writer.label} wrote {what}"
-                    if source.alternatives > 1 and wrote and str(source.reference) not in wrote:
-                        branch = True
-                    else:
-                        other_reason = True
-                elif writer.status == "skipped" and writer.untaken:
-                    branch = True
-                    text = f"{writer.label} was skipped"
-                elif writer.status == "pending_latent":
-                    text = f"{writer.label} is a latent call still pending"
-                elif writer.status == "invalid_output":  # its tool ran; its value was not written
-                    other_reason = True
-                    text = f"{writer.label} invalid_output (it ran; its output did not fit)"
-                else:
-                    other_reason = True
-                    text = f"{writer.label} {writer.status.replace('skipped', 'was skipped')}"
-                settled_well = settled_well and writer.status == "succeeded"
-                if text not in writers:
-                    writers.append(text)
+        found = _Writers(call, reference, graph, records, written)
         stops = None
-        if settled_well and state is not None:
+        if found.settled_well and state is not None:
             stops = _where_it_stops(reference, state, call.instance)
         # a path no call writes is neutral: only a fallback can read one (the check
         # refuses it elsewhere), and the fallback's first choice decides
-        taken_elsewhere = taken_elsewhere or branch
-        needed = needed or other_reason or stops is not None
+        taken_elsewhere = taken_elsewhere or found.branch
+        needed = needed or found.other_reason or stops is not None
         if stops is not None:
             reasons.append(stops)
-        elif writers:
-            reasons.append(f"{reference} was not written: {'; '.join(writers)}")
+        elif found.texts:
+            reasons.append(f"{reference} was not written: {'; '.join(found.texts)}")
         elif reference.kind == "input":
             reasons.append(f"{reference} is not in the input")
         else:
             reasons.append(f"{reference} does not exist and no call writes it")
     return "; ".join(reasons), taken_elsewhere and not needed
+
+
+class _Writers:
+    """What the calls that may write a missing ``reference`` of ``call`` did:
+    ``texts``, one line per writer (no repeats); ``settled_well``, every writer
+    succeeded (the shape of what is there explains the gap); ``branch``, some writer
+    took another alternative; ``other_reason``, some writer failed or wrote its
+    value elsewhere."""
+
+    __slots__ = ("branch", "other_reason", "settled_well", "texts")
+
+    def __init__(
+        self,
+        call: Call,
+        reference: Reference,
+        graph: PlanGraph,
+        records: list[CallRecord],
+        written: dict[int, list[str]],
+    ) -> None:
+        self.texts: list[str] = []
+        self.settled_well = True
+        self.branch = False
+        self.other_reason = False
+        for read, sources in zip(graph.reads[call.index], graph.sources[call.index], strict=True):
+            if read.reference is not reference:
+                continue
+            for source in sources:
+                writer = records[source.call]
+                text = self._about(writer, source, written)
+                self.settled_well = self.settled_well and writer.status == "succeeded"
+                if text not in self.texts:
+                    self.texts.append(text)
+
+    def _about(self, writer: CallRecord, source: Write, written: dict[int, list[str]]) -> str:
+        """One writer's line, noting whether it branched or has another reason."""
+        status = writer.status
+        if status == "succeeded":
+            wrote = written.get(source.call) or []
+            what = " and ".join(wrote) if wrote else "nothing"
+            if source.alternatives > 1 and wrote and str(source.reference) not in wrote:
+                self.branch = True
+            else:
+                self.other_reason = True
+            return f"{writer.label} wrote {what}"
+        if status == "skipped" and writer.untaken:
+            self.branch = True
+            return f"{writer.label} was skipped"
+        if status == "pending_latent":
+            return f"{writer.label} is a latent call still pending"
+        self.other_reason = True
+        if status == "invalid_output":  # its tool ran; its value was not written
+            return f"{writer.label} invalid_output (it ran; its output did not fit)"
+        return f"{writer.label} {status.replace('skipped', 'was skipped')}"
 
 
 def _substitute(

@@ -67,53 +67,65 @@ def _place(
     segments = reference.segments
     current: Any = document
     for position, segment in enumerate(segments):
-        last = position == len(segments) - 1
-        if isinstance(segment, Field):
-            if not isinstance(current, dict):
-                raise StateWriteError(
-                    f"cannot write {reference}: {_where(reference, position)} "
-                    f"holds {type(current).__name__}, not an object"
-                )
-            if last:
-                if not dry_run:
-                    current[segment.name] = value
+        if not isinstance(segment, Field):
+            current = _index_step(current, reference, position, value, dry_run)
+            if current is _STOP:
                 return
-            child = current.get(segment.name)
-            if child is None:  # missing or null: create what the next segment needs
-                if dry_run:
-                    return
-                child = current[segment.name] = _container_for(segments[position + 1])
-            current = child
-        else:
-            assert isinstance(segment, Index)
-            if not isinstance(current, list):
-                raise StateWriteError(
-                    f"cannot write {reference}: {_where(reference, position)} "
-                    f"holds {type(current).__name__}, not a list"
-                )
-            index = segment.index
-            if index == len(current):
-                if dry_run:
-                    return
-                current.append(value if last else _container_for(segments[position + 1]))
-                if last:
-                    return
-                current = current[index]
-                continue
-            if not -len(current) <= index < len(current):
-                raise StateWriteError(
-                    f"cannot write {reference}: index {index} is out of range "
-                    f"for a list of {len(current)}"
-                )
-            if last:
-                if not dry_run:
-                    current[index] = value
+            continue
+        if not isinstance(current, dict):
+            raise StateWriteError(
+                f"cannot write {reference}: {_where(reference, position)} "
+                f"holds {type(current).__name__}, not an object"
+            )
+        if position == len(segments) - 1:
+            if not dry_run:
+                current[segment.name] = value
+            return
+        child = current.get(segment.name)
+        if child is None:  # missing or null: create what the next segment needs
+            if dry_run:
                 return
-            if current[index] is None:
-                if dry_run:
-                    return
-                current[index] = _container_for(segments[position + 1])
-            current = current[index]
+            child = current[segment.name] = _container_for(segments[position + 1])
+        current = child
+
+
+_STOP: Any = object()  # _index_step's "the walk ends here"
+
+
+def _index_step(
+    current: Any, reference: Reference, position: int, value: Any, dry_run: bool
+) -> Any:
+    """One step of :func:`_place` through the index at ``position``: the item to go
+    on into, or ``_STOP`` when the walk ends (``value`` written, or a dry run that
+    would create the rest)."""
+    segments = reference.segments
+    segment = segments[position]
+    assert isinstance(segment, Index)
+    if not isinstance(current, list):
+        raise StateWriteError(
+            f"cannot write {reference}: {_where(reference, position)} "
+            f"holds {type(current).__name__}, not a list"
+        )
+    last = position == len(segments) - 1
+    index = segment.index
+    if index == len(current):
+        if dry_run:
+            return _STOP
+        current.append(value if last else _container_for(segments[position + 1]))
+        return _STOP if last else current[index]
+    if not -len(current) <= index < len(current):
+        raise StateWriteError(
+            f"cannot write {reference}: index {index} is out of range for a list of {len(current)}"
+        )
+    if last:
+        if not dry_run:
+            current[index] = value
+        return _STOP
+    if current[index] is None:
+        if dry_run:
+            return _STOP
+        current[index] = _container_for(segments[position + 1])
+    return current[index]
 
 
 def _container_for(segment: Segment) -> dict[str, Any] | list[Any]:

@@ -77,37 +77,14 @@ def plan_diff(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]])
     (from ``before``) or added (to ``after``).
     """
     old = list(enumerate(before))
-    new = list(enumerate(after))
+    by_id, left_new = _match_by_id(old, list(enumerate(after)))
+    used = {i for i, _ in by_id}
+    by_content, added = _match_by_content(old, left_new, used)
+    used.update(i for i, _ in by_content)
     changed: list[tuple[str, str, list[str]]] = []
     unchanged = 0
-    ids = {c.get("_id"): (i, c) for i, c in old if c.get("_id") is not None}
-    left_new: list[tuple[int, dict[str, Any]]] = []
-    used: set[int] = set()
-    for j, call in new:
-        match = ids.get(call.get("_id")) if call.get("_id") is not None else None
-        if match is None:
-            left_new.append((j, call))
-            continue
-        i, previous = match
-        used.add(i)
-        keys = sorted(k for k in set(previous) | set(call) if previous.get(k) != call.get(k))
-        if keys:
-            changed.append((_label(i, previous), _label(j, call), keys))
-        else:
-            unchanged += 1
-    pool: dict[tuple[Any, str], list[int]] = {}
-    for i, call in old:
-        if i not in used:
-            pool.setdefault((call.get("_tool"), _arguments(call)), []).append(i)
-    added: list[str] = []
-    for j, call in left_new:
-        candidates = pool.get((call.get("_tool"), _arguments(call)))
-        if not candidates:
-            added.append(_label(j, call))
-            continue
-        i = candidates.pop(0)
-        used.add(i)
-        previous = before[i]
+    for i, j in (*by_id, *by_content):
+        previous, call = before[i], after[j]
         keys = sorted(k for k in set(previous) | set(call) if previous.get(k) != call.get(k))
         if keys:
             changed.append((_label(i, previous), _label(j, call), keys))
@@ -115,6 +92,45 @@ def plan_diff(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]])
             unchanged += 1
     removed = [_label(i, c) for i, c in old if i not in used]
     return PlanDiff(added, removed, changed, unchanged)
+
+
+_Numbered = list[tuple[int, dict[str, Any]]]  # (index, call object)
+
+
+def _match_by_id(old: _Numbered, new: _Numbered) -> tuple[list[tuple[int, int]], _Numbered]:
+    """The (old index, new index) pairs of the calls with the same ``_id``, in the new
+    plan's order, and the new calls left over."""
+    ids = {c.get("_id"): i for i, c in old if c.get("_id") is not None}
+    pairs: list[tuple[int, int]] = []
+    left_new: _Numbered = []
+    for j, call in new:
+        i = ids.get(call.get("_id")) if call.get("_id") is not None else None
+        if i is None:
+            left_new.append((j, call))
+        else:
+            pairs.append((i, j))
+    return pairs, left_new
+
+
+def _match_by_content(
+    old: _Numbered, left_new: _Numbered, used: set[int]
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """The (old index, new index) pairs of the calls left with the same tool and
+    arguments (the first old one first), and the labels of the new calls matching
+    none (added).  ``used``: the old calls matched already."""
+    pool: dict[tuple[Any, str], list[int]] = {}
+    for i, call in old:
+        if i not in used:
+            pool.setdefault((call.get("_tool"), _arguments(call)), []).append(i)
+    pairs: list[tuple[int, int]] = []
+    added: list[str] = []
+    for j, call in left_new:
+        candidates = pool.get((call.get("_tool"), _arguments(call)))
+        if candidates:
+            pairs.append((candidates.pop(0), j))
+        else:
+            added.append(_label(j, call))
+    return pairs, added
 
 
 @dataclass(frozen=True, slots=True)

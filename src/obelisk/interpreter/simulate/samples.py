@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.tools.patterns import linear_validator_class
@@ -70,13 +70,7 @@ def inline_refs(schema: Any, root: Mapping[str, Any] | None = None, depth: int =
     if not isinstance(schema, Mapping):
         return schema
     if isinstance(schema.get("$ref"), str):
-        target = inline_refs(_lookup(root, schema["$ref"]), root, depth + 1)
-        rest = {k: v for k, v in schema.items() if k not in ("$ref", "$defs", "definitions")}
-        if not rest:
-            return target
-        if isinstance(target, Mapping):
-            return {**target, **{k: inline_refs(v, root, depth) for k, v in rest.items()}}
-        return target
+        return _inline_ref(schema, root, depth)
     return {
         key: (
             value
@@ -86,6 +80,18 @@ def inline_refs(schema: Any, root: Mapping[str, Any] | None = None, depth: int =
         for key, value in schema.items()
         if key not in ("$defs", "definitions")
     }
+
+
+def _inline_ref(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
+    """What ``schema``'s ``$ref`` points to, with the schema's other keywords (but
+    ``$defs``) added when the target is an object schema."""
+    target = inline_refs(_lookup(root, schema["$ref"]), root, depth + 1)
+    rest = {k: v for k, v in schema.items() if k not in ("$ref", "$defs", "definitions")}
+    if not rest:
+        return target
+    if isinstance(target, Mapping):
+        return {**target, **{k: inline_refs(v, root, depth) for k, v in rest.items()}}
+    return target
 
 
 def merge(base: Mapping[str, Any], branch: Any) -> Any:
@@ -108,6 +114,16 @@ def guess_type(schema: Mapping[str, Any]) -> str | None:
     if {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} & set(schema):
         return "number"
     return None
+
+
+def _declared_type(schema: Mapping[str, Any], rng: random.Random) -> Any:
+    """The schema's ``type``: one drawn from a list, or the one its keywords imply."""
+    declared = schema.get("type")
+    if isinstance(declared, list) and declared:
+        declared = rng.choice(declared)
+    if declared is None:
+        declared = guess_type(schema)
+    return declared
 
 
 def canonical(schema: Any) -> str:
@@ -161,40 +177,64 @@ class SchemaSampler:
             if isinstance(schema.get(key), list) and schema[key]:
                 rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
                 return self._draw(merge(rest, rng.choice(schema[key])), rng, depth)
-        declared = schema.get("type")
-        if isinstance(declared, list) and declared:
-            declared = rng.choice(declared)
-        if declared is None:
-            declared = guess_type(schema)
-        if declared == "object":
-            properties = schema.get("properties") or {}
-            out = {}
-            for name in schema.get("required") or ():
-                out[name] = self._draw(properties.get(name, True), rng, depth + 1)
-            for name, sub in properties.items():
-                if name not in out and rng.random() < 0.5:
-                    out[name] = self._draw(sub, rng, depth + 1)
-            return out
-        if declared == "array":
-            out_list = [self._draw(sub, rng, depth + 1) for sub in schema.get("prefixItems") or ()]
-            items = schema.get("items", True)
-            low = int(schema.get("minItems", 0))
-            high = int(schema.get("maxItems", max(low, len(out_list)) + 2))
-            while items is not False and len(out_list) < rng.randint(low, max(low, high)):
-                out_list.append(self._draw(items, rng, depth + 1))
-            return out_list
-        if declared in ("integer", "number"):
-            return self._number(schema, rng, declared == "integer")
-        if declared == "string":
-            low = int(schema.get("minLength", 0))
-            high = int(schema.get("maxLength", max(low, 8)))
-            size = rng.randint(low, max(low, min(high, low + 8)))
-            return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(size))
-        if declared == "boolean":
-            return rng.random() < 0.5
-        if declared == "null":
-            return None
-        return self._any(rng, depth)
+        declared = _declared_type(schema, rng)
+        draw = self._BY_TYPE.get(declared) if isinstance(declared, str) else None
+        if draw is None:
+            return self._any(rng, depth)
+        return draw(self, schema, rng, depth)
+
+    def _object(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        """The required properties, and each other one with a chance of one half."""
+        properties = schema.get("properties") or {}
+        out = {}
+        for name in schema.get("required") or ():
+            out[name] = self._draw(properties.get(name, True), rng, depth + 1)
+        for name, sub in properties.items():
+            if name not in out and rng.random() < 0.5:
+                out[name] = self._draw(sub, rng, depth + 1)
+        return out
+
+    def _array(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        """The ``prefixItems``, then ``items`` up to a length between the bounds."""
+        out = [self._draw(sub, rng, depth + 1) for sub in schema.get("prefixItems") or ()]
+        items = schema.get("items", True)
+        low = int(schema.get("minItems", 0))
+        high = int(schema.get("maxItems", max(low, len(out)) + 2))
+        while items is not False and len(out) < rng.randint(low, max(low, high)):
+            out.append(self._draw(items, rng, depth + 1))
+        return out
+
+    def _integer(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return self._number(schema, rng, True)
+
+    def _real(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return self._number(schema, rng, False)
+
+    def _string(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        """Letters and digits, at most 8 more than ``minLength``."""
+        low = int(schema.get("minLength", 0))
+        high = int(schema.get("maxLength", max(low, 8)))
+        size = rng.randint(low, max(low, min(high, low + 8)))
+        return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(size))
+
+    def _boolean(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return rng.random() < 0.5
+
+    def _null(self, schema: Mapping[str, Any], rng: random.Random, depth: int) -> Any:
+        return None
+
+    # how to draw each JSON type (any other type: any value)
+    _BY_TYPE: ClassVar[
+        Mapping[str, Callable[[SchemaSampler, Mapping[str, Any], random.Random, int], Any]]
+    ] = {
+        "object": _object,
+        "array": _array,
+        "integer": _integer,
+        "number": _real,
+        "string": _string,
+        "boolean": _boolean,
+        "null": _null,
+    }
 
     @staticmethod
     def _number(schema: Mapping[str, Any], rng: random.Random, integer: bool) -> Any:

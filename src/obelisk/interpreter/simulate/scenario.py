@@ -27,7 +27,7 @@ from obelisk.grammar import Field, Reference
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime.approvals import needs_approval
-from obelisk.interpreter.runtime.outcome import error_arm, error_record, result_writes
+from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record, result_writes
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
 from obelisk.interpreter.runtime.state import State
@@ -68,6 +68,23 @@ class Played:
 
 
 @dataclass(slots=True)
+class _Scenario:
+    """A scenario being played: its ``state``, what it ``played`` so far, and
+    ``written``, settled call index -> the paths it wrote."""
+
+    state: State
+    played: Played
+    written: dict[int, list[str]]
+
+    def copy(self, unsettled: list[int]) -> _Scenario:
+        """A copy to go on from (``unsettled``: the calls still to come); the
+        ``written`` lists are never changed, so they are shared."""
+        return _Scenario(
+            self.state.fork(), _copy_played(self.played, unsettled), dict(self.written)
+        )
+
+
+@dataclass(slots=True)
 class _Checkpoint:
     """Where a scenario reached a call with outcomes left to explore: the position in
     the commit order, the outcome taken, how many there are, and everything the
@@ -76,9 +93,7 @@ class _Checkpoint:
     position: int
     choice: int
     options: int
-    state: State
-    played: Played
-    written: dict[int, list[str]]
+    saved: _Scenario
 
 
 class Explorer:
@@ -128,15 +143,10 @@ class Explorer:
         start = self._start
         if start is None:
             records = [CallRecord(c.index, c.id, c.tool) for c in self.plan.calls]
-            played = self._play(0, None, self.documents(), Played(records), {})
+            played = self._play(0, None, _Scenario(self.documents(), Played(records), {}))
         else:
-            played = self._play(
-                start.position,
-                start.choice,
-                start.state.fork(),
-                _copy_played(start.played, self.order[start.position :]),
-                dict(start.written),  # its lists are never changed: shared
-            )
+            unsettled = self.order[start.position :]
+            played = self._play(start.position, start.choice, start.saved.copy(unsettled))
         while self._stack and self._stack[-1].choice + 1 >= self._stack[-1].options:
             self._stack.pop()
         if not self._stack:
@@ -146,104 +156,75 @@ class Explorer:
             self._start.choice += 1
         return played
 
-    def _play(
-        self,
-        position: int,
-        forced: int | None,
-        state: State,
-        played: Played,
-        written: dict[int, list[str]],
-    ) -> Played:
-        plan, graph, registry = self.plan, self.graph, self.registry
-        records = played.records
-        order = self.order
-        for at in range(position, len(order)):
-            index = order[at]
-            call, record = plan.calls[index], records[index]
-            arguments, missing = resolve_arguments(call, state)
-            if missing is not None and played.unknown:  # a read through an unknown value
-                arguments, missing = resolve_arguments(
-                    call, cast(State, ReadsThroughUnknown(state))
-                )
-            if missing is not None:
-                reason, record.untaken = explain_skip(call, missing, graph, records, written, state)
-                if self.outputs.generated:
-                    reason = self._generated_gaps(call, missing, reason, played, state, written)
-                record.status, record.reason = "skipped", reason
-                continue
-            assert arguments is not None
-            record.arguments = arguments
-            tool = registry[call.tool]
-            sources = unknown_sources(arguments) if played.unknown else None
-            if sources:
-                played.unknown_arguments[index] = sources
-            try:
-                tool.validate_arguments(arguments)
-            except ArgumentValidationError as exc:
-                if not sources or not all(about_unknown(p, arguments) for p in exc.problems):
-                    record.status, record.error = "failed", error_record(exc)
-                    continue
-            if call.has_output:
-                options = [Branch("_output", call.output, None, source="plan")]
-            else:
-                options = self.outputs.branches(call, tool, arguments, bool(sources))
-            choice = 0
-            if at == position and forced is not None:
-                choice = forced
-            elif len(options) > 1:
-                self.counts[index] = max(self.counts.get(index, 0), len(options))
-                self._stack.append(
-                    _Checkpoint(
-                        at,
-                        0,
-                        len(options),
-                        state.fork(),
-                        _copy_played(played, order[at:]),
-                        dict(written),
-                    )
-                )
-            if tool.requires_approval is not False and _asks(tool, arguments, sources):
-                played.approvals.append(index)
-            branch = options[choice]
-            played.branches[index] = branch
-            record.attempts = 1
-            if branch.error is not None:
-                arm = error_arm(call, tool, branch.error)
-                if arm is None:
-                    record.status, record.error = "failed", branch.error
-                    continue
-                record.error, pending = branch.error, arm
-            elif branch.source == "unknown":  # nothing to check: write the unknown value
-                alternatives = call.alternatives
-                chosen = alternatives[branch.alternative or 0] if alternatives else ()
-                unknown = UnknownValue(call.label)
-                played.unknown[index] = branch.why or "unknown"
-                record.output, pending = unknown, [(ref, unknown) for ref in chosen]
-            else:
-                result: Any = branch.value
-                if branch.alternative is not None:
-                    result = Outcome(branch.alternative, branch.value)
-                try:
-                    record.output, pending, _ = result_writes(call, tool, result)
-                except (OutcomeError, OutputValidationError) as exc:
-                    record.status, record.error = "failed", error_record(exc)
-                    if branch.source == "stub":
-                        played.problems.append((index, str(exc)))
-                    continue
-            method = call.output_method
-            if method == "concat" and branch.source == "unknown":
-                method = "set"  # unknown items: the whole list is unknown
-            try:
-                entries = state.write_many(pending, method, call=index, instance=call.instance)
-            except StateWriteError as exc:
-                record.status, record.error = "failed", error_record(exc)
-                continue
-            record.status = "succeeded"
-            written[index] = [entry.path for entry in entries]
-            for entry in entries:
-                played.writes[entry.path] = index
-        played.state = state.document("state") or {}
+    def _play(self, position: int, forced: int | None, scenario: _Scenario) -> Played:
+        """Settle the calls from ``position`` of the commit order on; the first one
+        takes outcome ``forced`` when given."""
+        for at in range(position, len(self.order)):
+            self._settle(at, forced if at == position else None, scenario)
+        played = scenario.played
+        played.state = scenario.state.document("state") or {}
         return played
+
+    def _settle(self, at: int, forced: int | None, scenario: _Scenario) -> None:
+        """Settle the call at position ``at`` of the commit order: skip it, fail it,
+        or take an outcome (``forced``, or the first, keeping a checkpoint when
+        there are more) and write it."""
+        index = self.order[at]
+        call = self.plan.calls[index]
+        state, played = scenario.state, scenario.played
+        record = played.records[index]
+        arguments, missing = resolve_arguments(call, state)
+        if missing is not None and played.unknown:  # a read through an unknown value
+            arguments, missing = resolve_arguments(call, cast(State, ReadsThroughUnknown(state)))
+        if missing is not None:
+            self._skip(call, record, missing, scenario)
+            return
+        assert arguments is not None
+        record.arguments = arguments
+        tool = self.registry[call.tool]
+        sources = unknown_sources(arguments) if played.unknown else None
+        if sources:
+            played.unknown_arguments[index] = sources
+        if not _arguments_fit(tool, arguments, sources, record):
+            return
+        options = self._options(call, tool, arguments, sources)
+        branch = options[0] if forced is None else options[forced]
+        if forced is None and len(options) > 1:
+            self._keep(at, len(options), scenario)
+        if tool.requires_approval is not False and _asks(tool, arguments, sources):
+            played.approvals.append(index)
+        played.branches[index] = branch
+        record.attempts = 1
+        pending = _pending(index, call, tool, branch, played)
+        if pending is not None:
+            _write(index, call, branch, pending, scenario)
+
+    def _skip(
+        self, call: Call, record: CallRecord, missing: list[Reference], scenario: _Scenario
+    ) -> None:
+        state, played, written = scenario.state, scenario.played, scenario.written
+        reason, record.untaken = explain_skip(
+            call, missing, self.graph, played.records, written, state
+        )
+        if self.outputs.generated:
+            reason = self._generated_gaps(call, missing, reason, played, state, written)
+        record.status, record.reason = "skipped", reason
+
+    def _options(
+        self, call: Call, tool: Tool, arguments: dict[str, Any], sources: list[str] | None
+    ) -> list[Branch]:
+        """The outcomes the call may take: the plan's own output, or the tool's."""
+        if call.has_output:
+            return [Branch("_output", call.output, None, source="plan")]
+        return self.outputs.branches(call, tool, arguments, bool(sources))
+
+    def _keep(self, at: int, options: int, scenario: _Scenario) -> None:
+        """The call at ``at`` takes the first of ``options`` outcomes: keep where the
+        scenario is, to come back for the others."""
+        index = self.order[at]
+        self.counts[index] = max(self.counts.get(index, 0), options)
+        saved = scenario.copy(self.order[at:])
+        self._stack.append(_Checkpoint(at, 0, options, saved))
 
     def _generated_gaps(
         self,
@@ -293,6 +274,71 @@ def _generated_gap(
         f"({plan.calls[writer].label} wrote {path}, generated from its output schema; "
         "a stub decides)"
     )
+
+
+def _arguments_fit(
+    tool: Tool, arguments: dict[str, Any], sources: list[str] | None, record: CallRecord
+) -> bool:
+    """Whether the arguments fit the tool; if not, ``record`` fails.  Problems that
+    are all about unknown values do not count: the real values may fit."""
+    try:
+        tool.validate_arguments(arguments)
+    except ArgumentValidationError as exc:
+        if not sources or not all(about_unknown(p, arguments) for p in exc.problems):
+            record.status, record.error = "failed", error_record(exc)
+            return False
+    return True
+
+
+def _pending(index: int, call: Call, tool: Tool, branch: Branch, played: Played) -> Writes | None:
+    """What call ``index`` writes for the outcome ``branch``: its error arm's writes,
+    an unknown value, or its result mapped to its alternative; ``None`` when the call
+    failed (its record says why)."""
+    record = played.records[index]
+    if branch.error is not None:
+        arm = error_arm(call, tool, branch.error)
+        if arm is None:
+            record.status, record.error = "failed", branch.error
+            return None
+        record.error = branch.error
+        return arm
+    if branch.source == "unknown":  # nothing to check: write the unknown value
+        alternatives = call.alternatives
+        chosen = alternatives[branch.alternative or 0] if alternatives else ()
+        unknown = UnknownValue(call.label)
+        played.unknown[index] = branch.why or "unknown"
+        record.output = unknown
+        return [(ref, unknown) for ref in chosen]
+    result: Any = branch.value
+    if branch.alternative is not None:
+        result = Outcome(branch.alternative, branch.value)
+    try:
+        record.output, pending, _ = result_writes(call, tool, result)
+    except (OutcomeError, OutputValidationError) as exc:
+        record.status, record.error = "failed", error_record(exc)
+        if branch.source == "stub":
+            played.problems.append((index, str(exc)))
+        return None
+    return pending
+
+
+def _write(index: int, call: Call, branch: Branch, pending: Writes, scenario: _Scenario) -> None:
+    """Write call ``index``'s ``pending`` writes to the scenario's state; the call
+    succeeds, or fails when a write does not fit the state."""
+    played = scenario.played
+    record = played.records[index]
+    method = call.output_method
+    if method == "concat" and branch.source == "unknown":
+        method = "set"  # unknown items: the whole list is unknown
+    try:
+        entries = scenario.state.write_many(pending, method, call=index, instance=call.instance)
+    except StateWriteError as exc:
+        record.status, record.error = "failed", error_record(exc)
+        return
+    record.status = "succeeded"
+    scenario.written[index] = [entry.path for entry in entries]
+    for entry in entries:
+        played.writes[entry.path] = index
 
 
 def _asks(tool: Tool, arguments: dict[str, Any], sources: list[str] | None) -> bool:

@@ -39,26 +39,29 @@ def schedule(
 ) -> Schedule:
     """The schedule of the calls in ``durations`` (index -> seconds; the others are
     skipped and take no time) given every call's ``predecessors``."""
-    size = len(predecessors)
-    successors: list[list[int]] = [[] for _ in range(size)]
-    waiting = [len(preds) for preds in predecessors]
+    successors: list[list[int]] = [[] for _ in predecessors]
     for node, preds in enumerate(predecessors):
         for pred in preds:
             successors[pred].append(node)
-    # the critical path, with unlimited parallelism (Kahn's order)
+    path, critical = _critical_path(predecessors, successors, durations)
+    played = _Playback(predecessors, successors, durations, tools, capacity)
+    played.run(concurrency)
+    starts = played.starts
+    makespan = max((starts[n] + durations[n] for n in durations if n in starts), default=0.0)
+    return Schedule(tuple(path), critical, makespan, played.peak, starts)
+
+
+def _critical_path(
+    predecessors: Sequence[Sequence[int]],
+    successors: list[list[int]],
+    durations: Mapping[int, float],
+) -> tuple[list[int], float]:
+    """The longest chain of dependent calls with unlimited parallelism (the calls
+    that take time, first to last) and its length in seconds."""
+    size = len(predecessors)
     finish = [0.0] * size
-    via: list[int | None] = [None] * size
-    queue = [node for node in range(size) if waiting[node] == 0]
-    left = list(waiting)
-    order: list[int] = []
-    while queue:
-        node = queue.pop()
-        order.append(node)
-        for child in successors[node]:
-            left[child] -= 1
-            if left[child] == 0:
-                queue.append(child)
-    for node in order:
+    via: list[int | None] = [None] * size  # the predecessor that finishes last
+    for node in _kahn_order(predecessors, successors):
         start = 0.0
         for pred in predecessors[node]:
             if finish[pred] > start or (finish[pred] == start and via[node] is None):
@@ -72,39 +75,79 @@ def schedule(
                 path.append(node_end)
             node_end = via[node_end]
         path.reverse()
-    critical = max((finish[n] for n in durations), default=0.0)
-    # the runtime's schedule: plan order among ready calls, within the limits
-    now, peak = 0.0, 0
-    ready = [node for node in range(size) if waiting[node] == 0]
-    heapq.heapify(ready)
-    running: list[tuple[float, int]] = []
-    busy = 0  # calls running that take time (a skipped call takes none)
-    per_tool: dict[str, int] = {}
-    starts: dict[int, float] = {}
-    left = list(waiting)
-    while ready or running:
-        deferred = []
-        while ready and len(running) < concurrency:
-            node = heapq.heappop(ready)
-            limit = capacity.get(tools[node])
-            if limit is not None and per_tool.get(tools[node], 0) >= limit:
-                deferred.append(node)
-                continue
-            starts[node] = now
-            per_tool[tools[node]] = per_tool.get(tools[node], 0) + 1
-            heapq.heappush(running, (now + durations.get(node, 0.0), node))
-            busy += node in durations
-        for node in deferred:
-            heapq.heappush(ready, node)
-        peak = max(peak, busy)
-        if not running:
-            break
-        now, done = heapq.heappop(running)
-        busy -= done in durations
-        per_tool[tools[done]] -= 1
-        for child in successors[done]:
+    return path, max((finish[n] for n in durations), default=0.0)
+
+
+def _kahn_order(predecessors: Sequence[Sequence[int]], successors: list[list[int]]) -> list[int]:
+    """The calls in a dependency order (Kahn's algorithm, last ready first)."""
+    left = [len(preds) for preds in predecessors]
+    queue = [node for node, count in enumerate(left) if count == 0]
+    order: list[int] = []
+    while queue:
+        node = queue.pop()
+        order.append(node)
+        for child in successors[node]:
             left[child] -= 1
             if left[child] == 0:
-                heapq.heappush(ready, child)
-    makespan = max((starts[n] + durations[n] for n in durations if n in starts), default=0.0)
-    return Schedule(tuple(path), critical, makespan, peak, starts)
+                queue.append(child)
+    return order
+
+
+class _Playback:
+    """The runtime's schedule played in time: a ready call starts in plan order, at
+    most ``concurrency`` at once and each tool's ``capacity``; ``starts`` holds each
+    call's start time and ``peak`` the most calls that take time running at once."""
+
+    def __init__(
+        self,
+        predecessors: Sequence[Sequence[int]],
+        successors: list[list[int]],
+        durations: Mapping[int, float],
+        tools: Sequence[str],
+        capacity: Mapping[str, int | None],
+    ) -> None:
+        self.successors, self.durations = successors, durations
+        self.tools, self.capacity = tools, capacity
+        self.left = [len(preds) for preds in predecessors]  # unsettled predecessors
+        self.ready = [node for node, count in enumerate(self.left) if count == 0]
+        heapq.heapify(self.ready)
+        self.running: list[tuple[float, int]] = []  # (finish time, call)
+        self.now, self.peak = 0.0, 0
+        self.busy = 0  # calls running that take time (a skipped call takes none)
+        self.per_tool: dict[str, int] = {}
+        self.starts: dict[int, float] = {}
+
+    def run(self, concurrency: int) -> None:
+        while self.ready or self.running:
+            self._start_ready(concurrency)
+            self.peak = max(self.peak, self.busy)
+            if not self.running:
+                break
+            self._finish_next()
+
+    def _start_ready(self, concurrency: int) -> None:
+        """Start the ready calls, lowest index first, as far as the limits allow."""
+        deferred = []
+        while self.ready and len(self.running) < concurrency:
+            node = heapq.heappop(self.ready)
+            tool = self.tools[node]
+            limit = self.capacity.get(tool)
+            if limit is not None and self.per_tool.get(tool, 0) >= limit:
+                deferred.append(node)
+                continue
+            self.starts[node] = self.now
+            self.per_tool[tool] = self.per_tool.get(tool, 0) + 1
+            heapq.heappush(self.running, (self.now + self.durations.get(node, 0.0), node))
+            self.busy += node in self.durations
+        for node in deferred:
+            heapq.heappush(self.ready, node)
+
+    def _finish_next(self) -> None:
+        """Move time on to the next call that finishes; its successors may be ready."""
+        self.now, done = heapq.heappop(self.running)
+        self.busy -= done in self.durations
+        self.per_tool[self.tools[done]] -= 1
+        for child in self.successors[done]:
+            self.left[child] -= 1
+            if self.left[child] == 0:
+                heapq.heappush(self.ready, child)

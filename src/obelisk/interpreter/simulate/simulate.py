@@ -13,6 +13,7 @@ from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.commit_order import CommitOrder
+from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.simulate.outcomes import OutputSource
 from obelisk.interpreter.simulate.report import ScenarioReport, SimulationReport
 from obelisk.interpreter.simulate.scenario import Explorer, Played, documents_factory
@@ -114,29 +115,11 @@ def simulate_checked(
     scenarios: list[ScenarioReport] = []
     for played in explorer.scenarios(max_scenarios):
         scenarios.append(_scenario(len(scenarios) + 1, parsed, graph, played, timing, cost))
-        for index, problem in played.problems:
-            call = parsed.calls[index]
-            key = str(call.id) if call.id is not None and str(call.id) in (stubs or {}) else None
-            if (key or call.tool) in flagged:
-                continue  # said once already, up front
-            diagnostic = Diagnostic(
-                "invalid_stub",
-                "error",
-                f"the stub of {call.tool} does not fit its tool: {problem}",
-                index,
-                "stubs",
-                label=call.label,
-            )
-            if diagnostic not in diagnostics:
-                diagnostics.append(diagnostic)
+        _add_stub_problems(diagnostics, parsed, played, stubs or {}, flagged)
     # past the limit, count the scenarios left (up to as many again) to say how many exist
     counted = len(scenarios) + (explorer.count(max_scenarios) if not explorer.finished else 0)
     finished = explorer.finished
-    for tool, note in outputs.notes.items():
-        if "cannot be satisfied" in note:
-            diagnostics.append(
-                Diagnostic("unsatisfiable_output", "warning", f"tool {tool!r}: {note}")
-            )
+    diagnostics += _unsatisfiable_outputs(outputs.notes)
     return _across(
         parsed,
         graph,
@@ -147,6 +130,41 @@ def simulate_checked(
         tuple(diagnostics),
         dict(outputs.notes),
     )
+
+
+def _add_stub_problems(
+    diagnostics: list[Diagnostic],
+    plan: Plan,
+    played: Played,
+    stubs: Mapping[str, Any],
+    flagged: set[str],
+) -> None:
+    """Add to ``diagnostics`` each stub value of the scenario ``played`` that did not
+    fit its tool, once, unless its stub was found wrong up front (``flagged``)."""
+    for index, problem in played.problems:
+        call = plan.calls[index]
+        key = str(call.id) if call.id is not None and str(call.id) in stubs else None
+        if (key or call.tool) in flagged:
+            continue  # said once already, up front
+        diagnostic = Diagnostic(
+            "invalid_stub",
+            "error",
+            f"the stub of {call.tool} does not fit its tool: {problem}",
+            index,
+            "stubs",
+            label=call.label,
+        )
+        if diagnostic not in diagnostics:
+            diagnostics.append(diagnostic)
+
+
+def _unsatisfiable_outputs(notes: Mapping[str, str]) -> list[Diagnostic]:
+    """A warning for each tool whose output schema no value can be found for."""
+    return [
+        Diagnostic("unsatisfiable_output", "warning", f"tool {tool!r}: {note}")
+        for tool, note in notes.items()
+        if "cannot be satisfied" in note
+    ]
 
 
 def _check_stubs(
@@ -227,21 +245,13 @@ def _scenario(
     labels = timing.labels
     ran = [i for i, r in enumerate(records) if r.status in ("succeeded", "failed") and r.attempts]
     sched = timing.schedule(ran)
-    arms = {
-        labels[i]: branch.label or OutputSource.alternative_label(calls[i], branch.alternative or 0)
-        for i, branch in sorted(played.branches.items())
-        if len(calls[i].alternatives) > 1 or branch.error is not None
-    }
+    skipped, failed = _not_succeeded(records, labels)
     return ScenarioReport(
         number=number,
-        arms=arms,
+        arms=_arms(plan, labels, played),
         ran=[labels[i] for i in ran],
-        skipped={labels[i]: r.reason or "" for i, r in enumerate(records) if r.status == "skipped"},
-        failed={
-            labels[i]: f"{r.error['type']}: {r.error['message']}"
-            for i, r in enumerate(records)
-            if r.status == "failed" and r.error
-        },
+        skipped=skipped,
+        failed=failed,
         writes={path: labels[i] for path, i in sorted(played.writes.items())},
         critical_path=[labels[i] for i in sched.critical_path],
         critical_seconds=sched.critical_seconds,
@@ -258,6 +268,29 @@ def _scenario(
     )
 
 
+def _arms(plan: Plan, labels: list[str], played: Played) -> dict[str, str]:
+    """Call label -> the outcome it took, for the calls with more than one."""
+    calls = plan.calls
+    return {
+        labels[i]: branch.label or OutputSource.alternative_label(calls[i], branch.alternative or 0)
+        for i, branch in sorted(played.branches.items())
+        if len(calls[i].alternatives) > 1 or branch.error is not None
+    }
+
+
+def _not_succeeded(
+    records: list[CallRecord], labels: list[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The skipped calls (label -> why) and the failed ones (label -> the error)."""
+    skipped = {labels[i]: r.reason or "" for i, r in enumerate(records) if r.status == "skipped"}
+    failed = {
+        labels[i]: f"{r.error['type']}: {r.error['message']}"
+        for i, r in enumerate(records)
+        if r.status == "failed" and r.error
+    }
+    return skipped, failed
+
+
 def _across(
     plan: Plan,
     graph: Any,
@@ -270,34 +303,8 @@ def _across(
 ) -> SimulationReport:
     labels = [call.label for call in plan.calls]
     ran_somewhere: set[str] = set()
-    reasons: dict[str, str] = {}
     for scenario in scenarios:
         ran_somewhere.update(scenario.ran)
-        for label, reason in scenario.skipped.items():
-            reasons.setdefault(label, reason)
-        for label, error in scenario.failed.items():
-            reasons.setdefault(label, f"it fails: {error}")
-    never = {label: reasons.get(label, "") for label in labels if label not in ran_somewhere}
-    # paths read: what any call reads (statically); a write nobody reads is dead
-    reads: PathIndex[int] = PathIndex()
-    for index, call_reads in enumerate(graph.reads):
-        for read in call_reads:
-            reads.add(read.key, index)
-    written: set[str] = set()
-    for scenario in scenarios:
-        written.update(scenario.writes)
-    unread = sorted(p for p in written if not reads.overlapping(parse_reference(p).key))
-    # paths read only in some scenarios: read by calls that ran in some, not all
-    read_by: dict[str, set[int]] = {}
-    for index, call_reads in enumerate(graph.reads):
-        for read in call_reads:
-            read_by.setdefault(str(read.reference), set()).add(index)
-    partly = []
-    ran_in = [set(scenario.ran) for scenario in scenarios]
-    for path, readers in sorted(read_by.items()):
-        per = [any(labels[i] in ran for i in readers) for ran in ran_in]
-        if any(per) and not all(per):
-            partly.append(path)
     side = [
         label
         for label, call in zip(labels, plan.calls, strict=True)
@@ -311,9 +318,9 @@ def _across(
         explored=len(scenarios),
         total=counted if finished else None,
         at_least=counted,
-        never_run=never,
-        written_never_read=unread,
-        read_in_some=partly,
+        never_run=_never_run(labels, scenarios, ran_somewhere),
+        written_never_read=_written_never_read(graph, scenarios),
+        read_in_some=_read_in_some(graph, labels, scenarios),
         approval_load=load,
         side_effects=side,
         needing_approval=asking,
@@ -322,6 +329,46 @@ def _across(
         unknown=unknown,
         unknown_arguments=unknown_arguments,
     )
+
+
+def _never_run(
+    labels: list[str], scenarios: list[ScenarioReport], ran_somewhere: set[str]
+) -> dict[str, str]:
+    """The calls that run in no scenario -> why (the first scenario's skip or error)."""
+    reasons: dict[str, str] = {}
+    for scenario in scenarios:
+        for label, reason in scenario.skipped.items():
+            reasons.setdefault(label, reason)
+        for label, error in scenario.failed.items():
+            reasons.setdefault(label, f"it fails: {error}")
+    return {label: reasons.get(label, "") for label in labels if label not in ran_somewhere}
+
+
+def _written_never_read(graph: Any, scenarios: list[ScenarioReport]) -> list[str]:
+    """The paths written in some scenario that no call reads (statically), sorted."""
+    reads: PathIndex[int] = PathIndex()
+    for index, call_reads in enumerate(graph.reads):
+        for read in call_reads:
+            reads.add(read.key, index)
+    written: set[str] = set()
+    for scenario in scenarios:
+        written.update(scenario.writes)
+    return sorted(p for p in written if not reads.overlapping(parse_reference(p).key))
+
+
+def _read_in_some(graph: Any, labels: list[str], scenarios: list[ScenarioReport]) -> list[str]:
+    """The paths read only in some scenarios: read by calls that run in some, not all."""
+    read_by: dict[str, set[int]] = {}
+    for index, call_reads in enumerate(graph.reads):
+        for read in call_reads:
+            read_by.setdefault(str(read.reference), set()).add(index)
+    partly = []
+    ran_in = [set(scenario.ran) for scenario in scenarios]
+    for path, readers in sorted(read_by.items()):
+        per = [any(labels[i] in ran for i in readers) for ran in ran_in]
+        if any(per) and not all(per):
+            partly.append(path)
+    return partly
 
 
 def _unknowns(

@@ -318,7 +318,6 @@ class Progress:
         approvals: Sequence[Sequence[Any]],
         warnings: Mapping[int, tuple[str, ...]] | None = None,
     ) -> None:
-        noted = warnings or {}
         where = f"run {run_id!r}"
         self.intents: dict[int, Intent] = {}
         for call, tool, arguments, at in intents:
@@ -327,6 +326,19 @@ class Progress:
             self.intents[call] = Intent(tool, arguments, at, f"{where} intent of call {call}")
         self.outcomes: dict[int, CallOutcome] = {}
         self.paths: dict[int, list[str]] = {}
+        self._read_outcomes(where, outcomes, warnings or {})
+        self.approvals: dict[str, PendingApproval] = {}
+        self.decisions: dict[str, Decision] = {}
+        self.waiting: set[int] = set()
+        self._read_approvals(where, approvals)
+
+    def _read_outcomes(
+        self,
+        where: str,
+        outcomes: Sequence[Sequence[Any]],
+        noted: Mapping[int, tuple[str, ...]],
+    ) -> None:
+        """Fill ``outcomes`` and ``paths`` from the ``outcomes`` rows."""
         for call, ok, writes, output, error, attempts, started, finished in outcomes:
             label = f"{where} outcome of call {call}"
             pairs = load(writes, label)
@@ -346,9 +358,9 @@ class Progress:
                 ok == INVALID_OUTPUT,
                 noted.get(call, ()),
             )
-        self.approvals: dict[str, PendingApproval] = {}
-        self.decisions: dict[str, Decision] = {}
-        self.waiting: set[int] = set()
+
+    def _read_approvals(self, where: str, approvals: Sequence[Sequence[Any]]) -> None:
+        """Fill ``approvals``, ``decisions`` and ``waiting`` from the ``approvals`` rows."""
         for approval_id, call, label, tool, arguments, digest, decision in approvals:
             decoded = load(arguments, f"{where} approval {approval_id}")
             self.approvals[approval_id] = PendingApproval(

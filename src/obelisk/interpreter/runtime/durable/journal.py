@@ -38,6 +38,7 @@ from obelisk.errors import ApprovalError
 from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, check_decisions
 from obelisk.interpreter.runtime.durable.data import (
     FINISHED,
+    Progress,
     dump,
     holder,
     holder_alive,
@@ -231,57 +232,15 @@ class Journal(Store):
         owner = load(owner_row[0], "owner") if owner_row and owner_row[0] else None
         live = isinstance(owner, dict) and holder_alive(owner, owner_row[1])
         final = self.final(run_id)
-        calls: list[dict[str, Any]] = []
-        for index, call in enumerate(calls_of_plan):
-            intent = progress.intents.get(index)
-            outcome = progress.outcomes.get(index)
-            status = "waiting"
-            reason = None
-            if outcome is None and intent is not None and run.status not in FINISHED:
-                status = "running" if live else "unknown"  # interrupted: resume decides
-            elif index in final:
-                status, data = final[index]
-                reason = data.get("reason") if isinstance(data, dict) else None
-            elif outcome is not None:
-                status = outcome.status
-            if index in progress.waiting and status == "waiting":
-                status = "awaiting_approval"
-            started = outcome.times[0] if outcome is not None else None
-            if started is None and intent is not None:
-                started = intent.time
-            finished = outcome.times[1] if outcome is not None else None
-            calls.append(
-                {
-                    "index": index,
-                    "id": call.get("_id"),
-                    "tool": call.get("_tool"),
-                    "status": status,
-                    "started": started,
-                    "finished": finished,
-                    "seconds": None
-                    if started is None or finished is None
-                    else max(finished - started, 0.0),
-                    "attempts": outcome.attempts if outcome is not None else 0,
-                    "error": outcome.error if outcome is not None else None,
-                    "reason": reason,
-                    "idempotency_key": intent.key(run_id, index) if intent is not None else None,
-                }
-            )
+        # a call started and never finished, in a run not over: resume decides
+        interrupted = None if run.status in FINISHED else ("running" if live else "unknown")
+        calls = [
+            _described_call(run_id, index, call, progress, final, interrupted)
+            for index, call in enumerate(calls_of_plan)
+        ]
         counts: dict[str, int] = {}
         for call_info in calls:
             counts[call_info["status"]] = counts.get(call_info["status"], 0) + 1
-        unknown = [
-            {
-                "call": c["index"],
-                "label": label(c["index"], c["tool"], c["id"]),
-                "tool": c["tool"],
-                "arguments": progress.intents[c["index"]].arguments,
-                "idempotency_key": c["idempotency_key"],
-                "started": c["started"],
-            }
-            for c in calls
-            if c["status"] == "unknown"
-        ]
         pending = [p.to_dict() for _, p in self.pending(run_id)]
         return {
             "run_id": run.run_id,
@@ -295,7 +254,79 @@ class Journal(Store):
             "calls": calls,
             "counts": counts,
             "pending": pending,
-            "unknown": unknown,
+            "unknown": _unknown_calls(calls, progress),
             "writes": writes,
             "turns": turns,
         }
+
+
+def _call_status(
+    index: int,
+    progress: Progress,
+    final: dict[int, tuple[str, Any]],
+    interrupted: str | None,
+) -> tuple[str, Any]:
+    """Call ``index``'s status for :meth:`Journal.describe`, and why it was skipped
+    (or the like: its final event's reason).  ``interrupted``: the status of a call
+    started and never finished, ``None`` when the run is over."""
+    intent = progress.intents.get(index)
+    outcome = progress.outcomes.get(index)
+    status = "waiting"
+    reason = None
+    if outcome is None and intent is not None and interrupted is not None:
+        status = interrupted
+    elif index in final:
+        status, data = final[index]
+        reason = data.get("reason") if isinstance(data, dict) else None
+    elif outcome is not None:
+        status = outcome.status
+    if index in progress.waiting and status == "waiting":
+        status = "awaiting_approval"
+    return status, reason
+
+
+def _described_call(
+    run_id: str,
+    index: int,
+    call: dict[str, Any],
+    progress: Progress,
+    final: dict[int, tuple[str, Any]],
+    interrupted: str | None,
+) -> dict[str, Any]:
+    """One entry of :meth:`Journal.describe`'s ``calls``."""
+    intent = progress.intents.get(index)
+    outcome = progress.outcomes.get(index)
+    status, reason = _call_status(index, progress, final, interrupted)
+    started = outcome.times[0] if outcome is not None else None
+    if started is None and intent is not None:
+        started = intent.time
+    finished = outcome.times[1] if outcome is not None else None
+    return {
+        "index": index,
+        "id": call.get("_id"),
+        "tool": call.get("_tool"),
+        "status": status,
+        "started": started,
+        "finished": finished,
+        "seconds": None if started is None or finished is None else max(finished - started, 0.0),
+        "attempts": outcome.attempts if outcome is not None else 0,
+        "error": outcome.error if outcome is not None else None,
+        "reason": reason,
+        "idempotency_key": intent.key(run_id, index) if intent is not None else None,
+    }
+
+
+def _unknown_calls(calls: list[dict[str, Any]], progress: Progress) -> list[dict[str, Any]]:
+    """:meth:`Journal.describe`'s ``unknown``: the calls whose outcome is unknown."""
+    return [
+        {
+            "call": c["index"],
+            "label": label(c["index"], c["tool"], c["id"]),
+            "tool": c["tool"],
+            "arguments": progress.intents[c["index"]].arguments,
+            "idempotency_key": c["idempotency_key"],
+            "started": c["started"],
+        }
+        for c in calls
+        if c["status"] == "unknown"
+    ]

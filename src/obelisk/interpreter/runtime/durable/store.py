@@ -180,16 +180,28 @@ class Store:
             raise JournalError(f"journal {self.path!r} cannot use WAL mode ({mode})", self.path)
         db.execute("PRAGMA synchronous=NORMAL")
         if new:
-            db.execute("BEGIN IMMEDIATE")
-            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            if "meta" not in names:  # another process may have made it meanwhile
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.executemany(
-                    "INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", VERSION)]
-                )
-            db.execute("COMMIT")
+            self._create_tables()
+        self._check_format()
+
+    def _create_tables(self) -> None:
+        """Make the tables of a new journal (unless another process made them
+        meanwhile), in one transaction."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if "meta" not in names:  # another process may have made it meanwhile
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", VERSION)]
+            )
+        db.execute("COMMIT")
+
+    def _check_format(self) -> None:
+        """Raise unless the file is an obelisk run journal of this version with
+        every table."""
+        db = self.db
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != FORMAT:
             raise JournalCorrupted(f"{self.path!r} is not an obelisk run journal", self.path)
