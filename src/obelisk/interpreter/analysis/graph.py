@@ -17,11 +17,18 @@ alternatives of one output can never run.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
-from obelisk.interpreter.analysis.edges import Groups, distances, mutable, sorted_shared
+from obelisk.interpreter.analysis.edges import (
+    Groups,
+    descendants,
+    distances,
+    mutable,
+    reaches,
+    sorted_shared,
+)
 from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.world import WorldOrder
 from obelisk.interpreter.plan.model import ArgumentExpression, Call, Plan
@@ -238,55 +245,66 @@ class PlanGraph:
         resources that overlap by prefix) run in plan order, unless the
         dependencies found so far already order them the other way.
         """
+        self._add_after_edges(predecessors)
+        if effects is not None:
+            self._add_world_edges(predecessors, effects)
+
+    def _add_after_edges(self, predecessors: list[set[int] | frozenset[int]]) -> None:
+        """An edge from each ``_after`` target to its call; a target that names no
+        other call goes to ``unknown_after``."""
         calls = self.plan.calls
         ids = {call.id: call.index for call in calls if call.id is not None}
         for call in calls:
             for target in call.after:
                 found = ids.get(target)
                 if found is None and type(target) is int and 0 <= target < self.size:
-                    found = target
+                    found = target  # an index, since no call has that integer id
                 if found is None or found == call.index:
                     self.unknown_after.append((call.index, target))
                     continue
                 mutable(predecessors, call.index).add(found)
                 self.order_edges.setdefault((found, call.index), "after")
-        if effects is None:
-            return
-        of_tool: dict[str, Mapping[str, str]] = {}  # effects asked once per tool name
-        touching: list[tuple[Call, Mapping[str, str]]] = []
-        for call in calls:
+
+    def _touching(
+        self, effects: Callable[[str], Mapping[str, str]]
+    ) -> list[tuple[int, Mapping[str, str]]]:
+        """The calls whose tools touch the world, with their effects (asked once per
+        tool name), in plan order."""
+        of_tool: dict[str, Mapping[str, str]] = {}
+        touching: list[tuple[int, Mapping[str, str]]] = []
+        for call in self.plan.calls:
             mine = of_tool.get(call.tool)
             if mine is None:
                 mine = of_tool[call.tool] = effects(call.tool)
             if mine:
-                touching.append((call, mine))
+                touching.append((call.index, mine))
+        return touching
+
+    def _add_world_edges(
+        self,
+        predecessors: list[set[int] | frozenset[int]],
+        effects: Callable[[str], Mapping[str, str]],
+    ) -> None:
+        """An edge between each two calls whose effects conflict (:class:`WorldOrder`),
+        unless the edges so far already order them."""
+        touching = self._touching(effects)
         if not touching:
             return  # the common case: no call touches the world, no order to add
-        successors: list[set[int]] = [set() for _ in calls]
+        successors: list[set[int]] = [set() for _ in range(self.size)]
         backward = False  # an edge against plan order: only then can a later call come first
         for node, preds in enumerate(predecessors):
             for pred in preds:
                 successors[pred].add(node)
                 backward = backward or pred > node
 
-        def reaches(start: int, goal: int) -> bool:
-            if not backward and goal < start:
-                return False  # every edge points forward in plan order
-            seen, stack = {start}, [start]
-            while stack:
-                for child in successors[stack.pop()]:
-                    if child == goal:
-                        return True
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append(child)
-            return False
+        def ordered_before(start: int, goal: int) -> bool:
+            # with every edge pointing forward in plan order, no call reaches an earlier one
+            return (backward or goal >= start) and reaches(start, goal, successors)
 
         world = WorldOrder()
-        for call, mine in touching:
-            me = call.index
+        for me, mine in touching:
             for resource, access in mine.items():
-                for earlier, label in world.add(me, resource, access, reaches):
+                for earlier, label in world.add(me, resource, access, ordered_before):
                     if me in successors[earlier]:
                         continue  # a dependency orders them already
                     mutable(predecessors, me).add(earlier)
@@ -399,18 +417,14 @@ class PlanGraph:
         """Kahn's order of every call not in or behind a cycle."""
         return self._groups.order()
 
-    def reaches(self, start: int, goal: int) -> bool:
-        """True when ``goal`` depends, directly or not, on ``start``."""
-        seen = {start}
-        queue = deque([start])
-        while queue:
-            for child in self.successors[queue.popleft()]:
-                if child == goal:
-                    return True
-                if child not in seen:
-                    seen.add(child)
-                    queue.append(child)
-        return False
+    def reaches(self, start: int, goal: int, *links: Sequence[Iterable[int]]) -> bool:
+        """True when ``goal`` depends, directly or not, on ``start`` (also through
+        ``links``, more edges given as lists of each call's next calls)."""
+        return reaches(start, goal, self.successors, *links)
+
+    def descendants(self, start: int) -> set[int]:
+        """The calls that depend, directly or not, on ``start``."""
+        return descendants(start, self.successors)
 
     # -- alternatives ------------------------------------------------------
     def _analyse_alternatives(self) -> tuple[list[frozenset[Tag]], dict[int, str]]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-from collections import deque
 from collections.abc import Callable, Sequence
 
 from obelisk.grammar import ANY_INDEX, WILDCARD
@@ -146,27 +145,12 @@ class CommitOrder:
             return list(range(size))
         links: list[list[int]] = [[] for _ in range(size)]
 
-        def reaches(start: int, goal: int, through_links: bool = True) -> bool:
-            seen, stack = {start}, [start]
-            while stack:
-                node = stack.pop()
-                nexts = graph.successors[node]
-                if through_links:
-                    nexts = (*nexts, *links[node])
-                for child in nexts:
-                    if child == goal:
-                        return True
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append(child)
-            return False
-
         for writers in members.values():
             order = writers  # plan order
-            if any(reaches(b, a, False) for a, b in itertools.pairwise(writers)):
+            if any(graph.reaches(b, a) for a, b in itertools.pairwise(writers)):
                 order = self._dependency_first(writers)
             for earlier, later in itertools.pairwise(order):
-                if not reaches(later, earlier):
+                if not graph.reaches(later, earlier, links):
                     links[earlier].append(later)
         waiting = [len(preds) for preds in graph.predecessors]
         for node_links in links:
@@ -198,17 +182,7 @@ class CommitOrder:
         order of writers that are not next to each other in the plan (chaining
         neighbours alone loses it when a link has to be left out).
         """
-        successors = self.graph.successors
-        below: dict[int, set[int]] = {}
-        for writer in writers:
-            seen: set[int] = set()
-            queue = deque([writer])
-            while queue:
-                for child in successors[queue.popleft()]:
-                    if child not in seen:
-                        seen.add(child)
-                        queue.append(child)
-            below[writer] = seen
+        below = {writer: self.graph.descendants(writer) for writer in writers}
 
         def compare(first: int, second: int) -> int:
             if second in below[first]:
