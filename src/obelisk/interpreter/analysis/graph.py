@@ -126,6 +126,134 @@ def _need(
     return None, common or frozenset()
 
 
+class _Sources:
+    """The writes that can feed each read of a call, and the call's predecessors by data.
+
+    Reads of one path in one instance share one tuple of sources and one set of
+    the calls behind them (N readers of ``†state.items[*]`` after N writers hold
+    one tuple of N writes, not N of them); a call's predecessors are that shared
+    set when it is all it reads, and are only copied when something is added."""
+
+    __slots__ = ("_alone", "_overlapping", "_seen")
+
+    def __init__(self, index: PathIndex[Write]) -> None:
+        self._overlapping = index.overlapping
+        # (write,) per write, by id: shared by every read it alone feeds, fewer objects
+        # for the garbage collector to walk (every write stays alive in PlanGraph.writes)
+        self._alone: dict[int, tuple[Write]] = {}
+        # (key, instance) -> the writes a read of key sees there, and their calls
+        self._seen: dict[
+            tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]
+        ] = {}
+
+    def of_call(
+        self, call: Call, reads: list[Read]
+    ) -> tuple[list[tuple[Write, ...]], set[int] | frozenset[int]]:
+        """The sources of each of ``reads`` (``call``'s), and the calls behind them."""
+        overlapping, alone = self._overlapping, self._alone
+        sources_of_call: list[tuple[Write, ...]] = []
+        me, instance = call.index, call.instance
+        mine: set[int] = set()
+        shared: list[frozenset[int]] = []
+        for read in reads:
+            hits = overlapping(read.key)
+            if len(hits) == 1:  # the common case: one writer, without a generator
+                write = hits[0]
+                if write.call != me and (write.instance is None or write.instance == instance):
+                    only = alone.get(id(write))
+                    if only is None:
+                        only = alone[id(write)] = (write,)
+                    sources_of_call.append(only)
+                    mine.add(write.call)
+                else:
+                    sources_of_call.append(())
+                continue
+            found, writers = self._visible(read.key, instance, me, hits)
+            sources_of_call.append(found)
+            shared.append(writers)
+        if not mine and len(shared) == 1:
+            return sources_of_call, shared[0]  # shared with every call reading the same
+        return sources_of_call, mine.union(*shared)
+
+    def _visible(
+        self, key: tuple[object, ...], instance: str | None, me: int, hits: list[Write]
+    ) -> tuple[tuple[Write, ...], frozenset[int]]:
+        """The writes of ``hits`` that a read of ``key`` in ``instance`` sees (shared by
+        every such read), without call ``me``'s own, and the calls behind them."""
+        known = self._seen.get((key, instance))
+        if known is None:
+            visible = tuple(w for w in hits if w.instance is None or w.instance == instance)
+            known = self._seen[(key, instance)] = (visible, frozenset(w.call for w in visible))
+        found, writers = known
+        if me in writers:  # rare: a call reading what it writes
+            return tuple(w for w in found if w.call != me), writers - {me}
+        return found, writers
+
+
+class _AlternativeWalk:
+    """The ``(producer, alternative)`` tags each call holds, and the calls that can
+    never run, worked out in a topological order (PlanGraph._analyse_alternatives).
+
+    Only the alternatives of ``relevant`` producers are tags (two of their
+    alternatives feed required reads)."""
+
+    def __init__(self, graph: PlanGraph, relevant: set[int]) -> None:
+        self.graph = graph
+        self.relevant = relevant
+        self.tags: list[frozenset[Tag]] = [frozenset()] * graph.size
+        self.unreachable: dict[int, str] = {}
+        self.labels = [call.label for call in graph.plan.calls]
+        # id(sources) -> what a read of them needs: (the dead writers' labels, or None;
+        # the tags every live writer holds).  Reads sharing one tuple of sources (N
+        # readers of items[*]) are worked out once: the writers' tags are final then.
+        self.needs: dict[int, tuple[str | None, frozenset[Tag]]] = {}
+
+    def run(self, order: list[int], exists: Callable[[Reference], bool] | None) -> None:
+        for node in order:
+            held = self._held(node, exists)
+            if isinstance(held, str):
+                self.unreachable[node] = held
+                continue
+            clash = self._clash(held)
+            if clash is not None:
+                self.unreachable[node] = clash
+            self.tags[node] = frozenset(held)
+
+    def _held(self, node: int, exists: Callable[[Reference], bool] | None) -> set[Tag] | str:
+        """The tags the required reads of ``node`` hold, or why it can never run."""
+        graph, needs = self.graph, self.needs
+        held: set[Tag] = set()
+        for read, sources in zip(graph.reads[node], graph.sources[node], strict=True):
+            if not read.required or not sources:
+                continue
+            if exists is not None and exists(read.reference):
+                continue  # there before the plan: no alternative has to be written
+            need = needs.get(id(sources))
+            if need is None:
+                need = needs[id(sources)] = _need(
+                    sources, self.tags, self.unreachable, self.labels, self.relevant
+                )
+            dead, common = need
+            if dead is not None:
+                return (
+                    f"it needs {read.reference}, which only {dead} can write, "
+                    "and that can never run"
+                )
+            held.update(common)
+        return held
+
+    def _clash(self, held: set[Tag]) -> str | None:
+        """Why a call holding ``held`` can never run: two alternatives of one producer."""
+        chosen: dict[int, int] = {}
+        for producer, alternative in sorted(held):
+            if chosen.setdefault(producer, alternative) != alternative:
+                return (
+                    f"it depends on two different alternatives of {self.labels[producer]}, "
+                    "and only one of them is ever written"
+                )
+        return None
+
+
 class PlanGraph:
     """The calls of a plan and the dependency edges between them.
 
@@ -178,57 +306,13 @@ class PlanGraph:
         self._unreachable: dict[int, str] | None = None
 
     def _find_sources(self) -> list[set[int] | frozenset[int]]:
-        """Fill ``sources`` and give each call's predecessors by data.
-
-        Reads of one path in one instance share one tuple of sources and one set of
-        the calls behind them (N readers of ``†state.items[*]`` after N writers hold
-        one tuple of N writes, not N of them); a call's predecessors are that shared
-        set when it is all it reads, and are only copied when something is added."""
-        calls = self.plan.calls
+        """Fill ``sources`` and give each call's predecessors by data (:class:`_Sources`)."""
+        finder = _Sources(self.index)
         predecessors: list[set[int] | frozenset[int]] = []
-        overlapping = self.index.overlapping
-        # (write,) per write, by id: shared by every read it alone feeds, fewer objects
-        # for the garbage collector to walk (every write stays alive in self.writes)
-        alone: dict[int, tuple[Write]] = {}
-        # (key, instance) -> the writes a read of key sees there, and their calls
-        seen: dict[tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]]
-        seen = {}
-        for call, reads in zip(calls, self.reads, strict=True):
-            sources_of_call: list[tuple[Write, ...]] = []
-            me, instance = call.index, call.instance
-            mine: set[int] = set()
-            shared: list[frozenset[int]] = []
-            for read in reads:
-                hits = overlapping(read.key)
-                if len(hits) == 1:  # the common case: one writer, without a generator
-                    write = hits[0]
-                    if write.call != me and (write.instance is None or write.instance == instance):
-                        only = alone.get(id(write))
-                        if only is None:
-                            only = alone[id(write)] = (write,)
-                        sources_of_call.append(only)
-                        mine.add(write.call)
-                    else:
-                        sources_of_call.append(())
-                    continue
-                known = seen.get((read.key, instance))
-                if known is None:
-                    visible = tuple(w for w in hits if w.instance is None or w.instance == instance)
-                    known = seen[(read.key, instance)] = (
-                        visible,
-                        frozenset(w.call for w in visible),
-                    )
-                found, writers = known
-                if me in writers:  # rare: a call reading what it writes
-                    found = tuple(w for w in found if w.call != me)
-                    writers = writers - {me}
-                sources_of_call.append(found)
-                shared.append(writers)
+        for call, reads in zip(self.plan.calls, self.reads, strict=True):
+            sources_of_call, before = finder.of_call(call, reads)
             self.sources.append(sources_of_call)
-            if not mine and len(shared) == 1:
-                predecessors.append(shared[0])  # shared with every call reading the same
-            else:
-                predecessors.append(mine.union(*shared))
+            predecessors.append(before)
         return predecessors
 
     # -- order-only edges: _after and world effects ---------------------------
@@ -428,52 +512,17 @@ class PlanGraph:
 
     # -- alternatives ------------------------------------------------------
     def _analyse_alternatives(self) -> tuple[list[frozenset[Tag]], dict[int, str]]:
-        if self._tags is not None and self._unreachable is not None:
-            return self._tags, self._unreachable
-        tags: list[frozenset[Tag]] = [frozenset()] * self.size
-        unreachable: dict[int, str] = {}
-        relevant = self._relevant_producers()
-        if not relevant:
-            # no two alternatives of one output are read: nothing is exclusive,
-            # everything can run
-            self._tags, self._unreachable = tags, unreachable
-            return tags, unreachable
-        labels = [call.label for call in self.plan.calls]
-        # id(sources) -> what a read of them needs: (the dead writers' labels, or None;
-        # the tags every live writer holds).  Reads sharing one tuple of sources (N
-        # readers of items[*]) are worked out once: the writers' tags are final then.
-        needs: dict[int, tuple[str | None, frozenset[Tag]]] = {}
-        for node in self._order:
-            acc: set[Tag] = set()
-            for read, sources in zip(self.reads[node], self.sources[node], strict=True):
-                if not read.required or not sources:
-                    continue
-                if self._exists is not None and self._exists(read.reference):
-                    continue  # there before the plan: no alternative has to be written
-                need = needs.get(id(sources))
-                if need is None:
-                    need = needs[id(sources)] = _need(sources, tags, unreachable, labels, relevant)
-                dead, common = need
-                if dead is not None:
-                    unreachable[node] = (
-                        f"it needs {read.reference}, which only {dead} can write, "
-                        "and that can never run"
-                    )
-                    break
-                acc.update(common)
-            if node in unreachable:
-                continue
-            chosen: dict[int, int] = {}
-            for producer, alternative in sorted(acc):
-                if chosen.setdefault(producer, alternative) != alternative:
-                    unreachable[node] = (
-                        f"it depends on two different alternatives of {labels[producer]}, "
-                        "and only one of them is ever written"
-                    )
-                    break
-            tags[node] = frozenset(acc)
-        self._tags, self._unreachable = tags, unreachable
-        return tags, unreachable
+        if self._tags is None or self._unreachable is None:
+            relevant = self._relevant_producers()
+            if relevant:
+                walk = _AlternativeWalk(self, relevant)
+                walk.run(self._order, self._exists)
+                self._tags, self._unreachable = walk.tags, walk.unreachable
+            else:
+                # no two alternatives of one output are read: nothing is exclusive,
+                # everything can run
+                self._tags, self._unreachable = [frozenset()] * self.size, {}
+        return self._tags, self._unreachable
 
     def _relevant_producers(self) -> set[int]:
         """The calls two of whose alternatives feed required reads.
