@@ -76,6 +76,17 @@ def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable
     return exists
 
 
+def _below(key: tuple[object, ...], written: tuple[object, ...]) -> tuple[object, ...] | None:
+    """What ``key`` has below ``written`` (``()`` when they are equal); None when
+    ``written`` is no prefix of ``key``."""
+    depth = len(written)
+    if depth == len(key):  # the whole output: no slice to build
+        return () if key == written else None
+    if depth > len(key) or key[:depth] != written:
+        return None
+    return key[depth:]
+
+
 class _Checker:
     def __init__(
         self,
@@ -174,37 +185,51 @@ class _Checker:
         partial = self.partial
         if partial is not None and call.index in partial.stand_ins:
             return  # could not be read at all: its parse errors say why
-        registry = self.registry
         if tool is not None:
-            self.arguments.check(call, tool)
-            if tool.outcomes:
-                self.check_outcomes(call, tool)
-            if call.has_output and (
-                partial is None or "_output" not in partial.unchecked.get(call.index, ())
-            ):
-                self.check_output(call, tool)
-        elif registry is not None:
-            close = registry.suggest(call.tool)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            if not len(registry):
-                hint = "; no tools are registered"
-            hint = standard_tool_hint(call.tool) or hint
-            self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
+            self.check_against_tool(call, tool)
+        elif self.registry is not None:
+            self.report_unknown_tool(call, self.registry)
         # (tools unknown, registry None: nothing to check the tool against)
-        target = call.target
-        if target is not None:
-            refs = (target,) if type(target) is Reference else target.references
-            for ref in refs:
-                if ref.kind == "input":
-                    self.fail(
-                        "readonly_target",
-                        f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
-                        call,
-                        "_outputPath",
-                        ref.span,
-                        call.output_path,
-                    )
+        self.check_target(call)
         self.check_reads(call, tool)
+
+    def check_against_tool(self, call: Call, tool: Tool) -> None:
+        """A call's arguments, outcomes and ``_output`` against its tool."""
+        self.arguments.check(call, tool)
+        if tool.outcomes:
+            self.check_outcomes(call, tool)
+        partial = self.partial
+        if call.has_output and (
+            partial is None or "_output" not in partial.unchecked.get(call.index, ())
+        ):
+            self.check_output(call, tool)
+
+    def report_unknown_tool(self, call: Call, registry: Registry) -> None:
+        """``unknown_tool``, with a close name, a standard tool's hint, or the note that
+        no tools are registered."""
+        close = registry.suggest(call.tool)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        if not len(registry):
+            hint = "; no tools are registered"
+        hint = standard_tool_hint(call.tool) or hint
+        self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
+
+    def check_target(self, call: Call) -> None:
+        """``readonly_target`` for each output path into the input."""
+        target = call.target
+        if target is None:
+            return
+        refs = (target,) if type(target) is Reference else target.references
+        for ref in refs:
+            if ref.kind == "input":
+                self.fail(
+                    "readonly_target",
+                    f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
+                    call,
+                    "_outputPath",
+                    ref.span,
+                    call.output_path,
+                )
 
     def check_output(self, call: Call, tool: Tool) -> None:
         """A call's ``_output``: it fits the output schema; a lazy plan never carries
@@ -253,6 +278,7 @@ class _Checker:
         )
 
     def check_reads(self, call: Call, tool: Tool | None) -> None:
+        """Every read of ``call``, one argument expression at a time."""
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
         start, count = 0, len(reads)
@@ -267,41 +293,66 @@ class _Checker:
                 start += 1
                 continue
             end = start + 1
-            while end < len(reads) and reads[end].argument is argument:
+            while end < count and reads[end].argument is argument:
                 end += 1
             if isinstance(argument.expression, Alternatives):
-                options: dict[int, bool] = {}
-                for p in range(start, end):
-                    ok = self.resolvable(reads[p], sources[p])
-                    options[reads[p].option] = options.get(reads[p].option, True) and ok
-                if not any(options.values()):
-                    self.fail(
-                        "unresolved_reference",
-                        f"no alternative of {argument.expression} can ever exist",
-                        call,
-                        argument.argument_path,
-                        argument.expression.span,
-                        argument.text,
-                    )
+                self.check_fallback(call, argument.expression, reads[start:end], sources[start:end])
             else:
-                whole = argument.is_whole_argument and isinstance(argument.expression, Reference)
-                for p in range(start, end):
-                    read = reads[p]
-                    if not self.resolvable(read, sources[p]):
-                        message, suggest = self.unresolved_message(read.reference, call.instance)
-                        self.fail(
-                            "unresolved_reference",
-                            message,
-                            call,
-                            argument.argument_path,
-                            read.reference.span,
-                            argument.text,
-                        )
-                        if suggest:  # its "did you mean" is looked for once it is sure to show
-                            self.unsuggested[id(self.out.diagnostics[-1])] = read.reference
-                    elif sources[p]:
-                        self.check_type(call, tool if whole else None, read, sources[p])
+                self.check_references(call, tool, reads[start:end], sources[start:end])
             start = end
+
+    def check_fallback(
+        self,
+        call: Call,
+        expression: Alternatives,
+        reads: list[Read],
+        sources: list[tuple[Write, ...]],
+    ) -> None:
+        """``unresolved_reference`` when no option of a ``||`` fallback can ever exist
+        (``reads``: the references of its options)."""
+        options: dict[int, bool] = {}
+        for read, feeding in zip(reads, sources, strict=True):
+            ok = self.resolvable(read, feeding)
+            options[read.option] = options.get(read.option, True) and ok
+        if not any(options.values()):
+            argument = reads[0].argument
+            self.fail(
+                "unresolved_reference",
+                f"no alternative of {expression} can ever exist",
+                call,
+                argument.argument_path,
+                expression.span,
+                argument.text,
+            )
+
+    def check_references(
+        self, call: Call, tool: Tool | None, reads: list[Read], sources: list[tuple[Write, ...]]
+    ) -> None:
+        """The references of one argument expression (no fallback): each resolves, and
+        each that some call writes is typed (against ``tool`` for a whole argument)."""
+        argument = reads[0].argument
+        whole = argument.is_whole_argument and isinstance(argument.expression, Reference)
+        for read, feeding in zip(reads, sources, strict=True):
+            if not self.resolvable(read, feeding):
+                self.report_unresolved(call, read)
+            elif feeding:
+                self.check_type(call, tool if whole else None, read, feeding)
+
+    def report_unresolved(self, call: Call, read: Read) -> None:
+        """``unresolved_reference`` for ``read``; its "did you mean" is looked for once
+        it is sure to show (:meth:`reported`)."""
+        argument = read.argument
+        message, suggest = self.unresolved_message(read.reference, call.instance)
+        self.fail(
+            "unresolved_reference",
+            message,
+            call,
+            argument.argument_path,
+            read.reference.span,
+            argument.text,
+        )
+        if suggest:
+            self.unsuggested[id(self.out.diagnostics[-1])] = read.reference
 
     def check_type(
         self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
@@ -327,63 +378,31 @@ class _Checker:
     def _check_type(
         self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
     ) -> None:
-        key = read.key
-        if WILDCARD in key:  # a list of values: not typed here
+        if WILDCARD in read.key:  # a list of values: not typed here
             tool = None
         missing: str | None = None  # why the first writer judged cannot make the path
         possible = False  # some writer may make the path
-        calls, tools, fitting = self.calls, self.tools, self._fitting
-        size = len(key)
         for write in sources:
-            producer = tools[write.call]
-            producer_call = calls[write.call]
-            if producer is None or producer.outcomes or producer_call.output_method != "set":
-                possible = True
+            judged = self.written_schema(read, write)
+            if judged is None:
+                possible = True  # not judged here: it may make the path
                 continue
-            written = write.key
-            depth = len(written)
-            if depth == size:  # the whole output: no slice to build
-                if key != written:
-                    possible = True
-                    continue
-                tail_key: tuple[object, ...] = ()
-            elif depth > size or key[:depth] != written:
-                possible = True
-                continue
-            else:
-                tail_key = key[depth:]
-            if (
-                ANY_INDEX in written
-                and (  # negative indexes: compare the real positions
-                    read.reference.segments[: depth - 1] != write.reference.segments
-                )
-            ):
-                possible = True
-                continue
-            if write.alternative == 0:
-                schema = producer.closed_output_schema
-            elif write.alternative == write.alternatives - 1:
-                schema = ERROR_ARM_SCHEMA
-            else:
-                schema = None
-            if schema is None:
-                possible = True
-                continue
+            schema, tail_key = judged
+            verdict_key = None
             if tool is not None:
                 verdict_key = (tool.name, str(read.argument.path[0]), id(schema), tail_key)
-                if verdict_key in fitting:
+                if verdict_key in self._fitting:
                     possible = True
                     continue  # this parameter already met this schema at this path
-            reason, produced = self.produced_types(
-                schema, read.reference.segments[depth - 1 :], tail_key
-            )
+            tail = read.reference.segments[len(write.key) - 1 :]
+            reason, produced = self.produced_types(schema, tail, tail_key)
             if type(reason) is MissingField:
                 if missing is None:
                     writer = self.writer(write)
                     missing = f"{read.reference} cannot exist when {writer} writes it: {reason}"
                 continue
             possible = True
-            if tool is not None:
+            if tool is not None and verdict_key is not None:
                 self.compare_types(call, tool, read, write, reason, produced, verdict_key)
         if missing is not None and not possible and not self.resolvable(read, ()):
             arg = read.argument
@@ -395,6 +414,35 @@ class _Checker:
                 read.reference.span,
                 arg.text,
             )
+
+    def written_schema(
+        self, read: Read, write: Write
+    ) -> tuple[dict[str, Any], tuple[object, ...]] | None:
+        """The output schema of what ``write`` puts at a prefix of ``read``'s path, and
+        the rest of the path below it (the key); None when it cannot be judged here: an
+        unknown tool, one with outcomes, a method other than ``set``, a write not at a
+        prefix of the read, negative indexes, or an alternative between the first and
+        the error arm."""
+        producer = self.tools[write.call]
+        if producer is None or producer.outcomes or self.calls[write.call].output_method != "set":
+            return None
+        tail_key = _below(read.key, write.key)
+        if tail_key is None:
+            return None
+        if (
+            ANY_INDEX in write.key
+            and (  # negative indexes: compare the real positions
+                read.reference.segments[: len(write.key) - 1] != write.reference.segments
+            )
+        ):
+            return None
+        if write.alternative == 0:
+            schema = producer.closed_output_schema
+        elif write.alternative == write.alternatives - 1:
+            schema = ERROR_ARM_SCHEMA
+        else:
+            schema = None
+        return None if schema is None else (schema, tail_key)
 
     def writer(self, write: Write) -> str:
         """``#0 getUser``, or ``the error arm of #0 getUser`` for a write of its error arm."""
