@@ -26,7 +26,7 @@ or ``unreachable_call``) are left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -361,21 +361,24 @@ def _ordered(graph: PlanGraph, member_call: list[int]) -> tuple[dict[int, int], 
     for member, call in enumerate(member_call):
         call_bits[call] = call_bits.get(call, 0) | (1 << member)
     runnable = graph.orderable()
-    before: dict[int, int] = {}
-    for index in runnable:  # a topological order: predecessors first
-        bits = 0
-        for pred in graph.predecessors[index]:
-            bits |= before.get(pred, 0) | call_bits.get(pred, 0)
-        if bits:
-            before[index] = bits
-    after: dict[int, int] = {}
-    for index in reversed(runnable):
-        bits = 0
-        for succ in graph.successors[index]:
-            bits |= after.get(succ, 0) | call_bits.get(succ, 0)
-        if bits:
-            after[index] = bits
+    before = _carried(runnable, graph.predecessors, call_bits)  # predecessors first
+    after = _carried(reversed(runnable), graph.successors, call_bits)
     return before, after
+
+
+def _carried(
+    order: Iterable[int], edges: list[tuple[int, ...]], call_bits: dict[int, int]
+) -> dict[int, int]:
+    """Per call, the bits of the calls behind it along ``edges`` (each call's
+    neighbours that come earlier in ``order``), directly or not."""
+    carried: dict[int, int] = {}
+    for index in order:
+        bits = 0
+        for other in edges[index]:
+            bits |= carried.get(other, 0) | call_bits.get(other, 0)
+        if bits:
+            carried[index] = bits
+    return carried
 
 
 def _exclusive(graph: PlanGraph, members: dict[int, int], member_call: list[int]) -> dict[int, int]:
