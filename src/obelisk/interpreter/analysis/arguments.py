@@ -53,7 +53,11 @@ class ArgumentChecks:
                 if masked is not STAND_IN_UNKNOWN:
                     literals[name] = masked
                 continue
-            literals[name] = _literal(value)
+            kind = type(value)
+            if kind is str:  # unescape what is left (containers: a recursive copy)
+                literals[name] = value[1:] if value.startswith("††") else value
+            else:
+                literals[name] = value if kind in _SCALARS else _unescape(value)
         return literals
 
     def expression_places(
@@ -181,17 +185,6 @@ class ArgumentChecks:
 _SCALARS = frozenset((int, float, bool, type(None)))  # what _unescape returns as it is
 _UNSEEN = object()  # (ArgumentChecks._masks) not worked out yet
 _MASK_DEPTH = 100  # levels: an argument nested deeper is not masked and validated at check time
-
-
-def _literal(value: Any) -> Any:
-    """An argument's literal value, unescaped (:func:`_unescape` with a fast path for
-    strings and scalars)."""
-    kind = type(value)
-    if kind is str:
-        return value[1:] if value.startswith("††") else value
-    if kind in _SCALARS:
-        return value
-    return _unescape(value)
 
 
 def _unescape(value: Any) -> Any:
