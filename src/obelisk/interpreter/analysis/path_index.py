@@ -141,6 +141,15 @@ class PathIndex(Generic[T]):
         """The nodes whose keys overlap ``key`` by prefix (every node on the way, the
         root left out), and those among them at its end (whose subtrees overlap it too)."""
         along: list[TrieNode[T]] = []
+        if not self._some_position and _POSITIONS.isdisjoint(key):
+            node = self._root  # the common case: one branch to follow
+            for part in key:
+                child = node.children.get(part)
+                if child is None:
+                    return along, []
+                along.append(child)
+                node = child
+            return along, [node]
         frontier = [self._root]
         for part in key:
             frontier = _step(frontier, part)
