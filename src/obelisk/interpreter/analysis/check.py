@@ -15,24 +15,15 @@ from typing import Any, Literal
 
 from obelisk.diagnostics import Collector, Diagnostic, limit_per_code, sort_diagnostics
 from obelisk.grammar import (
-    ANY_INDEX,
-    WILDCARD,
     Alternatives,
     Reference,
-    Segment,
     path_exists,
 )
 from obelisk.interpreter.analysis.arguments import ArgumentChecks
 from obelisk.interpreter.analysis.conflicts import report_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
+from obelisk.interpreter.analysis.reference_types import ERROR_ARM_SCHEMA, ReferenceTypes
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.analysis.schema_types import (
-    MissingField,
-    admitted_types,
-    describe_types,
-    schema_at,
-    types_compatible,
-)
 from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
@@ -45,20 +36,6 @@ from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["ERROR_ARM_SCHEMA", "check"]
 
-ERROR_ARM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "error": {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string"},
-                "message": {"type": "string"},
-                "tool": {"type": "string"},
-                "call": {"type": "integer"},
-            },
-        }
-    },
-}
 _WRITABLE_HINT = "write to †state or a data kind instead"
 
 
@@ -76,15 +53,19 @@ def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable
     return exists
 
 
-def _below(key: tuple[object, ...], written: tuple[object, ...]) -> tuple[object, ...] | None:
-    """What ``key`` has below ``written`` (``()`` when they are equal); None when
-    ``written`` is no prefix of ``key``."""
-    depth = len(written)
-    if depth == len(key):  # the whole output: no slice to build
-        return () if key == written else None
-    if depth > len(key) or key[:depth] != written:
-        return None
-    return key[depth:]
+def _resolver(
+    exists_outside: Callable[[Reference], bool], partial: PartialPlan | None
+) -> Callable[[Read, tuple[Write, ...]], bool]:
+    """Can a read be resolved: some call writes it (``sources``), or it exists before
+    the plan, or (in a plan that did not wholly parse) a call whose output path did
+    not parse may be the one meant to write it."""
+
+    def resolvable(read: Read, sources: tuple[Write, ...]) -> bool:
+        if sources or exists_outside(read.reference):
+            return True
+        return partial is not None and partial.unknown_writes and read.reference.kind != "input"
+
+    return resolvable
 
 
 class _Checker:
@@ -119,13 +100,10 @@ class _Checker:
         else:
             self.tools = [None] * len(plan.calls)
         self.arguments = ArgumentChecks(self.out, partial)
-        self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
-        self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
-        self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+        self.resolvable = _resolver(self.exists_outside, partial)
+        self.types = ReferenceTypes(self.out, self.calls, self.tools, self.resolvable)
         # unresolved_reference diagnostics (by id) whose "did you mean" is still to find
         self.unsuggested: dict[int, Reference] = {}
-        # (id(sources), reference, tool, parameter) judged without a diagnostic
-        self._clean: set[tuple[int, str, str, str]] = set()
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -133,13 +111,6 @@ class _Checker:
         return tool.effects if tool is not None else {}
 
     # -- where a path comes from ---------------------------------------------
-    def resolvable(self, read: Read, sources: tuple[Write, ...]) -> bool:
-        if sources or self.exists_outside(read.reference):
-            return True
-        # a call whose output path did not parse may be the one meant to write it
-        partial = self.partial
-        return partial is not None and partial.unknown_writes and read.reference.kind != "input"
-
     def unresolved_message(self, reference: Reference, instance: str | None) -> tuple[str, bool]:
         """The message of an unresolved ``reference``, and whether a "did you mean"
         may follow it (not when it is written under another instance)."""
@@ -287,7 +258,7 @@ class _Checker:
             argument = read.argument
             if type(argument.expression) is Reference and sources[start]:
                 # the common case: one reference, which some call writes
-                self.check_type(
+                self.types.check(
                     call, tool if len(argument.path) == 1 else None, read, sources[start]
                 )
                 start += 1
@@ -336,7 +307,7 @@ class _Checker:
             if not self.resolvable(read, feeding):
                 self.report_unresolved(call, read)
             elif feeding:
-                self.check_type(call, tool if whole else None, read, feeding)
+                self.types.check(call, tool if whole else None, read, feeding)
 
     def report_unresolved(self, call: Call, read: Read) -> None:
         """``unresolved_reference`` for ``read``; its "did you mean" is looked for once
@@ -353,152 +324,6 @@ class _Checker:
         )
         if suggest:
             self.unsuggested[id(self.out.diagnostics[-1])] = read.reference
-
-    def check_type(
-        self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
-    ) -> None:
-        """Judge ``read`` against the output schemas of the calls that write it
-        (``sources``): a path none of them can hold (a field a closed object does not
-        have) is ``unresolved_reference``; with ``tool`` (a whole argument of a known
-        tool, no ``[*]``), a value that never fits the parameter is ``type_mismatch``.
-        Reads sharing many sources (N readers of ``†state.items[-1]`` after N writers)
-        are judged once per parameter: a judgment that found nothing finds nothing again."""
-        if len(sources) < 2:
-            self._check_type(call, tool, read, sources)
-            return
-        parameter = str(read.argument.path[0]) if tool is not None else ""
-        clean = (id(sources), str(read.reference), tool.name if tool else "", parameter)
-        if clean in self._clean:
-            return
-        before = len(self.out.diagnostics)
-        self._check_type(call, tool, read, sources)
-        if len(self.out.diagnostics) == before:
-            self._clean.add(clean)
-
-    def _check_type(
-        self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
-    ) -> None:
-        if WILDCARD in read.key:  # a list of values: not typed here
-            tool = None
-        missing: str | None = None  # why the first writer judged cannot make the path
-        possible = False  # some writer may make the path
-        for write in sources:
-            judged = self.written_schema(read, write)
-            if judged is None:
-                possible = True  # not judged here: it may make the path
-                continue
-            schema, tail_key = judged
-            verdict_key = None
-            if tool is not None:
-                verdict_key = (tool.name, str(read.argument.path[0]), id(schema), tail_key)
-                if verdict_key in self._fitting:
-                    possible = True
-                    continue  # this parameter already met this schema at this path
-            tail = read.reference.segments[len(write.key) - 1 :]
-            reason, produced = self.produced_types(schema, tail, tail_key)
-            if type(reason) is MissingField:
-                if missing is None:
-                    writer = self.writer(write)
-                    missing = f"{read.reference} cannot exist when {writer} writes it: {reason}"
-                continue
-            possible = True
-            if tool is not None and verdict_key is not None:
-                self.compare_types(call, tool, read, write, reason, produced, verdict_key)
-        if missing is not None and not possible and not self.resolvable(read, ()):
-            arg = read.argument
-            self.fail(
-                "unresolved_reference",
-                missing,
-                call,
-                arg.argument_path,
-                read.reference.span,
-                arg.text,
-            )
-
-    def written_schema(
-        self, read: Read, write: Write
-    ) -> tuple[dict[str, Any], tuple[object, ...]] | None:
-        """The output schema of what ``write`` puts at a prefix of ``read``'s path, and
-        the rest of the path below it (the key); None when it cannot be judged here: an
-        unknown tool, one with outcomes, a method other than ``set``, a write not at a
-        prefix of the read, negative indexes, or an alternative between the first and
-        the error arm."""
-        producer = self.tools[write.call]
-        if producer is None or producer.outcomes or self.calls[write.call].output_method != "set":
-            return None
-        tail_key = _below(read.key, write.key)
-        if tail_key is None:
-            return None
-        if (
-            ANY_INDEX in write.key
-            and (  # negative indexes: compare the real positions
-                read.reference.segments[: len(write.key) - 1] != write.reference.segments
-            )
-        ):
-            return None
-        if write.alternative == 0:
-            schema = producer.closed_output_schema
-        elif write.alternative == write.alternatives - 1:
-            schema = ERROR_ARM_SCHEMA
-        else:
-            schema = None
-        return None if schema is None else (schema, tail_key)
-
-    def writer(self, write: Write) -> str:
-        """``#0 getUser``, or ``the error arm of #0 getUser`` for a write of its error arm."""
-        label = self.calls[write.call].label
-        if write.alternative and write.alternative == write.alternatives - 1:
-            return f"the error arm of {label}"
-        return label
-
-    def compare_types(
-        self,
-        call: Call,
-        tool: Tool,
-        read: Read,
-        write: Write,
-        reason: str | None,
-        produced: frozenset[str] | None,
-        verdict_key: tuple[str, str, int, tuple[object, ...]],
-    ) -> None:
-        """Report ``type_mismatch`` when what ``write`` puts at ``read`` never fits the
-        parameter the read fills: a path its type rules out (``reason``), or types the
-        parameter does not accept."""
-        arg = read.argument
-        writer = self.writer(write)
-        if reason is not None:
-            message = f"{read.reference} cannot exist when {writer} writes it: {reason}"
-            self.fail(
-                "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
-            )
-            return
-        accepted = self.accepted_types(tool, verdict_key[1])
-        if types_compatible(produced, accepted):
-            self._fitting.add(verdict_key)
-            return
-        assert produced is not None and accepted is not None
-        message = (
-            f"{read.reference} is {describe_types(produced)} "
-            f"(written by {writer}), but {tool.name} expects "
-            f"{describe_types(accepted)} for '{arg.path[0]}'"
-        )
-        self.fail("type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text)
-
-    def accepted_types(self, tool: Tool, name: str) -> frozenset[str] | None:
-        key = (tool.name, name)
-        if key not in self._accepted:
-            self._accepted[key] = admitted_types(tool.parameter_schema(name), tool.parameters)
-        return self._accepted[key]
-
-    def produced_types(
-        self, schema: dict[str, Any], tail: tuple[Segment, ...], tail_key: tuple[object, ...]
-    ) -> tuple[str | None, frozenset[str] | None]:
-        """``(reason the path cannot exist, or None; types found there, or None)``."""
-        key = (id(schema), tail_key)
-        if key not in self._produced:
-            sub, reason = schema_at(schema, tail)
-            self._produced[key] = (reason, None if reason else admitted_types(sub, schema))
-        return self._produced[key]
 
     # -- whole plan ------------------------------------------------------------
     def check_graph(self) -> None:
