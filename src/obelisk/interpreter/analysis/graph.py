@@ -178,11 +178,11 @@ class PlanGraph:
 
     def _find_sources(self) -> list[set[int] | frozenset[int]]:
         """Fill ``sources``; give each call's predecessors by data (:class:`Sources`)."""
-        finder = Sources(self.index)
+        of_call, keep = Sources(self.index).of_call, self.sources.append
         predecessors: list[set[int] | frozenset[int]] = []
         for call, reads in zip(self.plan.calls, self.reads, strict=True):
-            sources_of_call, before = finder.of_call(call, reads)
-            self.sources.append(sources_of_call)
+            sources_of_call, before = of_call(call, reads)
+            keep(sources_of_call)
             predecessors.append(before)
         return predecessors
 
