@@ -156,24 +156,19 @@ class _Checker:
         partial = self.partial
         if partial is not None and call.index in partial.stand_ins:
             return  # could not be read at all: its parse errors say why
-        if tool is not None:
-            self.check_against_tool(call, tool)
+        if tool is not None:  # its arguments, outcomes and _output against the tool
+            self.arguments.check(call, tool)
+            if tool.outcomes:
+                self.check_outcomes(call, tool)
+            if call.has_output and (
+                partial is None or "_output" not in partial.unchecked.get(call.index, ())
+            ):
+                self.check_output(call, tool)
         elif self.registry is not None:
             self.report_unknown_tool(call, self.registry)
         # (tools unknown, registry None: nothing to check the tool against)
         self.check_target(call)
         self.check_reads(call, tool)
-
-    def check_against_tool(self, call: Call, tool: Tool) -> None:
-        """A call's arguments, outcomes and ``_output`` against its tool."""
-        self.arguments.check(call, tool)
-        if tool.outcomes:
-            self.check_outcomes(call, tool)
-        partial = self.partial
-        if call.has_output and (
-            partial is None or "_output" not in partial.unchecked.get(call.index, ())
-        ):
-            self.check_output(call, tool)
 
     def report_unknown_tool(self, call: Call, registry: Registry) -> None:
         """``unknown_tool``, with a close name, a standard tool's hint, or the note that
