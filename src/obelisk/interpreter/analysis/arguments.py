@@ -43,21 +43,7 @@ class ArgumentChecks:
         unescaped) of names the tool may take; references are typed by check_type."""
         known = (self._parameters.get(tool.name) or self.parameters_of(tool))[0]
         extra = tool.accepts_extra
-        # leave out the arguments that are one expression, and those whose expressions
-        # did not parse; an expression inside an object or array is masked
-        skip: list[str] = []
-        inside: dict[str, list[tuple[str | int, ...]]] | None = None
-        for arg in call.expressions:
-            if not isinstance(arg.expression, Escaped):
-                if len(arg.path) == 1:
-                    skip.append(str(arg.path[0]))
-                else:
-                    if inside is None:
-                        inside = {}
-                    inside.setdefault(str(arg.path[0]), []).append(arg.path[1:])
-        partial = self.partial
-        if partial is not None and partial.unchecked:
-            skip.extend(partial.unchecked.get(call.index, ()))
+        skip, inside = self.expression_places(call)
         literals: dict[str, Any] = {}
         for name, value in call.arguments.items():
             if name in skip or not (extra or name in known):
@@ -70,11 +56,32 @@ class ArgumentChecks:
             kind = type(value)
             if kind is str:  # unescape what is left (containers: a recursive copy)
                 literals[name] = value[1:] if value.startswith("††") else value
-            elif kind in _SCALARS:
-                literals[name] = value
             else:
-                literals[name] = _unescape(value)
+                literals[name] = value if kind in _SCALARS else _unescape(value)
         return literals
+
+    def expression_places(
+        self, call: Call
+    ) -> tuple[list[str], dict[str, list[tuple[str | int, ...]]] | None]:
+        """The arguments of ``call`` left out of its literals (those that are one
+        expression, and those whose expressions did not parse), and the places of the
+        expressions inside each other argument (None when there are none): they are
+        masked."""
+        skip: list[str] = []
+        inside: dict[str, list[tuple[str | int, ...]]] | None = None
+        for arg in call.expressions:
+            if isinstance(arg.expression, Escaped):
+                continue
+            if len(arg.path) == 1:
+                skip.append(str(arg.path[0]))
+                continue
+            if inside is None:
+                inside = {}
+            inside.setdefault(str(arg.path[0]), []).append(arg.path[1:])
+        partial = self.partial
+        if partial is not None and partial.unchecked:
+            skip.extend(partial.unchecked.get(call.index, ()))
+        return skip, inside
 
     def masked(self, tool: Tool, name: str, value: Any, places: list[tuple[str | int, ...]]) -> Any:
         """``value`` (argument ``name``, a literal object or array holding expressions
@@ -133,34 +140,38 @@ class ArgumentChecks:
         """Report ``call``'s unexpected, invalid and missing arguments."""
         known, required = self._parameters.get(tool.name) or self.parameters_of(tool)
         problems = self._literal_problems.get(call.index)
-        if problems is None and (tool.accepts_extra or known.issuperset(call.arguments)):
-            # the common case: no argument to report on, only missing ones to look for
-            for name in required:
-                if name not in call.arguments:
-                    self.missing_argument(call, tool, name)
-            return
+        if problems is not None or not (tool.accepts_extra or known.issuperset(call.arguments)):
+            self.report_arguments(call, tool, problems or [])
+        # (the common case: no argument to report on, only missing ones to look for)
+        for name in required:
+            if name not in call.arguments:
+                self.missing_argument(call, tool, name)
+
+    def report_arguments(self, call: Call, tool: Tool, problems: list[ArgumentProblem]) -> None:
+        """``invalid_argument`` for each argument the tool does not take, and for each
+        of ``problems`` (the literal arguments' validation), argument by argument."""
         found: dict[str, list[ArgumentProblem]] = {}
-        for problem in problems or ():
+        for problem in problems:
             found.setdefault(str(problem.loc[0]), []).append(problem)
         for name in call.arguments:
             if name not in tool.parameter_names and not tool.accepts_extra:
-                takes = ", ".join(tool.parameter_names) or "no arguments"
-                close = difflib.get_close_matches(name, tool.parameter_names, n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                self.fail(
-                    "invalid_argument",
-                    f"unexpected argument '{name}'; {hint}{tool.name} takes {takes}",
-                    call,
-                    format_argument_path((name,)),
-                )
+                self.unexpected_argument(call, tool, name)
                 continue
             for problem in found.get(name, ()):
                 self.fail(
                     "invalid_argument", problem.message, call, format_argument_path(problem.loc)
                 )
-        for name in required:
-            if name not in call.arguments:
-                self.missing_argument(call, tool, name)
+
+    def unexpected_argument(self, call: Call, tool: Tool, name: str) -> None:
+        takes = ", ".join(tool.parameter_names) or "no arguments"
+        close = difflib.get_close_matches(name, tool.parameter_names, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        self.fail(
+            "invalid_argument",
+            f"unexpected argument '{name}'; {hint}{tool.name} takes {takes}",
+            call,
+            format_argument_path((name,)),
+        )
 
     def missing_argument(self, call: Call, tool: Tool, name: str) -> None:
         self.fail(

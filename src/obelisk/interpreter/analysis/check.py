@@ -15,24 +15,15 @@ from typing import Any, Literal
 
 from obelisk.diagnostics import Collector, Diagnostic, limit_per_code, sort_diagnostics
 from obelisk.grammar import (
-    ANY_INDEX,
-    WILDCARD,
     Alternatives,
     Reference,
-    Segment,
     path_exists,
 )
 from obelisk.interpreter.analysis.arguments import ArgumentChecks
 from obelisk.interpreter.analysis.conflicts import report_conflicts
 from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
+from obelisk.interpreter.analysis.reference_types import ERROR_ARM_SCHEMA, ReferenceTypes
 from obelisk.interpreter.analysis.result import CheckBasis, CheckResult
-from obelisk.interpreter.analysis.schema_types import (
-    MissingField,
-    admitted_types,
-    describe_types,
-    schema_at,
-    types_compatible,
-)
 from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
@@ -45,20 +36,6 @@ from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["ERROR_ARM_SCHEMA", "check"]
 
-ERROR_ARM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "error": {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string"},
-                "message": {"type": "string"},
-                "tool": {"type": "string"},
-                "call": {"type": "integer"},
-            },
-        }
-    },
-}
 _WRITABLE_HINT = "write to †state or a data kind instead"
 
 
@@ -74,6 +51,21 @@ def _exists_outside(input: Any, state: Any, data: Mapping[str, Any]) -> Callable
         return reference.kind in data and path_exists(data[reference.kind], reference)
 
     return exists
+
+
+def _resolver(
+    exists_outside: Callable[[Reference], bool], partial: PartialPlan | None
+) -> Callable[[Read, tuple[Write, ...]], bool]:
+    """Can a read be resolved: some call writes it (``sources``), or it exists before
+    the plan, or (in a plan that did not wholly parse) a call whose output path did
+    not parse may be the one meant to write it."""
+
+    def resolvable(read: Read, sources: tuple[Write, ...]) -> bool:
+        if sources or exists_outside(read.reference):
+            return True
+        return partial is not None and partial.unknown_writes and read.reference.kind != "input"
+
+    return resolvable
 
 
 class _Checker:
@@ -108,13 +100,10 @@ class _Checker:
         else:
             self.tools = [None] * len(plan.calls)
         self.arguments = ArgumentChecks(self.out, partial)
-        self._accepted: dict[tuple[str, str], frozenset[str] | None] = {}
-        self._fitting: set[tuple[str, str, int, tuple[object, ...]]] = set()
-        self._produced: dict[tuple[int, Any], tuple[str | None, frozenset[str] | None]] = {}
+        self.resolvable = _resolver(self.exists_outside, partial)
+        self.types = ReferenceTypes(self.out, self.calls, self.tools, self.resolvable)
         # unresolved_reference diagnostics (by id) whose "did you mean" is still to find
         self.unsuggested: dict[int, Reference] = {}
-        # (id(sources), reference, tool, parameter) judged without a diagnostic
-        self._clean: set[tuple[int, str, str, str]] = set()
 
     def effects_of(self, tool_name: str) -> dict[str, str]:
         """The world resources a tool touches (``{}`` for unknown tools)."""
@@ -122,13 +111,6 @@ class _Checker:
         return tool.effects if tool is not None else {}
 
     # -- where a path comes from ---------------------------------------------
-    def resolvable(self, read: Read, sources: tuple[Write, ...]) -> bool:
-        if sources or self.exists_outside(read.reference):
-            return True
-        # a call whose output path did not parse may be the one meant to write it
-        partial = self.partial
-        return partial is not None and partial.unknown_writes and read.reference.kind != "input"
-
     def unresolved_message(self, reference: Reference, instance: str | None) -> tuple[str, bool]:
         """The message of an unresolved ``reference``, and whether a "did you mean"
         may follow it (not when it is written under another instance)."""
@@ -174,8 +156,7 @@ class _Checker:
         partial = self.partial
         if partial is not None and call.index in partial.stand_ins:
             return  # could not be read at all: its parse errors say why
-        registry = self.registry
-        if tool is not None:
+        if tool is not None:  # its arguments, outcomes and _output against the tool
             self.arguments.check(call, tool)
             if tool.outcomes:
                 self.check_outcomes(call, tool)
@@ -183,28 +164,38 @@ class _Checker:
                 partial is None or "_output" not in partial.unchecked.get(call.index, ())
             ):
                 self.check_output(call, tool)
-        elif registry is not None:
-            close = registry.suggest(call.tool)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            if not len(registry):
-                hint = "; no tools are registered"
-            hint = standard_tool_hint(call.tool) or hint
-            self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
+        elif self.registry is not None:
+            self.report_unknown_tool(call, self.registry)
         # (tools unknown, registry None: nothing to check the tool against)
-        target = call.target
-        if target is not None:
-            refs = (target,) if type(target) is Reference else target.references
-            for ref in refs:
-                if ref.kind == "input":
-                    self.fail(
-                        "readonly_target",
-                        f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
-                        call,
-                        "_outputPath",
-                        ref.span,
-                        call.output_path,
-                    )
+        self.check_target(call)
         self.check_reads(call, tool)
+
+    def report_unknown_tool(self, call: Call, registry: Registry) -> None:
+        """``unknown_tool``, with a close name, a standard tool's hint, or the note that
+        no tools are registered."""
+        close = registry.suggest(call.tool)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        if not len(registry):
+            hint = "; no tools are registered"
+        hint = standard_tool_hint(call.tool) or hint
+        self.fail("unknown_tool", f"unknown tool '{call.tool}'{hint}", call, "_tool")
+
+    def check_target(self, call: Call) -> None:
+        """``readonly_target`` for each output path into the input."""
+        target = call.target
+        if target is None:
+            return
+        refs = (target,) if type(target) is Reference else target.references
+        for ref in refs:
+            if ref.kind == "input":
+                self.fail(
+                    "readonly_target",
+                    f"cannot write to {ref}: the input is read-only; {_WRITABLE_HINT}",
+                    call,
+                    "_outputPath",
+                    ref.span,
+                    call.output_path,
+                )
 
     def check_output(self, call: Call, tool: Tool) -> None:
         """A call's ``_output``: it fits the output schema; a lazy plan never carries
@@ -253,6 +244,7 @@ class _Checker:
         )
 
     def check_reads(self, call: Call, tool: Tool | None) -> None:
+        """Every read of ``call``, one argument expression at a time."""
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
         start, count = 0, len(reads)
@@ -261,196 +253,72 @@ class _Checker:
             argument = read.argument
             if type(argument.expression) is Reference and sources[start]:
                 # the common case: one reference, which some call writes
-                self.check_type(
+                self.types.check(
                     call, tool if len(argument.path) == 1 else None, read, sources[start]
                 )
                 start += 1
                 continue
             end = start + 1
-            while end < len(reads) and reads[end].argument is argument:
+            while end < count and reads[end].argument is argument:
                 end += 1
             if isinstance(argument.expression, Alternatives):
-                options: dict[int, bool] = {}
-                for p in range(start, end):
-                    ok = self.resolvable(reads[p], sources[p])
-                    options[reads[p].option] = options.get(reads[p].option, True) and ok
-                if not any(options.values()):
-                    self.fail(
-                        "unresolved_reference",
-                        f"no alternative of {argument.expression} can ever exist",
-                        call,
-                        argument.argument_path,
-                        argument.expression.span,
-                        argument.text,
-                    )
+                self.check_fallback(call, argument.expression, reads[start:end], sources[start:end])
             else:
-                whole = argument.is_whole_argument and isinstance(argument.expression, Reference)
-                for p in range(start, end):
-                    read = reads[p]
-                    if not self.resolvable(read, sources[p]):
-                        message, suggest = self.unresolved_message(read.reference, call.instance)
-                        self.fail(
-                            "unresolved_reference",
-                            message,
-                            call,
-                            argument.argument_path,
-                            read.reference.span,
-                            argument.text,
-                        )
-                        if suggest:  # its "did you mean" is looked for once it is sure to show
-                            self.unsuggested[id(self.out.diagnostics[-1])] = read.reference
-                    elif sources[p]:
-                        self.check_type(call, tool if whole else None, read, sources[p])
+                self.check_references(call, tool, reads[start:end], sources[start:end])
             start = end
 
-    def check_type(
-        self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
-    ) -> None:
-        """Judge ``read`` against the output schemas of the calls that write it
-        (``sources``): a path none of them can hold (a field a closed object does not
-        have) is ``unresolved_reference``; with ``tool`` (a whole argument of a known
-        tool, no ``[*]``), a value that never fits the parameter is ``type_mismatch``.
-        Reads sharing many sources (N readers of ``†state.items[-1]`` after N writers)
-        are judged once per parameter: a judgment that found nothing finds nothing again."""
-        if len(sources) < 2:
-            self._check_type(call, tool, read, sources)
-            return
-        parameter = str(read.argument.path[0]) if tool is not None else ""
-        clean = (id(sources), str(read.reference), tool.name if tool else "", parameter)
-        if clean in self._clean:
-            return
-        before = len(self.out.diagnostics)
-        self._check_type(call, tool, read, sources)
-        if len(self.out.diagnostics) == before:
-            self._clean.add(clean)
-
-    def _check_type(
-        self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]
-    ) -> None:
-        key = read.key
-        if WILDCARD in key:  # a list of values: not typed here
-            tool = None
-        missing: str | None = None  # why the first writer judged cannot make the path
-        possible = False  # some writer may make the path
-        calls, tools, fitting = self.calls, self.tools, self._fitting
-        size = len(key)
-        for write in sources:
-            producer = tools[write.call]
-            producer_call = calls[write.call]
-            if producer is None or producer.outcomes or producer_call.output_method != "set":
-                possible = True
-                continue
-            written = write.key
-            depth = len(written)
-            if depth == size:  # the whole output: no slice to build
-                if key != written:
-                    possible = True
-                    continue
-                tail_key: tuple[object, ...] = ()
-            elif depth > size or key[:depth] != written:
-                possible = True
-                continue
-            else:
-                tail_key = key[depth:]
-            if (
-                ANY_INDEX in written
-                and (  # negative indexes: compare the real positions
-                    read.reference.segments[: depth - 1] != write.reference.segments
-                )
-            ):
-                possible = True
-                continue
-            if write.alternative == 0:
-                schema = producer.closed_output_schema
-            elif write.alternative == write.alternatives - 1:
-                schema = ERROR_ARM_SCHEMA
-            else:
-                schema = None
-            if schema is None:
-                possible = True
-                continue
-            if tool is not None:
-                verdict_key = (tool.name, str(read.argument.path[0]), id(schema), tail_key)
-                if verdict_key in fitting:
-                    possible = True
-                    continue  # this parameter already met this schema at this path
-            reason, produced = self.produced_types(
-                schema, read.reference.segments[depth - 1 :], tail_key
-            )
-            if type(reason) is MissingField:
-                if missing is None:
-                    writer = self.writer(write)
-                    missing = f"{read.reference} cannot exist when {writer} writes it: {reason}"
-                continue
-            possible = True
-            if tool is not None:
-                self.compare_types(call, tool, read, write, reason, produced, verdict_key)
-        if missing is not None and not possible and not self.resolvable(read, ()):
-            arg = read.argument
-            self.fail(
-                "unresolved_reference",
-                missing,
-                call,
-                arg.argument_path,
-                read.reference.span,
-                arg.text,
-            )
-
-    def writer(self, write: Write) -> str:
-        """``#0 getUser``, or ``the error arm of #0 getUser`` for a write of its error arm."""
-        label = self.calls[write.call].label
-        if write.alternative and write.alternative == write.alternatives - 1:
-            return f"the error arm of {label}"
-        return label
-
-    def compare_types(
+    def check_fallback(
         self,
         call: Call,
-        tool: Tool,
-        read: Read,
-        write: Write,
-        reason: str | None,
-        produced: frozenset[str] | None,
-        verdict_key: tuple[str, str, int, tuple[object, ...]],
+        expression: Alternatives,
+        reads: list[Read],
+        sources: list[tuple[Write, ...]],
     ) -> None:
-        """Report ``type_mismatch`` when what ``write`` puts at ``read`` never fits the
-        parameter the read fills: a path its type rules out (``reason``), or types the
-        parameter does not accept."""
-        arg = read.argument
-        writer = self.writer(write)
-        if reason is not None:
-            message = f"{read.reference} cannot exist when {writer} writes it: {reason}"
+        """``unresolved_reference`` when no option of a ``||`` fallback can ever exist
+        (``reads``: the references of its options)."""
+        options: dict[int, bool] = {}
+        for read, feeding in zip(reads, sources, strict=True):
+            ok = self.resolvable(read, feeding)
+            options[read.option] = options.get(read.option, True) and ok
+        if not any(options.values()):
+            argument = reads[0].argument
             self.fail(
-                "type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text
+                "unresolved_reference",
+                f"no alternative of {expression} can ever exist",
+                call,
+                argument.argument_path,
+                expression.span,
+                argument.text,
             )
-            return
-        accepted = self.accepted_types(tool, verdict_key[1])
-        if types_compatible(produced, accepted):
-            self._fitting.add(verdict_key)
-            return
-        assert produced is not None and accepted is not None
-        message = (
-            f"{read.reference} is {describe_types(produced)} "
-            f"(written by {writer}), but {tool.name} expects "
-            f"{describe_types(accepted)} for '{arg.path[0]}'"
+
+    def check_references(
+        self, call: Call, tool: Tool | None, reads: list[Read], sources: list[tuple[Write, ...]]
+    ) -> None:
+        """The references of one argument expression (no fallback): each resolves, and
+        each that some call writes is typed (against ``tool`` for a whole argument)."""
+        argument = reads[0].argument
+        whole = argument.is_whole_argument and isinstance(argument.expression, Reference)
+        for read, feeding in zip(reads, sources, strict=True):
+            if not self.resolvable(read, feeding):
+                self.report_unresolved(call, read)
+            elif feeding:
+                self.types.check(call, tool if whole else None, read, feeding)
+
+    def report_unresolved(self, call: Call, read: Read) -> None:
+        """``unresolved_reference`` for ``read``; its "did you mean" is looked for once
+        it is sure to show (:meth:`reported`)."""
+        argument = read.argument
+        message, suggest = self.unresolved_message(read.reference, call.instance)
+        self.fail(
+            "unresolved_reference",
+            message,
+            call,
+            argument.argument_path,
+            read.reference.span,
+            argument.text,
         )
-        self.fail("type_mismatch", message, call, arg.argument_path, read.reference.span, arg.text)
-
-    def accepted_types(self, tool: Tool, name: str) -> frozenset[str] | None:
-        key = (tool.name, name)
-        if key not in self._accepted:
-            self._accepted[key] = admitted_types(tool.parameter_schema(name), tool.parameters)
-        return self._accepted[key]
-
-    def produced_types(
-        self, schema: dict[str, Any], tail: tuple[Segment, ...], tail_key: tuple[object, ...]
-    ) -> tuple[str | None, frozenset[str] | None]:
-        """``(reason the path cannot exist, or None; types found there, or None)``."""
-        key = (id(schema), tail_key)
-        if key not in self._produced:
-            sub, reason = schema_at(schema, tail)
-            self._produced[key] = (reason, None if reason else admitted_types(sub, schema))
-        return self._produced[key]
+        if suggest:
+            self.unsuggested[id(self.out.diagnostics[-1])] = read.reference
 
     # -- whole plan ------------------------------------------------------------
     def check_graph(self) -> None:

@@ -26,11 +26,13 @@ or ``unreachable_call``) are left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from obelisk.diagnostics import Collector
-from obelisk.grammar import ANY_INDEX
 from obelisk.interpreter.analysis.graph import PlanGraph, Write
+from obelisk.interpreter.analysis.path_index import PathIndex, TrieNode
 
 __all__ = ["Conflict", "find_conflicts", "report_conflicts"]
 
@@ -52,57 +54,9 @@ class Conflict:
     others: tuple[int, ...]
 
 
-class _Node:
-    __slots__ = ("below", "below_calls", "bits", "calls", "children", "items")
-
-    def __init__(self) -> None:
-        self.children: dict[object, _Node] = {}
-        self.items: list[int] = []  # write numbers
-        self.bits = 0  # members of the writes at this node (groups searched with bit sets)
-        self.below = 0  # members of the writes in the subtree, this node excluded
-        self.calls: tuple[int, ...] = ()  # up to two calls of grouped writes at this node
-        self.below_calls: tuple[int, ...] = ()  # the same for the subtree, this node excluded
-
-
-def _matching(root: _Node, key: tuple[object, ...]) -> tuple[list[_Node], list[_Node]]:
-    """The trie nodes on the paths ``key`` overlaps by prefix, and those at its end.
-
-    A negative index (``ANY_INDEX``) matches every index, and an index matches a
-    stored negative index, as in :class:`~obelisk.interpreter.analysis.path_index.PathIndex`.
-    """
-    along: list[_Node] = []
-    frontier = [root]
-    for part in key:
-        following: list[_Node] = []
-        for node in frontier:
-            children = node.children
-            if not children:
-                continue
-            if part is ANY_INDEX:
-                following.extend(c for k, c in children.items() if not isinstance(k, str))
-                continue
-            child = children.get(part)
-            if child is not None:
-                following.append(child)
-            if isinstance(part, int):
-                unknown = children.get(ANY_INDEX)
-                if unknown is not None:
-                    following.append(unknown)
-        frontier = following
-        along.extend(following)
-    return along, frontier
-
-
-def _bottom_up(root: _Node) -> list[_Node]:
-    """Every node of the trie, children before their parents."""
-    order: list[_Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        stack.extend(node.children.values())
-    order.reverse()
-    return order
+_T = TypeVar("_T")
+_Trie = TrieNode[int]  # a node of a trie of write numbers
+_Result = tuple[int, int, Conflict]  # (call, write number, the conflict): sorted by the first two
 
 
 def _two(calls: tuple[int, ...], more: tuple[int, ...]) -> tuple[int, ...]:
@@ -116,8 +70,9 @@ def _two(calls: tuple[int, ...], more: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class _Writes:
-    """The ``set`` writes of the calls that can run, their tries (one per instance)
-    and their groups (overlapping writes, by union-find along the tries)."""
+    """The ``set`` writes of the calls that can run, their tries of write numbers
+    (one :class:`PathIndex` per instance) and their groups (overlapping writes, by
+    union-find along the tries)."""
 
     def __init__(self, graph: PlanGraph) -> None:
         calls = graph.plan.calls
@@ -128,24 +83,25 @@ class _Writes:
             if calls[index].output_method == "set" and index not in never
             for write in graph.writes[index]
         ]
-        self.tries: dict[str | None, _Node] = {}
-        self.ends: list[_Node] = []  # the node of each write
-        self.matches: list[tuple[list[_Node], list[_Node]]] = []  # each write's _matching
+        self.tries: dict[str | None, PathIndex[int]] = {}
+        self.ends: list[_Trie] = []  # the node of each write
+        self.matches: list[tuple[list[_Trie], list[_Trie]]] = []  # each write's matching
         self.groups: list[list[int]] = []  # write numbers, of groups of two calls or more
 
     def build(self) -> None:
         writes, tries = self.writes, self.tries
         for number, write in enumerate(writes):
-            node = tries.get(write.instance)
-            if node is None:
-                node = tries[write.instance] = _Node()
-            for part in write.key:
-                child = node.children.get(part)
-                if child is None:
-                    child = node.children[part] = _Node()
-                node = child
-            node.items.append(number)
-            self.ends.append(node)
+            trie = tries.get(write.instance)
+            if trie is None:
+                trie = tries[write.instance] = PathIndex()
+            self.ends.append(trie.add(write.key, number))
+        self.matches = [tries[write.instance].matching(write.key) for write in writes]
+        self.groups = self._overlapping_groups()
+
+    def _overlapping_groups(self) -> list[list[int]]:
+        """The writes joined with every write they overlap (union-find), as groups
+        of write numbers; only the groups of two calls or more."""
+        writes = self.writes
         parent = list(range(len(writes)))
 
         def find(item: int) -> int:
@@ -154,9 +110,7 @@ class _Writes:
                 item = parent[item]
             return item
 
-        for number, write in enumerate(writes):
-            along, end = _matching(tries[write.instance], write.key)
-            self.matches.append((along, end))
+        for number, (along, _) in enumerate(self.matches):
             for node in along:
                 if node.items:
                     first, own = find(node.items[0]), find(number)
@@ -165,11 +119,32 @@ class _Writes:
         by_root: dict[int, list[int]] = {}
         for number in range(len(writes)):
             by_root.setdefault(find(number), []).append(number)
-        self.groups = [
+        return [
             numbers
             for numbers in by_root.values()
             if len(numbers) > 1 and len({writes[n].call for n in numbers}) > 1
         ]
+
+    def summed_up(
+        self, at_node: dict[_Trie, _T], combine: Callable[[_T, _T], _T], empty: _T
+    ) -> dict[_Trie, _T]:
+        """Per trie node, ``combine`` of ``at_node``'s values of every node below it
+        (the node itself excluded); nodes with nothing below are left out."""
+        below: dict[_Trie, _T] = {}
+        for trie in self.tries.values():
+            for node in trie.bottom_up():
+                total = empty
+                for child in node.children.values():
+                    total = combine(total, at_node.get(child, empty))
+                    total = combine(total, below.get(child, empty))
+                if total != empty:
+                    below[node] = total
+        return below
+
+
+def _result(writes: list[Write], call: int, number: int, others: tuple[int, ...]) -> _Result:
+    """The conflict of a group: on ``call``, at its write ``number``, with ``others``."""
+    return call, number, Conflict(call, writes[number], others)
 
 
 def find_conflicts(graph: PlanGraph) -> list[Conflict]:
@@ -184,9 +159,9 @@ def find_conflicts(graph: PlanGraph) -> list[Conflict]:
     if not found.groups:
         return []
     unordered = _unordered_groups(graph, found)
-    plain = [g for g, numbers in enumerate(found.groups) if g in unordered]
+    plain = [numbers for g, numbers in enumerate(found.groups) if g in unordered]
     rest = [numbers for g, numbers in enumerate(found.groups) if g not in unordered]
-    results = _plain_conflicts(found, [found.groups[g] for g in plain])
+    results = _plain_conflicts(found, plain)
     if rest:
         results += _bitset_conflicts(graph, found, rest)
     results.sort(key=lambda item: item[:2])  # keys alone may not compare: ("a",) vs (0,)
@@ -216,23 +191,31 @@ def _unordered_groups(graph: PlanGraph, found: _Writes) -> set[int]:
     above: dict[int, int] = {}  # call -> the group among its ancestors, or _MANY
     predecessors = graph.predecessors
     for index in graph.orderable():
-        mine = -1
-        for pred in predecessors[index]:
-            for seen in (above.get(pred, -1), group_of.get(pred, -1)):
-                if seen == -1 or seen == mine:
-                    continue
-                mine = seen if mine == -1 else _MANY
-            if mine == _MANY:
-                break
+        mine = _group_above(predecessors[index], above, group_of)
         if mine != -1:
             above[index] = mine
-    unordered: set[int] = set()
-    for g, calls in enumerate(members):
-        if all(above.get(call, -1) not in (g, _MANY) for call in calls) and not _any_exclusive(
-            graph, calls
-        ):
-            unordered.add(g)
-    return unordered
+    return {
+        g
+        for g, calls in enumerate(members)
+        if all(above.get(call, -1) not in (g, _MANY) for call in calls)
+        and not _any_exclusive(graph, calls)
+    }
+
+
+def _group_above(
+    predecessors: tuple[int, ...], above: dict[int, int], group_of: dict[int, int]
+) -> int:
+    """The group of the group members among the ancestors of a call with these
+    ``predecessors`` (``-1`` for none, ``_MANY`` for several groups)."""
+    mine = -1
+    for pred in predecessors:
+        for seen in (above.get(pred, -1), group_of.get(pred, -1)):
+            if seen == -1 or seen == mine:
+                continue
+            mine = seen if mine == -1 else _MANY
+        if mine == _MANY:
+            break
+    return mine
 
 
 def _any_exclusive(graph: PlanGraph, calls: set[int]) -> bool:
@@ -245,106 +228,130 @@ def _any_exclusive(graph: PlanGraph, calls: set[int]) -> bool:
     return False
 
 
-def _plain_conflicts(found: _Writes, groups: list[list[int]]) -> list[tuple[int, int, Conflict]]:
+def _plain_conflicts(found: _Writes, groups: list[list[int]]) -> list[_Result]:
     """Conflicts of groups whose calls neither wait for each other nor are exclusive:
     a call conflicts when one of its writes overlaps another call's.  Each trie node
     keeps up to two calls (of its writes, and of those below it), so a write learns
     whether it overlaps another call's in the time of its own trie walk."""
     if not groups:
         return []
-    writes, ends = found.writes, found.ends
+    writes = found.writes
+    at_node: dict[_Trie, tuple[int, ...]] = {}
     for numbers in groups:
         for number in numbers:
-            node = ends[number]
-            node.calls = _two(node.calls, (writes[number].call,))
-    for root in found.tries.values():
-        for node in _bottom_up(root):
-            below: tuple[int, ...] = ()
-            for child in node.children.values():
-                below = _two(_two(below, child.calls), child.below_calls)
-            node.below_calls = below
-    results: list[tuple[int, int, Conflict]] = []
+            node = found.ends[number]
+            at_node[node] = _two(at_node.get(node, ()), (writes[number].call,))
+    below = found.summed_up(at_node, _two, ())
+    results: list[_Result] = []
     for numbers in groups:
-        clashing: dict[int, int] = {}  # call -> its first write that overlaps another call's
-        for number in numbers:
-            call = writes[number].call
-            if call in clashing:
-                continue
-            along, end = found.matches[number]
-            if any(c != call for node in along for c in node.calls) or any(
-                c != call for node in end for c in node.below_calls
-            ):
-                clashing[call] = number
-        if not clashing:
-            continue
-        last = max(clashing)
-        chosen = clashing[last]
-        others = tuple(sorted(c for c in clashing if c != last))
-        results.append((last, chosen, Conflict(last, writes[chosen], others)))
+        clashing = _clashing(found, numbers, at_node, below)
+        if clashing:
+            last = max(clashing)
+            others = tuple(sorted(c for c in clashing if c != last))
+            results.append(_result(writes, last, clashing[last], others))
     return results
+
+
+def _clashing(
+    found: _Writes,
+    numbers: list[int],
+    at_node: dict[_Trie, tuple[int, ...]],
+    below: dict[_Trie, tuple[int, ...]],
+) -> dict[int, int]:
+    """The calls of a plain group one of whose writes overlaps another call's: each
+    with the first such write."""
+    clashing: dict[int, int] = {}
+    for number in numbers:
+        call = found.writes[number].call
+        if call in clashing:
+            continue
+        along, end = found.matches[number]
+        if any(c != call for node in along for c in at_node.get(node, ())) or any(
+            c != call for node in end for c in below.get(node, ())
+        ):
+            clashing[call] = number
+    return clashing
 
 
 # -- the other groups: one bit per member -------------------------------------------
-def _bitset_conflicts(
-    graph: PlanGraph, found: _Writes, groups: list[list[int]]
-) -> list[tuple[int, int, Conflict]]:
+def _bitset_conflicts(graph: PlanGraph, found: _Writes, groups: list[list[int]]) -> list[_Result]:
+    """Conflicts of ``groups`` with bit sets (:class:`_BitSets`): exact for any group."""
+    return _BitSets(graph, found, groups).conflicts()
+
+
+class _BitSets:
     """Conflicts of ``groups`` with bit sets: one bit per (group, call), and per
     member the members it overlaps, is ordered with and is exclusive with.  Exact
     for any group; its sets take (members)² bits."""
-    writes = found.writes
-    member_of: dict[int, int] = {}  # write number -> member
-    member_call: list[int] = []
-    for numbers in groups:
-        mine: dict[int, int] = {}
-        for number in numbers:
-            call = writes[number].call
-            if call not in mine:
-                mine[call] = len(member_call)
-                member_call.append(call)
-            member_of[number] = mine[call]
-    for number, member in member_of.items():
-        found.ends[number].bits |= 1 << member
-    for root in found.tries.values():
-        for node in _bottom_up(root):
-            below = 0
-            for child in node.children.values():
-                below |= child.bits | child.below
-            node.below = below
-    before, after = _ordered(graph, member_call)
-    results: list[tuple[int, int, Conflict]] = []
-    for numbers in groups:
-        overlap: dict[int, int] = {}
-        write_bits: dict[int, int] = {}
-        for number in numbers:
-            along, end = found.matches[number]
-            bits = 0
-            for matched in along:
-                bits |= matched.bits
-            for matched in end:
-                bits |= matched.below
-            write_bits[number] = bits
-            member = member_of[number]
+
+    def __init__(self, graph: PlanGraph, found: _Writes, groups: list[list[int]]) -> None:
+        self.graph, self.found, self.groups = graph, found, groups
+        self.member_of: dict[int, int] = {}  # write number -> member
+        self.member_call: list[int] = []
+        for numbers in groups:
+            mine: dict[int, int] = {}
+            for number in numbers:
+                call = found.writes[number].call
+                if call not in mine:
+                    mine[call] = len(self.member_call)
+                    self.member_call.append(call)
+                self.member_of[number] = mine[call]
+        self.at_node: dict[_Trie, int] = {}  # members of the writes at each node
+        for number, member in self.member_of.items():
+            node = found.ends[number]
+            self.at_node[node] = self.at_node.get(node, 0) | (1 << member)
+        self.below = found.summed_up(self.at_node, int.__or__, 0)
+        self.before, self.after = _ordered(graph, self.member_call)
+
+    def conflicts(self) -> list[_Result]:
+        results: list[_Result] = []
+        for numbers in self.groups:
+            found = self._group_conflict(numbers)
+            if found is not None:
+                results.append(found)
+        return results
+
+    def _group_conflict(self, numbers: list[int]) -> _Result | None:
+        """The conflict of one group: on its last conflicting call in plan order, at
+        that call's first write (in its output path's order) that conflicts."""
+        write_bits = {number: self._overlapped(number) for number in numbers}
+        overlap: dict[int, int] = {}  # member -> the members its writes overlap
+        for number, bits in write_bits.items():
+            member = self.member_of[number]
             overlap[member] = overlap.get(member, 0) | bits
-        exclusive = _exclusive(graph, overlap, member_call)
-        conflicts: dict[int, int] = {}
-        for member, bits in overlap.items():
-            call = member_call[member]
-            bits &= ~(1 << member)
-            bits &= ~(before.get(call, 0) | after.get(call, 0) | exclusive.get(member, 0))
-            if bits:
-                conflicts[member] = bits
+        conflicts = self._unordered(overlap)
         if not conflicts:
-            continue
+            return None
+        member_call = self.member_call
         last = max(conflicts, key=member_call.__getitem__)
         chosen = next(
-            n for n in numbers if member_of[n] == last and write_bits[n] & conflicts[last]
+            n for n in numbers if self.member_of[n] == last and write_bits[n] & conflicts[last]
         )
         others = tuple(sorted(member_call[m] for m in conflicts if m != last))
-        # a call's writes are numbered in the order of its output path
-        results.append(
-            (member_call[last], chosen, Conflict(member_call[last], writes[chosen], others))
-        )
-    return results
+        return _result(self.found.writes, member_call[last], chosen, others)
+
+    def _overlapped(self, number: int) -> int:
+        """The members whose writes overlap write ``number``."""
+        along, end = self.found.matches[number]
+        bits = 0
+        for matched in along:
+            bits |= self.at_node.get(matched, 0)
+        for matched in end:
+            bits |= self.below.get(matched, 0)
+        return bits
+
+    def _unordered(self, overlap: dict[int, int]) -> dict[int, int]:
+        """Per member of one group, the others it overlaps that it is neither ordered
+        with nor exclusive with (members with none left out)."""
+        exclusive = _exclusive(self.graph, overlap, self.member_call)
+        conflicts: dict[int, int] = {}
+        for member, bits in overlap.items():
+            call = self.member_call[member]
+            bits &= ~(1 << member)
+            bits &= ~(self.before.get(call, 0) | self.after.get(call, 0) | exclusive.get(member, 0))
+            if bits:
+                conflicts[member] = bits
+        return conflicts
 
 
 def _ordered(graph: PlanGraph, member_call: list[int]) -> tuple[dict[int, int], dict[int, int]]:
@@ -354,21 +361,24 @@ def _ordered(graph: PlanGraph, member_call: list[int]) -> tuple[dict[int, int], 
     for member, call in enumerate(member_call):
         call_bits[call] = call_bits.get(call, 0) | (1 << member)
     runnable = graph.orderable()
-    before: dict[int, int] = {}
-    for index in runnable:  # a topological order: predecessors first
-        bits = 0
-        for pred in graph.predecessors[index]:
-            bits |= before.get(pred, 0) | call_bits.get(pred, 0)
-        if bits:
-            before[index] = bits
-    after: dict[int, int] = {}
-    for index in reversed(runnable):
-        bits = 0
-        for succ in graph.successors[index]:
-            bits |= after.get(succ, 0) | call_bits.get(succ, 0)
-        if bits:
-            after[index] = bits
+    before = _carried(runnable, graph.predecessors, call_bits)  # predecessors first
+    after = _carried(reversed(runnable), graph.successors, call_bits)
     return before, after
+
+
+def _carried(
+    order: Iterable[int], edges: list[tuple[int, ...]], call_bits: dict[int, int]
+) -> dict[int, int]:
+    """Per call, the bits of the calls behind it along ``edges`` (each call's
+    neighbours that come earlier in ``order``), directly or not."""
+    carried: dict[int, int] = {}
+    for index in order:
+        bits = 0
+        for other in edges[index]:
+            bits |= carried.get(other, 0) | call_bits.get(other, 0)
+        if bits:
+            carried[index] = bits
+    return carried
 
 
 def _exclusive(graph: PlanGraph, members: dict[int, int], member_call: list[int]) -> dict[int, int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from obelisk.interpreter.analysis.graph import PlanGraph
@@ -91,61 +91,93 @@ def draw(
     dry run's critical path): its calls get a thick border and the edges between
     them are thick.  Raises ``ValueError`` for an unknown ``fmt``.
     """
-    path = set(itertools.pairwise(f"c{i}" for i in critical))
-    calls = graph.plan.calls
-    edges = _edges(graph)
-    cycle = _cycle_edges(graph)
-    uses_input = any(source == "input" for source, _ in edges)
-    statuses = {k: v for k, v in (statuses or {}).items() if v in STATUS_COLOURS}
-    if fmt == "mermaid":
+    render = _RENDERERS.get(fmt) if isinstance(fmt, str) else None
+    if render is None:
+        raise ValueError(f"unknown graph format {fmt!r}; expected 'mermaid' or 'dot'")
+    return "\n".join(render(_Picture(graph, statuses, critical))) + "\n"
+
+
+class _Picture:
+    """What both formats draw: the calls, the labelled edges, the cycle's edges, the
+    critical path's edges, and the calls' statuses."""
+
+    def __init__(
+        self, graph: PlanGraph, statuses: Mapping[int, str] | None, critical: Sequence[int]
+    ) -> None:
+        self.calls = graph.plan.calls
+        self.edges = _edges(graph)
+        self.cycle = _cycle_edges(graph)
+        self.path = set(itertools.pairwise(f"c{i}" for i in critical))
+        self.critical = critical
+        self.uses_input = any(source == "input" for source, _ in self.edges)
+        self.statuses = {k: v for k, v in (statuses or {}).items() if v in STATUS_COLOURS}
+
+    def mermaid(self) -> list[str]:
         lines = ["flowchart TD"]
-        if uses_input:
+        if self.uses_input:
             lines.append("  input([input])")
-        lines.extend(f"  c{call.index}[{_mermaid_text(call.label)}]" for call in calls)
+        lines.extend(f"  c{call.index}[{_mermaid_text(call.label)}]" for call in self.calls)
         red: list[int] = []
         thick: list[int] = []
-        for number, ((source, target), (labels, alternative)) in enumerate(edges.items()):
+        for number, ((source, target), (labels, alternative)) in enumerate(self.edges.items()):
             text = _mermaid_text(", ".join(labels))
             arrow = f"-. {text} .->" if alternative else f"-- {text} -->"
             lines.append(f"  {source} {arrow} {target}")
-            if (source, target) in cycle:
+            if (source, target) in self.cycle:
                 red.append(number)
-            elif (source, target) in path:
+            elif (source, target) in self.path:
                 thick.append(number)
         if red:
             numbers = ",".join(map(str, red))
             lines.append(f"  linkStyle {numbers} stroke:{_CYCLE_COLOUR},stroke-width:3px")
         if thick:
             lines.append(f"  linkStyle {','.join(map(str, thick))} stroke-width:4px")
+        lines.extend(self._mermaid_classes())
+        return lines
+
+    def _mermaid_classes(self) -> list[str]:
+        """The fill of each status, and the thick border of the critical calls."""
+        lines: list[str] = []
+        statuses = self.statuses
         for status in sorted(set(statuses.values())):
             lines.append(f"  classDef {status} fill:{STATUS_COLOURS[status]}")
             members = ",".join(f"c{i}" for i in sorted(statuses) if statuses[i] == status)
             lines.append(f"  class {members} {status}")
-        if critical:
+        if self.critical:
             lines.append("  classDef critical stroke-width:4px")
-            lines.append(f"  class {','.join(f'c{i}' for i in critical)} critical")
-        return "\n".join(lines) + "\n"
-    if fmt == "dot":
+            lines.append(f"  class {','.join(f'c{i}' for i in self.critical)} critical")
+        return lines
+
+    def dot(self) -> list[str]:
         lines = ["digraph plan {", "  rankdir=TB;", "  node [shape=box];"]
-        if uses_input:
+        if self.uses_input:
             lines.append('  input [label="input", shape=ellipse];')
-        for call in calls:
+        for call in self.calls:
             label = json.dumps(call.label, ensure_ascii=False)
-            seen = statuses.get(call.index)
-            fill = ""
-            if seen is not None:
-                fill = f', style=filled, fillcolor="{STATUS_COLOURS[seen]}", tooltip="{seen}"'
-            if call.index in critical:
-                fill += ", penwidth=3"
-            lines.append(f"  c{call.index} [label={label}{fill}];")
-        for (source, target), (labels, alternative) in edges.items():
+            lines.append(f"  c{call.index} [label={label}{self._dot_fill(call.index)}];")
+        for (source, target), (labels, alternative) in self.edges.items():
             label = json.dumps(", ".join(labels), ensure_ascii=False)
             style = ", style=dashed" if alternative else ""
-            if (source, target) in cycle:
+            if (source, target) in self.cycle:
                 style += f', color="{_CYCLE_COLOUR}", penwidth=3'
-            elif (source, target) in path:
+            elif (source, target) in self.path:
                 style += ", penwidth=3"
             lines.append(f"  {source} -> {target} [label={label}{style}];")
         lines.append("}")
-        return "\n".join(lines) + "\n"
-    raise ValueError(f"unknown graph format {fmt!r}; expected 'mermaid' or 'dot'")
+        return lines
+
+    def _dot_fill(self, index: int) -> str:
+        """A call's attributes beyond its label: its status's fill, a critical border."""
+        seen = self.statuses.get(index)
+        fill = ""
+        if seen is not None:
+            fill = f', style=filled, fillcolor="{STATUS_COLOURS[seen]}", tooltip="{seen}"'
+        if index in self.critical:
+            fill += ", penwidth=3"
+        return fill
+
+
+_RENDERERS: dict[str, Callable[[_Picture], list[str]]] = {
+    "mermaid": _Picture.mermaid,
+    "dot": _Picture.dot,
+}

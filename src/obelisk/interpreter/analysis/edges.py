@@ -6,14 +6,17 @@ Calls that read the same path in one instance share one set of predecessors
 helpers keep that sharing from the graph's first sets to its sorted tuples, build
 the successors and Kahn's order once per group of calls sharing one tuple, and
 measure breadth-first distances for the walk of a dependency cycle
-(obelisk/interpreter/analysis/graph.py).
+(obelisk/interpreter/analysis/graph.py); :func:`reaches` and :func:`descendants` are
+the one search of what a call leads to, for the graph, its world-effect edges and
+the runtime's commit order.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Sequence
 
-__all__ = ["Groups", "distances", "mutable", "sorted_shared"]
+__all__ = ["Groups", "descendants", "distances", "mutable", "reaches", "sorted_shared"]
 
 
 def mutable(predecessors: list[set[int] | frozenset[int]], node: int) -> set[int]:
@@ -37,6 +40,36 @@ def sorted_shared(predecessors: list[set[int] | frozenset[int]]) -> list[tuple[i
         else:
             result.append(tuple(sorted(preds)))
     return result
+
+
+def reaches(start: int, goal: int, *edges: Sequence[Iterable[int]]) -> bool:
+    """True when ``goal`` is reached from ``start`` in one step or more along ``edges``
+    (each a list of every call's next calls, such as ``PlanGraph.successors``;
+    several lists are followed together)."""
+    return goal in _reached(start, edges, goal)
+
+
+def descendants(start: int, *edges: Sequence[Iterable[int]]) -> set[int]:
+    """Every call reached from ``start`` in one step or more along ``edges`` (as for
+    :func:`reaches`); ``start`` itself only when it is on a cycle."""
+    return _reached(start, edges, None)
+
+
+def _reached(start: int, edges: tuple[Sequence[Iterable[int]], ...], goal: int | None) -> set[int]:
+    """The calls reached from ``start`` (depth first), stopping once ``goal`` is."""
+    seen: set[int] = set()
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        for table in edges:
+            for child in table[node]:
+                if child not in seen:
+                    if child == goal:
+                        seen.add(child)
+                        return seen
+                    seen.add(child)
+                    stack.append(child)
+    return seen
 
 
 def distances(

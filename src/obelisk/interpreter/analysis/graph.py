@@ -18,84 +18,26 @@ from __future__ import annotations
 
 import graphlib
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import NamedTuple
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from obelisk.errors import DependencyCycleError
-from obelisk.grammar import Alternatives, Escaped, Reference
-from obelisk.interpreter.analysis.edges import Groups, distances, mutable, sorted_shared
+from obelisk.grammar import Reference
+from obelisk.interpreter.analysis.accesses import Read, Sources, Write, reads_of, writes_of
+from obelisk.interpreter.analysis.edges import (
+    Groups,
+    descendants,
+    distances,
+    mutable,
+    reaches,
+    sorted_shared,
+)
 from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.world import WorldOrder
-from obelisk.interpreter.plan.model import ArgumentExpression, Call, Plan
+from obelisk.interpreter.plan.model import Plan
 
 __all__ = ["PlanGraph", "Read", "Write"]
 
 Tag = tuple[int, int]  # (producer call index, alternative index)
-
-
-class Read(NamedTuple):
-    """One reference a call reads.
-
-    ``required`` is False for the options of a ``||`` fallback (a missing option
-    does not skip the call); a read through ``[*]`` is required (its list or object
-    must exist; it may be empty); ``option`` is the position of the fallback
-    option it belongs to (0 when there is no ``||``); ``key`` is the path as a
-    plain tuple (:attr:`~obelisk.grammar.Reference.key`).
-    """
-
-    call: int
-    reference: Reference
-    argument: ArgumentExpression
-    required: bool
-    option: int
-    key: tuple[object, ...]
-
-
-class Write(NamedTuple):
-    """One path a call may write: alternative ``alternative`` of ``alternatives``."""
-
-    call: int
-    reference: Reference
-    alternative: int
-    alternatives: int
-    instance: str | None
-    key: tuple[object, ...]
-
-
-_new_tuple = tuple.__new__  # a NamedTuple without its Python-level __new__: graphs make many
-
-
-def _reads_of(call: Call) -> list[Read]:
-    reads: list[Read] = []
-    index = call.index
-    for argument in call.expressions:
-        node = argument.expression
-        if type(node) is Reference:  # the common case: one plain reference
-            reads.append(_new_tuple(Read, (index, node, argument, True, 0, node.key)))
-            continue
-        if isinstance(node, Escaped):
-            continue
-        options = node.options if isinstance(node, Alternatives) else (node,)
-        required = len(options) == 1  # the options of a fallback are not required
-        for position, option in enumerate(options):
-            for ref in option.references:
-                reads.append(_new_tuple(Read, (index, ref, argument, required, position, ref.key)))
-    return reads
-
-
-def _writes_of(call: Call) -> list[Write]:
-    # call.outputs are the alternatives (worked out when parsing) unless left empty
-    alternatives = call.outputs if call.target is not None and call.outputs else call.alternatives
-    count = len(alternatives)
-    index, instance = call.index, call.instance
-    if count == 1 and len(alternatives[0]) == 1:  # the common case: one output path
-        ref = alternatives[0][0]
-        return [_new_tuple(Write, (index, ref, 0, 1, instance, ref.key))]
-    return [
-        _new_tuple(Write, (index, ref, position, count, instance, ref.key))
-        for position, targets in enumerate(alternatives)
-        for ref in targets
-    ]
 
 
 def _need(
@@ -119,6 +61,70 @@ def _need(
             mine = mine | {(write.call, write.alternative)}
         common = mine if common is None else common & mine
     return None, common or frozenset()
+
+
+class _AlternativeWalk:
+    """The ``(producer, alternative)`` tags each call holds, and the calls that can
+    never run, worked out in a topological order (PlanGraph._analyse_alternatives).
+
+    Only the alternatives of ``relevant`` producers are tags (two of their
+    alternatives feed required reads)."""
+
+    def __init__(self, graph: PlanGraph, relevant: set[int]) -> None:
+        self.graph = graph
+        self.relevant = relevant
+        self.tags: list[frozenset[Tag]] = [frozenset()] * graph.size
+        self.unreachable: dict[int, str] = {}
+        self.labels = [call.label for call in graph.plan.calls]
+        # id(sources) -> what a read of them needs: (the dead writers' labels, or None;
+        # the tags every live writer holds).  Reads sharing one tuple of sources (N
+        # readers of items[*]) are worked out once: the writers' tags are final then.
+        self.needs: dict[int, tuple[str | None, frozenset[Tag]]] = {}
+
+    def run(self, order: list[int], exists: Callable[[Reference], bool] | None) -> None:
+        for node in order:
+            held = self._held(node, exists)
+            if isinstance(held, str):
+                self.unreachable[node] = held
+                continue
+            clash = self._clash(held)
+            if clash is not None:
+                self.unreachable[node] = clash
+            self.tags[node] = frozenset(held)
+
+    def _held(self, node: int, exists: Callable[[Reference], bool] | None) -> set[Tag] | str:
+        """The tags the required reads of ``node`` hold, or why it can never run."""
+        graph, needs = self.graph, self.needs
+        held: set[Tag] = set()
+        for read, sources in zip(graph.reads[node], graph.sources[node], strict=True):
+            if not read.required or not sources:
+                continue
+            if exists is not None and exists(read.reference):
+                continue  # there before the plan: no alternative has to be written
+            need = needs.get(id(sources))
+            if need is None:
+                need = needs[id(sources)] = _need(
+                    sources, self.tags, self.unreachable, self.labels, self.relevant
+                )
+            dead, common = need
+            if dead is not None:
+                return (
+                    f"it needs {read.reference}, which only {dead} can write, "
+                    "and that can never run"
+                )
+            held.update(common)
+        return held
+
+    def _clash(self, held: set[Tag]) -> str | None:
+        """Why a call holding ``held`` can never run: two alternatives of one producer."""
+        chosen: dict[int, int] = {}
+        for producer, alternative in sorted(held):
+            if chosen.setdefault(producer, alternative) != alternative:
+                return (
+                    f"it depends on two different alternatives of {self.labels[producer]}, "
+                    "and only one of them is ever written"
+                )
+        return None
 
 
 class PlanGraph:
@@ -152,12 +158,12 @@ class PlanGraph:
         self._exists = exists
         calls = plan.calls
         self.size = len(calls)
-        self.reads: list[list[Read]] = [_reads_of(call) for call in calls]
+        self.reads: list[list[Read]] = [reads_of(call) for call in calls]
         self.writes: list[list[Write]] = []
         self.index: PathIndex[Write] = PathIndex()
         add, keep = self.index.add, self.writes.append
         for call in calls:
-            writes = _writes_of(call)
+            writes = writes_of(call)
             keep(writes)
             for write in writes:
                 add(write.key, write)
@@ -175,57 +181,13 @@ class PlanGraph:
         self._unreachable: dict[int, str] | None = None
 
     def _find_sources(self) -> list[set[int] | frozenset[int]]:
-        """Fill ``sources`` and give each call's predecessors by data.
-
-        Reads of one path in one instance share one tuple of sources and one set of
-        the calls behind them (N readers of ``†state.items[*]`` after N writers hold
-        one tuple of N writes, not N of them); a call's predecessors are that shared
-        set when it is all it reads, and are only copied when something is added."""
-        calls = self.plan.calls
+        """Fill ``sources``; give each call's predecessors by data (:class:`Sources`)."""
+        of_call, keep = Sources(self.index).of_call, self.sources.append
         predecessors: list[set[int] | frozenset[int]] = []
-        overlapping = self.index.overlapping
-        # (write,) per write, by id: shared by every read it alone feeds, fewer objects
-        # for the garbage collector to walk (every write stays alive in self.writes)
-        alone: dict[int, tuple[Write]] = {}
-        # (key, instance) -> the writes a read of key sees there, and their calls
-        seen: dict[tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]]
-        seen = {}
-        for call, reads in zip(calls, self.reads, strict=True):
-            sources_of_call: list[tuple[Write, ...]] = []
-            me, instance = call.index, call.instance
-            mine: set[int] = set()
-            shared: list[frozenset[int]] = []
-            for read in reads:
-                hits = overlapping(read.key)
-                if len(hits) == 1:  # the common case: one writer, without a generator
-                    write = hits[0]
-                    if write.call != me and (write.instance is None or write.instance == instance):
-                        only = alone.get(id(write))
-                        if only is None:
-                            only = alone[id(write)] = (write,)
-                        sources_of_call.append(only)
-                        mine.add(write.call)
-                    else:
-                        sources_of_call.append(())
-                    continue
-                known = seen.get((read.key, instance))
-                if known is None:
-                    visible = tuple(w for w in hits if w.instance is None or w.instance == instance)
-                    known = seen[(read.key, instance)] = (
-                        visible,
-                        frozenset(w.call for w in visible),
-                    )
-                found, writers = known
-                if me in writers:  # rare: a call reading what it writes
-                    found = tuple(w for w in found if w.call != me)
-                    writers = writers - {me}
-                sources_of_call.append(found)
-                shared.append(writers)
-            self.sources.append(sources_of_call)
-            if not mine and len(shared) == 1:
-                predecessors.append(shared[0])  # shared with every call reading the same
-            else:
-                predecessors.append(mine.union(*shared))
+        for call, reads in zip(self.plan.calls, self.reads, strict=True):
+            sources_of_call, before = of_call(call, reads)
+            keep(sources_of_call)
+            predecessors.append(before)
         return predecessors
 
     # -- order-only edges: _after and world effects ---------------------------
@@ -242,55 +204,66 @@ class PlanGraph:
         resources that overlap by prefix) run in plan order, unless the
         dependencies found so far already order them the other way.
         """
+        self._add_after_edges(predecessors)
+        if effects is not None:
+            self._add_world_edges(predecessors, effects)
+
+    def _add_after_edges(self, predecessors: list[set[int] | frozenset[int]]) -> None:
+        """An edge from each ``_after`` target to its call; a target that names no
+        other call goes to ``unknown_after``."""
         calls = self.plan.calls
         ids = {call.id: call.index for call in calls if call.id is not None}
         for call in calls:
             for target in call.after:
                 found = ids.get(target)
                 if found is None and type(target) is int and 0 <= target < self.size:
-                    found = target
+                    found = target  # an index, since no call has that integer id
                 if found is None or found == call.index:
                     self.unknown_after.append((call.index, target))
                     continue
                 mutable(predecessors, call.index).add(found)
                 self.order_edges.setdefault((found, call.index), "after")
-        if effects is None:
-            return
-        of_tool: dict[str, Mapping[str, str]] = {}  # effects asked once per tool name
-        touching: list[tuple[Call, Mapping[str, str]]] = []
-        for call in calls:
+
+    def _touching(
+        self, effects: Callable[[str], Mapping[str, str]]
+    ) -> list[tuple[int, Mapping[str, str]]]:
+        """The calls whose tools touch the world, with their effects (asked once per
+        tool name), in plan order."""
+        of_tool: dict[str, Mapping[str, str]] = {}
+        touching: list[tuple[int, Mapping[str, str]]] = []
+        for call in self.plan.calls:
             mine = of_tool.get(call.tool)
             if mine is None:
                 mine = of_tool[call.tool] = effects(call.tool)
             if mine:
-                touching.append((call, mine))
+                touching.append((call.index, mine))
+        return touching
+
+    def _add_world_edges(
+        self,
+        predecessors: list[set[int] | frozenset[int]],
+        effects: Callable[[str], Mapping[str, str]],
+    ) -> None:
+        """An edge between each two calls whose effects conflict (:class:`WorldOrder`),
+        unless the edges so far already order them."""
+        touching = self._touching(effects)
         if not touching:
             return  # the common case: no call touches the world, no order to add
-        successors: list[set[int]] = [set() for _ in calls]
+        successors: list[set[int]] = [set() for _ in range(self.size)]
         backward = False  # an edge against plan order: only then can a later call come first
         for node, preds in enumerate(predecessors):
             for pred in preds:
                 successors[pred].add(node)
                 backward = backward or pred > node
 
-        def reaches(start: int, goal: int) -> bool:
-            if not backward and goal < start:
-                return False  # every edge points forward in plan order
-            seen, stack = {start}, [start]
-            while stack:
-                for child in successors[stack.pop()]:
-                    if child == goal:
-                        return True
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append(child)
-            return False
+        def ordered_before(start: int, goal: int) -> bool:
+            # with every edge pointing forward in plan order, no call reaches an earlier one
+            return (backward or goal >= start) and reaches(start, goal, successors)
 
         world = WorldOrder()
-        for call, mine in touching:
-            me = call.index
+        for me, mine in touching:
             for resource, access in mine.items():
-                for earlier, label in world.add(me, resource, access, reaches):
+                for earlier, label in world.add(me, resource, access, ordered_before):
                     if me in successors[earlier]:
                         continue  # a dependency orders them already
                     mutable(predecessors, me).add(earlier)
@@ -403,67 +376,28 @@ class PlanGraph:
         """Kahn's order of every call not in or behind a cycle."""
         return self._groups.order()
 
-    def reaches(self, start: int, goal: int) -> bool:
-        """True when ``goal`` depends, directly or not, on ``start``."""
-        seen = {start}
-        queue = deque([start])
-        while queue:
-            for child in self.successors[queue.popleft()]:
-                if child == goal:
-                    return True
-                if child not in seen:
-                    seen.add(child)
-                    queue.append(child)
-        return False
+    def reaches(self, start: int, goal: int, *links: Sequence[Iterable[int]]) -> bool:
+        """True when ``goal`` depends, directly or not, on ``start`` (also through
+        ``links``, more edges given as lists of each call's next calls)."""
+        return reaches(start, goal, self.successors, *links)
+
+    def descendants(self, start: int) -> set[int]:
+        """The calls that depend, directly or not, on ``start``."""
+        return descendants(start, self.successors)
 
     # -- alternatives ------------------------------------------------------
     def _analyse_alternatives(self) -> tuple[list[frozenset[Tag]], dict[int, str]]:
-        if self._tags is not None and self._unreachable is not None:
-            return self._tags, self._unreachable
-        tags: list[frozenset[Tag]] = [frozenset()] * self.size
-        unreachable: dict[int, str] = {}
-        relevant = self._relevant_producers()
-        if not relevant:
-            # no two alternatives of one output are read: nothing is exclusive,
-            # everything can run
-            self._tags, self._unreachable = tags, unreachable
-            return tags, unreachable
-        labels = [call.label for call in self.plan.calls]
-        # id(sources) -> what a read of them needs: (the dead writers' labels, or None;
-        # the tags every live writer holds).  Reads sharing one tuple of sources (N
-        # readers of items[*]) are worked out once: the writers' tags are final then.
-        needs: dict[int, tuple[str | None, frozenset[Tag]]] = {}
-        for node in self._order:
-            acc: set[Tag] = set()
-            for read, sources in zip(self.reads[node], self.sources[node], strict=True):
-                if not read.required or not sources:
-                    continue
-                if self._exists is not None and self._exists(read.reference):
-                    continue  # there before the plan: no alternative has to be written
-                need = needs.get(id(sources))
-                if need is None:
-                    need = needs[id(sources)] = _need(sources, tags, unreachable, labels, relevant)
-                dead, common = need
-                if dead is not None:
-                    unreachable[node] = (
-                        f"it needs {read.reference}, which only {dead} can write, "
-                        "and that can never run"
-                    )
-                    break
-                acc.update(common)
-            if node in unreachable:
-                continue
-            chosen: dict[int, int] = {}
-            for producer, alternative in sorted(acc):
-                if chosen.setdefault(producer, alternative) != alternative:
-                    unreachable[node] = (
-                        f"it depends on two different alternatives of {labels[producer]}, "
-                        "and only one of them is ever written"
-                    )
-                    break
-            tags[node] = frozenset(acc)
-        self._tags, self._unreachable = tags, unreachable
-        return tags, unreachable
+        if self._tags is None or self._unreachable is None:
+            relevant = self._relevant_producers()
+            if relevant:
+                walk = _AlternativeWalk(self, relevant)
+                walk.run(self._order, self._exists)
+                self._tags, self._unreachable = walk.tags, walk.unreachable
+            else:
+                # no two alternatives of one output are read: nothing is exclusive,
+                # everything can run
+                self._tags, self._unreachable = [frozenset()] * self.size, {}
+        return self._tags, self._unreachable
 
     def _relevant_producers(self) -> set[int]:
         """The calls two of whose alternatives feed required reads.

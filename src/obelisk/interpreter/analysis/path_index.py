@@ -6,7 +6,8 @@ index, whose position is unknown until run time) overlaps every index, and
 never overlaps a key.  Instead
 of comparing every read with every write, writes are stored in a trie keyed by
 ``(kind, segment, ...)`` and each query walks only the branch it names, plus the
-subtree below its end.
+subtree below its end.  The conflict finder (obelisk/interpreter/analysis/conflicts.py)
+walks the same trie node by node (:meth:`PathIndex.matching`, :meth:`PathIndex.bottom_up`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from obelisk.grammar import ANY_INDEX, WILDCARD
 
-__all__ = ["Key", "PathIndex"]
+__all__ = ["Key", "PathIndex", "TrieNode"]
 
 
 Key = tuple[object, ...]
@@ -37,8 +38,11 @@ def _unique(found: list[T]) -> list[T]:
 
 
 @dataclass(slots=True, eq=False)
-class _Node(Generic[T]):
-    children: dict[object, _Node[T]] = field(default_factory=dict)
+class TrieNode(Generic[T]):
+    """One node of a :class:`PathIndex`: its children by key part, the items stored at
+    its key, and (cached) the items below it.  Hashed by identity."""
+
+    children: dict[object, TrieNode[T]] = field(default_factory=dict)
     items: list[T] = field(default_factory=list)
     below: tuple[T, ...] | None = None  # cached items of the whole subtree, self excluded
 
@@ -66,12 +70,13 @@ class PathIndex(Generic[T]):
     __slots__ = ("_answers", "_nested", "_root", "_some_position")
 
     def __init__(self) -> None:
-        self._root: _Node[T] = _Node()
+        self._root: TrieNode[T] = TrieNode()
         self._answers: dict[Key, list[T]] = {}  # the many-branch queries answered so far
         self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
         self._nested = False  # two items at one key, or one at a prefix of another's
 
-    def add(self, key: Key, item: T) -> None:
+    def add(self, key: Key, item: T) -> TrieNode[T]:
+        """Store ``item`` at ``key``; returns the node of ``key``."""
         if self._answers:
             self._answers = {}
         node = self._root
@@ -81,7 +86,7 @@ class PathIndex(Generic[T]):
                 self._nested = True
             child = node.children.get(part)
             if child is None:
-                child = node.children[part] = _Node()
+                child = node.children[part] = TrieNode()
                 if part is ANY_INDEX or part is WILDCARD:
                     self._some_position = True
             node = child
@@ -89,6 +94,7 @@ class PathIndex(Generic[T]):
         if node.items or node.children:  # an item at key, or below it
             self._nested = True
         node.items.append(item)
+        return node
 
     def overlapping(self, key: Key) -> list[T]:
         """Items whose key is a prefix of ``key``, or has ``key`` as a prefix.
@@ -118,37 +124,48 @@ class PathIndex(Generic[T]):
     def _overlapping(self, key: Key) -> list[T]:
         found: list[T] = []
         frontier = [self._root]
-        depth = 0
-        size = len(key)
-        while frontier:
+        for part in key:
             for node in frontier:
                 found.extend(node.items)
-            if depth == size:
-                for node in frontier:
-                    found.extend(node.subtree())
+            frontier = _step(frontier, part)
+            if not frontier:
                 break
-            part = key[depth]
-            following: list[_Node[T]] = []
+        else:
             for node in frontier:
-                children = node.children
-                if not children:
-                    continue
-                if part is WILDCARD:  # [*] may also walk an object's values: overlap them all
-                    following.extend(children.values())
-                    continue
-                if part is ANY_INDEX:  # a negative index: any list position, never a key
-                    following.extend(c for k, c in children.items() if not isinstance(k, str))
-                    continue
-                child = children.get(part)
-                if child is not None:
-                    following.append(child)
-                if isinstance(part, int):
-                    wildcard = children.get(ANY_INDEX)
-                    if wildcard is not None:
-                        following.append(wildcard)
-            frontier = following
-            depth += 1
+                found.extend(node.items)
+            for node in frontier:
+                found.extend(node.subtree())
         return found if len(found) < 2 else _unique(found)
+
+    def matching(self, key: Key) -> tuple[list[TrieNode[T]], list[TrieNode[T]]]:
+        """The nodes whose keys overlap ``key`` by prefix (every node on the way, the
+        root left out), and those among them at its end (whose subtrees overlap it too)."""
+        along: list[TrieNode[T]] = []
+        if not self._some_position and _POSITIONS.isdisjoint(key):
+            node = self._root  # the common case: one branch to follow
+            for part in key:
+                child = node.children.get(part)
+                if child is None:
+                    return along, []
+                along.append(child)
+                node = child
+            return along, [node]
+        frontier = [self._root]
+        for part in key:
+            frontier = _step(frontier, part)
+            along.extend(frontier)
+        return along, frontier
+
+    def bottom_up(self) -> list[TrieNode[T]]:
+        """Every node of the trie, children before their parents."""
+        order: list[TrieNode[T]] = []
+        stack = [self._root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.children.values())
+        order.reverse()
+        return order
 
     def has_overlaps(self) -> bool:
         """True when some two items may overlap: two at one key, one at a prefix of
@@ -159,3 +176,29 @@ class PathIndex(Generic[T]):
     def overlapping_writes(self, write: Any) -> list[T]:
         """Items overlapping the path of ``write`` (anything with a path ``key``)."""
         return self.overlapping(write.key)
+
+
+def _step(frontier: list[TrieNode[T]], part: object) -> list[TrieNode[T]]:
+    """The children of ``frontier`` whose key part overlaps ``part``: every child for
+    ``[*]`` (it may also walk an object's values); every index for a negative index
+    (any list position, never a key); for an index, the child of that index and the
+    child of a negative index; else the child of that very part."""
+    following: list[TrieNode[T]] = []
+    for node in frontier:
+        children = node.children
+        if not children:
+            continue
+        if part is WILDCARD:
+            following.extend(children.values())
+            continue
+        if part is ANY_INDEX:
+            following.extend(c for k, c in children.items() if not isinstance(k, str))
+            continue
+        child = children.get(part)
+        if child is not None:
+            following.append(child)
+        if isinstance(part, int):
+            unknown = children.get(ANY_INDEX)
+            if unknown is not None:
+                following.append(unknown)
+    return following

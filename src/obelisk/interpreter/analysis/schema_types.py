@@ -8,7 +8,7 @@ reference that can *never* fit its parameter is reported.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk.grammar import Field, Index, Segment, Wildcard
@@ -81,23 +81,41 @@ def admitted_types(
         return None
     root = root if root is not None else (schema if isinstance(schema, Mapping) else {})
     schema = _resolve(schema, root)
-    if schema is True or schema is None or not isinstance(schema, Mapping):
-        return None if schema is not False else frozenset()
+    if not isinstance(schema, Mapping):  # true or false, or no schema at all
+        return frozenset() if schema is False else None
     if "const" in schema:
         return frozenset({json_type(schema["const"])})
     if isinstance(schema.get("enum"), list):
         return frozenset(json_type(value) for value in schema["enum"])
+    branches = _branches(schema)
+    if branches is not None:
+        return _union_types(branches, root, depth)
+    return _declared_types(schema.get("type"))
+
+
+def _branches(schema: Mapping[str, Any]) -> list[Any] | None:
+    """The branches of ``schema``'s ``anyOf``, else of its ``oneOf``; None when it has
+    no such list."""
     for key in ("anyOf", "oneOf"):
         branches = schema.get(key)
         if isinstance(branches, list):
-            union: set[str] = set()
-            for branch in branches:
-                types = admitted_types(branch, root, depth + 1)
-                if types is None:
-                    return None
-                union |= types
-            return frozenset(union)
-    declared = schema.get("type")
+            return branches
+    return None
+
+
+def _union_types(branches: list[Any], root: Mapping[str, Any], depth: int) -> frozenset[str] | None:
+    """The types any of ``branches`` admits; None when one branch's cannot be worked out."""
+    union: set[str] = set()
+    for branch in branches:
+        types = admitted_types(branch, root, depth + 1)
+        if types is None:
+            return None
+        union |= types
+    return frozenset(union)
+
+
+def _declared_types(declared: Any) -> frozenset[str] | None:
+    """The types a ``type`` keyword names (one name or a list of them), or None."""
     if isinstance(declared, str) and declared in JSON_TYPES:
         return frozenset({declared})
     if isinstance(declared, list) and all(t in JSON_TYPES for t in declared):
@@ -133,47 +151,73 @@ def schema_at(
     root = root if root is not None else (schema if isinstance(schema, Mapping) else {})
     current = schema
     for segment in segments:
-        current = _resolve(current, root)
-        if isinstance(current, Mapping):
-            for key in ("anyOf", "oneOf"):
-                branches = current.get(key)
-                if isinstance(branches, list):
-                    live = [b for b in branches if admitted_types(b, root) != frozenset({"null"})]
-                    current = _resolve(live[0], root) if len(live) == 1 else None
-                    break
+        current = _one_branch(current, root)
         if not isinstance(current, Mapping):
             return None, None
-        types = admitted_types(current, root)
-        if isinstance(segment, Field):
-            if types is not None and "object" not in types:
-                return None, f"it is {describe_types(types)}, which has no field '{segment.name}'"
-            properties = current.get("properties")
-            if isinstance(properties, Mapping) and segment.name in properties:
-                current = properties[segment.name]
-            elif current.get("additionalProperties") is False and isinstance(properties, Mapping):
-                close = difflib.get_close_matches(segment.name, sorted(properties), n=1)
-                hint = f"; did you mean '{close[0]}'?" if close else ""
-                return None, MissingField(f"it has no field '{segment.name}'{hint}")
-            else:
-                extra = current.get("additionalProperties")
-                current = extra if isinstance(extra, Mapping) else None
-        elif isinstance(segment, Index):
-            if types is not None and "array" not in types:
-                return None, f"it is {describe_types(types)}, which cannot be indexed"
-            items = current.get("items")
-            current = items if isinstance(items, Mapping) else None
-        elif isinstance(segment, Wildcard):  # every item of an array, or value of an object
-            items = current.get("items")
-            extra = current.get("additionalProperties")
-            if isinstance(items, Mapping) and (types is None or "object" not in types):
-                current = items
-            elif isinstance(extra, Mapping) and (types is None or "array" not in types):
-                current = extra
-            else:
-                return None, None
-        else:
-            return None, None
+        current, reason = _STEPS[type(segment)](current, segment, root)
+        if reason is not None:
+            return None, reason
     return current, None
+
+
+def _one_branch(schema: Any, root: Mapping[str, Any]) -> Any:
+    """``schema`` resolved; a union (``anyOf``, ``oneOf``) goes to its one branch that
+    admits more than null, and to None when it has several."""
+    schema = _resolve(schema, root)
+    branches = _branches(schema) if isinstance(schema, Mapping) else None
+    if branches is None:
+        return schema
+    live = [b for b in branches if admitted_types(b, root) != frozenset({"null"})]
+    return _resolve(live[0], root) if len(live) == 1 else None
+
+
+_Step = tuple[Any, str | None]  # (the schema one segment down, or None; why it cannot be)
+
+
+def _field_step(schema: Mapping[str, Any], segment: Field, root: Mapping[str, Any]) -> _Step:
+    """``.name``: the property's schema, or ``additionalProperties``'; a closed object
+    without that field rules the path out (a :class:`MissingField` reason)."""
+    types = admitted_types(schema, root)
+    if types is not None and "object" not in types:
+        return None, f"it is {describe_types(types)}, which has no field '{segment.name}'"
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and segment.name in properties:
+        return properties[segment.name], None
+    if schema.get("additionalProperties") is False and isinstance(properties, Mapping):
+        close = difflib.get_close_matches(segment.name, sorted(properties), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        return None, MissingField(f"it has no field '{segment.name}'{hint}")
+    extra = schema.get("additionalProperties")
+    return (extra if isinstance(extra, Mapping) else None), None
+
+
+def _index_step(schema: Mapping[str, Any], segment: Index, root: Mapping[str, Any]) -> _Step:
+    """``[i]``: the schema of the items; something never an array rules the path out."""
+    types = admitted_types(schema, root)
+    if types is not None and "array" not in types:
+        return None, f"it is {describe_types(types)}, which cannot be indexed"
+    items = schema.get("items")
+    return (items if isinstance(items, Mapping) else None), None
+
+
+def _wildcard_step(schema: Mapping[str, Any], segment: Wildcard, root: Mapping[str, Any]) -> _Step:
+    """``[*]``: every item of an array (``items``), or value of an object
+    (``additionalProperties``)."""
+    types = admitted_types(schema, root)
+    items = schema.get("items")
+    if isinstance(items, Mapping) and (types is None or "object" not in types):
+        return items, None
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, Mapping) and (types is None or "array" not in types):
+        return extra, None
+    return None, None
+
+
+_STEPS: dict[type, Callable[[Mapping[str, Any], Any, Mapping[str, Any]], _Step]] = {
+    Field: _field_step,
+    Index: _index_step,
+    Wildcard: _wildcard_step,
+}
 
 
 def describe_types(types: frozenset[str]) -> str:
@@ -225,22 +269,34 @@ def stand_in(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
         return copy_json(enum[0])
     branches = schema.get("anyOf")
     if isinstance(branches, list) and _NOTES.issuperset(set(schema) - {"anyOf"}):
-        for branch in branches:
-            value = stand_in(branch, root, depth + 1)
-            if value is not _UNKNOWN:
-                return value
-        return _UNKNOWN
+        return _first_stand_in(branches, root, depth)
+    return _empty_value(schema)
+
+
+def _first_stand_in(branches: list[Any], root: Mapping[str, Any], depth: int) -> Any:
+    """The stand-in of the first of ``branches`` that has one."""
+    for branch in branches:
+        value = stand_in(branch, root, depth + 1)
+        if value is not _UNKNOWN:
+            return value
+    return _UNKNOWN
+
+
+_SHAPES_ONLY = {"array": {"items"}, "object": {"properties", "additionalProperties"}}
+"""Keywords of a type's schema that leave its empty value admitted."""
+
+
+def _empty_value(schema: Mapping[str, Any]) -> Any:
+    """The empty value of the schema's ``type`` (a fresh list or object each time) when
+    nothing else constrains it (beyond :data:`_SHAPES_ONLY`, notes, and an empty
+    ``required``)."""
     declared = schema.get("type")
-    rest = set(schema) - _NOTES - {"type"}
-    if declared == "array":
-        rest -= {"items"}
-    elif declared == "object":
-        rest -= {"properties", "additionalProperties"}
-        if not schema.get("required"):
-            rest.discard("required")
-    if rest or not isinstance(declared, str) or declared not in _EMPTY:
+    if not isinstance(declared, str) or declared not in _EMPTY:
         return _UNKNOWN
-    return copy_json(_EMPTY[declared])  # (a fresh list or object each time)
+    rest = set(schema) - _NOTES - {"type"} - _SHAPES_ONLY.get(declared, set())
+    if declared == "object" and not schema.get("required"):
+        rest.discard("required")
+    return _UNKNOWN if rest else copy_json(_EMPTY[declared])
 
 
 STAND_IN_UNKNOWN = _UNKNOWN
@@ -268,26 +324,47 @@ def _stand_in_at(schema: Any, path: tuple[str | int, ...], root: Mapping[str, An
         return _UNKNOWN
     branches = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(branches, list):
-        found = [_stand_in_at(branch, path, root) for branch in branches]
-        held = [value for value in found if value is not _MISSING]
-        if held and all(value is not _UNKNOWN and value == held[0] for value in held):
-            return held[0]
-        return _UNKNOWN
-    step, rest = path[0], path[1:]
+        return _agreed_stand_in(branches, path, root)
+    if isinstance(path[0], str):
+        return _stand_in_at_key(schema, path[0], path[1:], root)
+    return _stand_in_at_index(schema, path[0], path[1:], root)
+
+
+def _agreed_stand_in(
+    branches: list[Any], path: tuple[str | int, ...], root: Mapping[str, Any]
+) -> Any:
+    """The stand-in at ``path`` that every branch holding the path agrees on."""
+    found = [_stand_in_at(branch, path, root) for branch in branches]
+    held = [value for value in found if value is not _MISSING]
+    if held and all(value is not _UNKNOWN and value == held[0] for value in held):
+        return held[0]
+    return _UNKNOWN
+
+
+def _stand_in_at_key(
+    schema: Mapping[str, Any], key: str, rest: tuple[str | int, ...], root: Mapping[str, Any]
+) -> Any:
+    """Down the property ``key`` (or ``additionalProperties``) of an object schema."""
     types = admitted_types(schema, root)
-    if isinstance(step, str):
-        if types is not None and "object" not in types:
-            return _MISSING
-        properties = schema.get("properties")
-        if isinstance(properties, Mapping) and step in properties:
-            return _stand_in_at(properties[step], rest, root)
-        extra = schema.get("additionalProperties", True)
-        return _MISSING if extra is False else _stand_in_at(extra, rest, root)
+    if types is not None and "object" not in types:
+        return _MISSING
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and key in properties:
+        return _stand_in_at(properties[key], rest, root)
+    extra = schema.get("additionalProperties", True)
+    return _MISSING if extra is False else _stand_in_at(extra, rest, root)
+
+
+def _stand_in_at_index(
+    schema: Mapping[str, Any], index: int, rest: tuple[str | int, ...], root: Mapping[str, Any]
+) -> Any:
+    """Down item ``index`` (``prefixItems``, else ``items``) of an array schema."""
+    types = admitted_types(schema, root)
     if types is not None and "array" not in types:
         return _MISSING
     prefix = schema.get("prefixItems")
     if isinstance(prefix, list):
-        return _stand_in_at(prefix[step], rest, root) if step < len(prefix) else _UNKNOWN
+        return _stand_in_at(prefix[index], rest, root) if index < len(prefix) else _UNKNOWN
     return _stand_in_at(schema.get("items", True), rest, root)
 
 

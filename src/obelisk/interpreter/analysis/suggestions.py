@@ -58,21 +58,36 @@ def _corrected(
         w.reference.key[1:] for of_call in writes for w in of_call if w.reference.kind == kind
     ]
     for position, wanted in enumerate(reference.key[1:]):
-        names = {key[position] for key in written if len(key) > position}
-        if isinstance(document, dict):
-            names.update(document)
-        elif isinstance(document, list) and type(wanted) is int and wanted < len(document):
-            names.add(wanted)
+        names = _names_at(position, written, document, wanted)
         if wanted not in names:
             return _replaced(reference, position, names)
-        if isinstance(document, dict):
-            document = document.get(wanted, ABSENT)
-        elif isinstance(document, list) and type(wanted) is int:
-            document = document[wanted]
-        else:
-            document = ABSENT
+        document = _inside(document, wanted)
         written = [key for key in written if len(key) > position and key[position] == wanted]
     return None
+
+
+def _names_at(
+    position: int, written: list[tuple[object, ...]], document: Any, wanted: object
+) -> set[object]:
+    """The names known at ``position`` of a path: those the ``written`` keys (the rest
+    of the path) have there, the keys of ``document`` (what the path reads there), and
+    ``wanted`` when it is an index inside a list ``document``."""
+    names = {key[position] for key in written if len(key) > position}
+    if isinstance(document, dict):
+        names.update(document)
+    elif isinstance(document, list) and type(wanted) is int and wanted < len(document):
+        names.add(wanted)
+    return names
+
+
+def _inside(document: Any, wanted: object) -> Any:
+    """What ``document`` holds at key or index ``wanted``; :data:`ABSENT` when it is
+    no object or list."""
+    if isinstance(document, dict):
+        return document.get(wanted, ABSENT)
+    if isinstance(document, list) and type(wanted) is int:
+        return document[wanted]
+    return ABSENT
 
 
 def _replaced(reference: Reference, position: int, names: set[object]) -> str | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-from collections import deque
 from collections.abc import Callable, Sequence
 
 from obelisk.grammar import ANY_INDEX, WILDCARD
@@ -117,10 +116,10 @@ class CommitOrder:
         links: list[list[int]] = [[] for _ in graph.predecessors]
         for group in writers:
             order = group  # plan order
-            if any(_reaches(graph, b, a) for a, b in itertools.pairwise(group)):
+            if any(graph.reaches(b, a) for a, b in itertools.pairwise(group)):
                 order = self._dependency_first(group)
             for earlier, later in itertools.pairwise(order):
-                if not _reaches(graph, later, earlier, links):
+                if not graph.reaches(later, earlier, links):
                     links[earlier].append(later)
         return links
 
@@ -131,17 +130,7 @@ class CommitOrder:
         order of writers that are not next to each other in the plan (chaining
         neighbours alone loses it when a link has to be left out).
         """
-        successors = self.graph.successors
-        below: dict[int, set[int]] = {}
-        for writer in writers:
-            seen: set[int] = set()
-            queue = deque([writer])
-            while queue:
-                for child in successors[queue.popleft()]:
-                    if child not in seen:
-                        seen.add(child)
-                        queue.append(child)
-            below[writer] = seen
+        below = {writer: self.graph.descendants(writer) for writer in writers}
 
         def compare(first: int, second: int) -> int:
             if second in below[first]:
@@ -228,24 +217,6 @@ def _join_overlaps(heads: dict[tuple[Key, str | None], Write], joined: _Joined) 
         for other in index.overlapping(key):
             if _layers_meet(other.instance, instance):
                 joined.join(other.call, head.call)
-
-
-def _reaches(graph: PlanGraph, start: int, goal: int, links: list[list[int]] | None = None) -> bool:
-    """Whether ``goal`` is reachable from ``start`` through the dependencies (and
-    ``links``, the extra commit-order edges, when given)."""
-    seen, stack = {start}, [start]
-    while stack:
-        node = stack.pop()
-        nexts = graph.successors[node]
-        if links is not None:
-            nexts = (*nexts, *links[node])
-        for child in nexts:
-            if child == goal:
-                return True
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return False
 
 
 def _topological_ranks(graph: PlanGraph, links: list[list[int]]) -> list[int]:
