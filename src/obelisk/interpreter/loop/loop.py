@@ -39,6 +39,7 @@ from obelisk.errors import (
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.durable import LoopJournal
+from obelisk.interpreter.loop.lineage import Advance
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
 from obelisk.interpreter.loop.records import LoopResult
@@ -128,7 +129,10 @@ class Loop:
     ``journal`` (a file path or an :class:`obelisk.Journal`) makes the loop durable
     (docs/durable.md): each turn's request and answer and each turn's calls are
     journaled; ``loop.resume(run_id)`` (``result.run_id``) replays the journaled turns
-    without asking the model again and goes on.
+    without asking the model again and goes on.  ``advance``: ``"all"`` (default) runs
+    every call of each revision of the plan that needs to run; ``"step"`` runs only the
+    calls ready when the turn starts, then asks the model again (docs/loop.md, "How a
+    plan evolves"; not with ``stream``).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -169,9 +173,17 @@ class Loop:
         max_requests: int | None = 1000,
         journal: Any = None,
         output_validation: OutputValidation = "strict",
+        advance: Advance = "all",
     ) -> None:
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
+        if advance not in ("all", "step"):
+            raise UsageError(f"advance must be 'all' or 'step', got {advance!r}")
+        if advance == "step" and stream:
+            raise UsageError(
+                "advance='step' cannot go with stream=True (a step starts no call early)"
+            )
+        self.advance: Advance = advance
         _check_counts(max_turns=max_turns, max_corrections=max_corrections, max_depth=max_depth)
         self.settings = RunSettings(
             concurrency, fail_fast, output_validation=output_validation, context=context
@@ -413,6 +425,7 @@ class Loop:
         session = Session(self, input, inputs, State(state, input, data, inputs=inputs))
         if plan is not None:
             session.carried = [call.to_data() for call in _starting_plan(plan).calls]
+            session.lineage.revise(session.carried, 0)  # revision 0 (docs/loop.md)
         return session
 
     def run_sync(

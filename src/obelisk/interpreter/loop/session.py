@@ -33,6 +33,7 @@ from obelisk.interpreter.loop.context import (
     turn_context,
 )
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
+from obelisk.interpreter.loop.lineage import Advance, Lineage, TurnPlan
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
@@ -60,6 +61,8 @@ class LoopSettings(Parent, Protocol):
 
     @property
     def mode(self) -> Literal["eager", "lazy"]: ...
+    @property
+    def advance(self) -> Advance: ...
     @property
     def registry(self) -> Registry: ...
     @property
@@ -126,6 +129,8 @@ class Session:
         self.corrections = 0
         self.output: Any = None
         self.paused: Paused | None = None
+        self.lineage = Lineage()  # the plan's revisions (docs/loop.md)
+        self.running: TurnPlan | None = None  # how the latest revision runs
         self.journal: LoopJournal | None = None  # a durable loop's (docs/durable.md)
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause keeps the state it started from
@@ -148,6 +153,7 @@ class Session:
                 self.run_name(paused.turn) if paused is not None else None,
             ),
             run_id=self.journal.run_id if self.journal is not None else None,
+            revisions=list(self.lineage.revisions),
         )
 
     def request(self, number: int) -> Request:
@@ -161,6 +167,7 @@ class Session:
             inputs=self.inputs,
             state=self.state,
             carried=self.carried,
+            statuses=self.lineage.statuses(len(self.carried)),
             errors=self.errors,
             notice=notice,
             state_schema=loop.state_schema,
@@ -223,6 +230,7 @@ class Session:
             run, errors = await self.execute(turn, solution.calls, start)
             usable = run is not None
         elif run is not None:  # streamed: the calls already ran
+            self.running = TurnPlan(self.lineage.revise(solution.calls, number), before)
             errors = self.absorb(run, solution.calls)
             if run.status == "awaiting_approval" and start is not None:
                 self.pause(turn, start, run)
@@ -275,7 +283,8 @@ class Session:
         was unusable.  True when the loop is done."""
         loop, solution = self.loop, turn.solution
         assert solution is not None
-        if solution.output is not None and usable:
+        stepping = loop.advance == "step" and self.lineage.has_planned()
+        if solution.output is not None and usable and not stepping:
             output, problem = resolve_output(solution.output, self.state)
             if problem is None and loop.output_validator is not None:
                 found = schema_problems(loop.output_validator, output)
@@ -338,16 +347,22 @@ class Session:
         """An engine for one turn's plan on the session's state, with the loop's run
         settings and sub-requests (``approvals`` and ``replay`` when resuming;
         ``durable``: the turn's journaled run)."""
-        loop = self.loop
+        loop, plan_run = self.loop, self.running if not growing else None
+        if plan_run is not None:  # kept calls replay; a step leaves some for later
+            replay = {**plan_run.replay, **(replay or {})}
+        standing = plan_run.standing if plan_run is not None else {}
+        deferred = plan_run.deferred if plan_run is not None else {}
         if durable is None:
             ids = ApprovalIds(self.run_name(turn))
-            resumption = Resumption("", approvals or {}, replay or {}, approval_ids=ids)
+            resumption = Resumption("", approvals or {}, replay or {}, {}, ids, standing, deferred)
             hooks = Hooks(loop.listeners)
         else:
             approvals = {**durable.approvals, **(approvals or {})}
             replay = {**durable.replay, **(replay or {})}
             ids = ApprovalIds(durable.run_id, durable.approval_ids)
-            resumption = Resumption(durable.run_id, approvals, replay, durable.unknown, ids)
+            resumption = Resumption(
+                durable.run_id, approvals, replay, durable.unknown, ids, standing, deferred
+            )
             hooks = Hooks.of(loop.listeners, durable.recorder)
         return Engine(
             plan,
@@ -471,9 +486,14 @@ class Session:
             )
             checked, calls, errors = await approval.run(calls, checked, list(self.carried))
             if errors is not None:
-                self.carried = calls
+                self.carried, self.running = calls, None
+                self.lineage.revise(calls, turn.index)  # carried, not run
                 return None, errors
         assert checked.plan is not None and checked.graph is not None
+        revision = self.lineage.revise(calls, turn.index)
+        self.running = self.lineage.plan_run(
+            revision, checked.graph, loop.registry, self.state.log, loop.advance
+        )
         run = await self.run_plan(checked.plan, checked.graph, turn)
         errors = self.absorb(run, calls)  # the calls that ran, after any edit
         if run.status == "awaiting_approval" and start is not None:
@@ -494,7 +514,14 @@ class Session:
         should not simply be called again).
         """
         errors: list[ErrorMessage] = []
+        plan = self.running
+        if plan is not None:
+            log = self.state.log
+            self.lineage.settle(plan, run, log[plan.log_start :], len(log), self.loop.registry)
+        deferred = plan.deferred if plan is not None else {}
         for record in run.calls:
+            if record.index in deferred:  # planned: the plan message says so
+                continue
             if record.status == "succeeded":
                 if record.error is not None:  # handled by the error arm: still worth saying
                     errors.append(ErrorMessage(call=record.label, error=record.error))

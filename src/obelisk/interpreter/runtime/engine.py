@@ -122,6 +122,7 @@ class Engine(Settling):
         self.owns_state, self.latent, self.run_id = owns_state, latent, resumption.run_id
         self.approvals, self.replay = dict(resumption.approvals), dict(resumption.replay)
         self._unknown = dict(resumption.unknown)  # in flight at a crash: held, not run
+        self._standing, self._deferred = dict(resumption.standing), dict(resumption.deferred)
         self._ids = resumption.approval_ids or ApprovalIds(self.run_id or new_scope())
         concurrency, context = settings.concurrency, settings.context
         self._invoker = Invoker(min(concurrency, 64), context, self.run_id, hooks.durable)
@@ -237,6 +238,9 @@ class Engine(Settling):
         call, record = self.plan.calls[index], self.records[index]
         self._calls.start(index)
         assert tool is not None, "a checked plan names only registered tools"
+        if self._deferred and index in self._deferred:  # a later step runs it
+            self._skipped(record, self._deferred[index])
+            return
         arguments, missing = resolve_arguments(call, self.state)
         if missing is not None:
             reason, record.untaken = explain_skip(

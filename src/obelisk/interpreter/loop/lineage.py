@@ -1,0 +1,233 @@
+"""A loop session's plan across revisions: what became of each call, and how a new
+revision runs (docs/loop.md, "How a plan evolves").
+
+:class:`Lineage` keeps every call the session has seen
+(:class:`~obelisk.interpreter.loop.revisions.Seen`) and every
+:class:`~obelisk.interpreter.loop.revisions.Revision`.  :meth:`Lineage.revise` matches
+an answer's calls; :meth:`Lineage.plan_run` says how the checked revision runs (a
+:class:`TurnPlan`: the kept calls' outcomes replayed with no writes, since their writes
+stand, the calls a step leaves for later); :meth:`Lineage.settle` takes what the run
+did.  :meth:`Lineage.statuses` is the ``_status`` of each call of the plan message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.loop.revisions import Revision, Seen, match, refresh
+from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.registry import Registry
+from obelisk.interpreter.tools.tool import Tool
+
+__all__ = ["Advance", "Lineage", "TurnPlan", "plan_status"]
+
+Advance = Literal["all", "step"]
+
+_STATUS = {
+    "succeeded": "succeeded",
+    "failed": "failed",
+    "invalid_output": "failed",
+    "cancelled": "failed",
+    "unknown": "failed",
+    "skipped": "skipped",
+    "pending_latent": "skipped",
+    "awaiting_approval": "awaiting_approval",
+    "waiting": "planned",
+}
+DEFERRED = "planned: not run in this step (advance='step'); it runs when a later answer keeps it"
+
+
+def plan_status(record_status: str) -> str:
+    """A call record's status as the plan message's ``_status`` (docs/language.md):
+    ``succeeded``, ``failed`` (``invalid_output``, ``cancelled`` and ``unknown``
+    too), ``skipped`` (``pending_latent`` too), ``awaiting_approval``, ``planned``."""
+    return _STATUS.get(record_status, "failed")
+
+
+def refreshable(tool: Tool) -> bool:
+    """Whether a kept call of ``tool`` runs again when its inputs change: the tool is
+    ``pure`` or ``idempotent``, or declares only ``read`` effects."""
+    effects = tool.effects
+    return tool.pure or tool.idempotent or (bool(effects) and "write" not in effects.values())
+
+
+def _overlaps(read: str, written: str) -> bool:
+    """Whether a read path and a written path overlap (one holds the other)."""
+    read = read.split("[*]", 1)[0]
+    if read == written:
+        return True
+    shorter, longer = sorted((read, written), key=len)
+    return longer.startswith(shorter) and longer[len(shorter)] in ".["
+
+
+@dataclass(slots=True)
+class TurnPlan:
+    """How a checked revision runs: ``log_start`` the write log's length when its
+    run starts, ``replay`` the kept calls' outcomes (replayed,
+    not run; no writes, their writes stand), ``standing`` the paths each kept call
+    wrote, ``deferred`` the calls a step leaves for later (index -> reason)."""
+
+    revision: Revision
+    log_start: int = 0
+    replay: dict[int, CallOutcome] = field(default_factory=dict)
+    standing: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    deferred: dict[int, str] = field(default_factory=dict)
+
+
+class Lineage:
+    """Every call a session has seen (``seen``), its revisions (``revisions``), the
+    seen call behind each call of the latest revision (``current``) and, per world
+    resource, the last revision a call that writes it ran in (``world``)."""
+
+    def __init__(self) -> None:
+        self.seen: list[Seen] = []
+        self.revisions: list[Revision] = []
+        self.current: list[int] = []
+        self.world: dict[str, int] = {}
+
+    def revise(self, calls: Sequence[Mapping[str, Any]], turn: int) -> Revision:
+        """Record ``calls`` (an answer's, as written; ``turn`` 0: the caller's plan) as
+        the next revision, matched against every call seen before."""
+        number = self.revisions[-1].number + 1 if self.revisions else (1 if turn else 0)
+        diff = match(self.seen, calls, number)
+        revision = Revision(number, turn, [dict(call) for call in calls], diff)
+        self.revisions.append(revision)
+        for entry in self.seen:
+            entry.current = False
+        current: list[int] = []
+        for change in diff.changes:
+            if change.call is None:
+                if change.kind == "superseded" and change.seen is not None:
+                    self.seen[change.seen].status = "superseded"
+                continue
+            data = revision.calls[change.call]
+            if change.seen is None:
+                self.seen.append(Seen(data, number, index=change.call))
+                current.append(len(self.seen) - 1)
+                continue
+            entry = self.seen[change.seen]
+            if change.kind == "changed":
+                entry.status = "planned"
+            entry.data, entry.index, entry.current = data, change.call, True
+            current.append(change.seen)
+        for at in current:
+            self.seen[at].current = True
+        self.current = current
+        return revision
+
+    def plan_run(
+        self,
+        revision: Revision,
+        graph: PlanGraph,
+        registry: Registry,
+        log: Sequence[WriteEntry],
+        advance: Advance,
+    ) -> TurnPlan:
+        """How ``revision`` (checked: ``graph``) runs on a state whose write log is
+        ``log``: kept calls replayed, refreshed ones run again, and with
+        ``advance="step"`` only the calls ready when the turn starts run."""
+        tools = [registry[call.tool] for call in graph.plan.calls]
+        stale: dict[int, str] = {}
+        for change in revision.diff.of("kept"):
+            assert change.call is not None and change.seen is not None
+            if refreshable(tools[change.call]):
+                why = self._stale(self.seen[change.seen], graph, change.call, tools, log)
+                if why is not None:
+                    stale[change.call] = why
+        revision.diff = refresh(
+            revision.diff, stale, graph.predecessors, lambda i: refreshable(tools[i])
+        )
+        plan = TurnPlan(revision, len(log))
+        for change in revision.diff.of("kept"):
+            assert change.call is not None and change.seen is not None
+            entry = self.seen[change.seen]
+            done = entry.outcome
+            if done is None:  # kept without a record of its run (e.g. a durable resume)
+                done = CallOutcome(True, (), None, None, 0, (None, None))
+            plan.replay[change.call] = CallOutcome(
+                True, (), done.output, done.error, done.attempts, done.times, False, done.warnings
+            )
+            plan.standing[change.call] = entry.written
+        if advance == "step":
+            ready = set(graph.ready(set(plan.replay)))
+            for index in range(graph.size):
+                if index not in plan.replay and index not in ready:
+                    plan.deferred[index] = DEFERRED
+        return plan
+
+    def _stale(
+        self,
+        entry: Seen,
+        graph: PlanGraph,
+        index: int,
+        tools: list[Tool],
+        log: Sequence[WriteEntry],
+    ) -> str | None:
+        """Why kept call ``index`` (seen as ``entry``) must refresh: a path it reads
+        was written since it ran, or a world resource it reads was written in a
+        later revision; ``None`` when neither."""
+        reads = [str(read.reference) for read in graph.reads[index]]
+        for written in log[entry.mark :]:
+            if any(_overlaps(read, written.path) for read in reads):
+                return f"{written.path} was written since it ran"
+        ran = entry.ran_in if entry.ran_in is not None else -1
+        for resource in tools[index].effects:
+            if self.world.get(resource, -1) > ran:
+                return f"the world resource {resource!r} was written since it ran"
+        return None
+
+    def settle(
+        self,
+        plan: TurnPlan | None,
+        run: RunResult,
+        entries: Sequence[WriteEntry],
+        log_size: int,
+        registry: Registry,
+    ) -> None:
+        """Take what the run of the latest revision did (``entries``: the writes of
+        its turn; ``log_size``: the write log's length after it); sets each record's
+        ``revision``."""
+        revision = self.revisions[-1]
+        kept = plan.replay if plan is not None else {}
+        deferred = plan.deferred if plan is not None else {}
+        wrote: dict[int, list[str]] = {}
+        for written in entries:
+            if written.call is not None:
+                wrote.setdefault(written.call, []).append(written.path)
+        for record, at in zip(run.calls, self.current, strict=False):
+            entry = self.seen[at]
+            record.revision = entry.revision
+            index = record.index
+            if index in kept:
+                continue
+            if index in deferred:
+                entry.status = "planned"
+                continue
+            entry.status = plan_status(record.status)
+            if record.started is None:
+                continue
+            entry.ran_in, entry.outcome, entry.mark = (
+                revision.number,
+                run.outcomes.get(index),
+                log_size,
+            )
+            entry.written = tuple(wrote.get(index, ()))
+            effects = registry[record.tool].effects if record.tool in registry else {}
+            for resource, mode in effects.items():
+                if mode == "write" and entry.status != "skipped":
+                    self.world[resource] = revision.number
+
+    def statuses(self, count: int) -> list[str] | None:
+        """The ``_status`` of each call of the latest revision, or ``None`` when it
+        does not have ``count`` calls (the plan message carries something else)."""
+        if len(self.current) != count:
+            return None
+        return [self.seen[at].status for at in self.current]
+
+    def has_planned(self) -> bool:
+        """True while a call of the latest revision is planned (a step left it)."""
+        return any(self.seen[at].status == "planned" for at in self.current)
