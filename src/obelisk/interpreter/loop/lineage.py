@@ -64,11 +64,17 @@ def _overlaps(read: str, written: str) -> bool:
     return longer.startswith(shorter) and longer[len(shorter)] in ".["
 
 
+def _written_since(paths: Sequence[str], later: Sequence[WriteEntry]) -> bool:
+    """Whether an entry of ``later`` wrote over one of ``paths``."""
+    return any(_overlaps(path, entry.path) for entry in later for path in paths)
+
+
 @dataclass(slots=True)
 class TurnPlan:
     """How a checked revision runs: ``log_start`` the write log's length when its
-    run starts, ``replay`` the kept calls' outcomes (replayed,
-    not run; no writes, their writes stand), ``standing`` the paths each kept call
+    run starts, ``replay`` the kept calls' outcomes (replayed, not run; with no
+    writes, since their writes stand, unless another call wrote over them since: then
+    with their writes again), ``standing`` the paths each kept call
     wrote, ``deferred`` the calls a step leaves for later (index -> reason)."""
 
     revision: Revision
@@ -148,6 +154,9 @@ class Lineage:
             done = entry.outcome
             if done is None:  # kept without a record of its run (e.g. a durable resume)
                 done = CallOutcome(True, (), None, None, 0, (None, None))
+            if done.writes and _written_since(entry.written, log[entry.mark :]):
+                plan.replay[change.call] = done  # overwritten since: its writes stand again
+                continue
             plan.replay[change.call] = CallOutcome(
                 True, (), done.output, done.error, done.attempts, done.times, False, done.warnings
             )
@@ -203,6 +212,8 @@ class Lineage:
             record.revision = entry.revision
             index = record.index
             if index in kept:
+                if kept[index].writes:  # restored: its writes are this turn's now
+                    entry.mark, entry.written = log_size, tuple(wrote.get(index, ()))
                 continue
             if index in deferred:
                 entry.status = "planned"
