@@ -189,6 +189,15 @@ _ModeOption = Annotated[
         help="eager (plan and run each turn) or lazy (plan first).",
     ),
 ]
+_AdvanceOption = Annotated[
+    str,
+    typer.Option(
+        "--advance",
+        metavar="all|step",
+        help="all (run every call of each plan) or step (run only the ready calls, then "
+        "ask the model again).",
+    ),
+]
 _StateOption = Annotated[
     Path | None,
     typer.Option("--state", metavar="FILE", help="JSON file with the state to start from."),
@@ -270,6 +279,7 @@ _VerboseOption = Annotated[
 def loop_command(
     model: _ModelOption,
     mode: _ModeOption = "eager",
+    advance: _AdvanceOption = "all",
     input: InputOrStdinOption = None,
     state: _StateOption = None,
     tools: ToolsOption = None,
@@ -300,6 +310,8 @@ def loop_command(
 
     if mode not in ("eager", "lazy"):
         fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
+    if advance not in ("all", "step"):
+        fail(f"unknown --advance {advance!r}; expected 'all' or 'step'")
     if approve and input == "-":
         fail("--input - and --approve cannot both read standard input")
     chosen = _model(model, base_url)
@@ -322,6 +334,7 @@ def loop_command(
             stream=stream,
             model_timeout=model_timeout,
             max_requests=max_requests,
+            advance="step" if advance == "step" else "all",
         )
     except ObeliskError as exc:
         fail(str(exc))
