@@ -204,6 +204,8 @@ class Engine(Settling):
             self._emit(RunStarted(time.time(), len(self.records)))
         timeout = self.settings.timeout  # the deadline is set before the first call starts
         deadline = None if timeout is None else loop.call_later(timeout, self._time_up)
+        for index, reason in self._deferred.items():  # left for a later step of a loop
+            self.reject(index, reason)
         for index in self._calls.prepare():
             self._ready_event(index)
         self._dispatch()
@@ -238,9 +240,6 @@ class Engine(Settling):
         call, record = self.plan.calls[index], self.records[index]
         self._calls.start(index)
         assert tool is not None, "a checked plan names only registered tools"
-        if self._deferred and index in self._deferred:  # a later step runs it
-            self._skipped(record, self._deferred[index])
-            return
         arguments, missing = resolve_arguments(call, self.state)
         if missing is not None:
             reason, record.untaken = explain_skip(
