@@ -355,3 +355,17 @@ def test_a_durable_loop_resumes_with_the_same_revisions(tmp_path: Path) -> None:
     assert [r.to_dict() for r in result.revisions][:2] == before
     assert result.output == {"a": 10, "b": 20}
     assert [c["_status"] for c in plan_message(model.requests[0])] == ["succeeded", "succeeded"]
+
+
+def test_a_streamed_answer_keeps_the_calls_that_ran_and_runs_pure_ones_again() -> None:
+    pay = call("charge", "†state.paid", n=2)
+    twice = call("double", "†state.twice", n=3)
+    model = ScriptedModel(
+        [answer(pay, twice), answer(pay, twice, output="†state")], tokens_per_second=100000
+    )
+    result = Loop(model, TOOLS, stream=True).run_sync()
+    assert result.output == {"paid": 20, "twice": 6}
+    assert RAN == ["charge 2", "double 3", "double 3"]  # charge once; pure double again
+    assert [c.kind for c in result.revisions[1].diff.changes] == ["kept", "refreshed"]
+    second = result.turns[1].run
+    assert second is not None and [c.status for c in second.calls] == ["succeeded"] * 2

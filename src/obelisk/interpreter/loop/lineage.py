@@ -12,18 +12,29 @@ did.  :meth:`Lineage.statuses` is the ``_status`` of each call of the plan messa
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from obelisk.interpreter.analysis.graph import PlanGraph
-from obelisk.interpreter.loop.revisions import Revision, Seen, match, refresh
+from obelisk.interpreter.loop.revisions import (
+    Change,
+    Revision,
+    RevisionDiff,
+    Seen,
+    identity,
+    match,
+    refresh,
+    written_content,
+)
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["Advance", "Lineage", "TurnPlan", "plan_status"]
+__all__ = ["Advance", "Lineage", "StreamKeeper", "TurnPlan", "plan_status"]
 
 Advance = Literal["all", "step"]
 
@@ -82,6 +93,59 @@ class TurnPlan:
     replay: dict[int, CallOutcome] = field(default_factory=dict)
     standing: dict[int, tuple[str, ...]] = field(default_factory=dict)
     deferred: dict[int, str] = field(default_factory=dict)
+
+    def applied(self, resumption: Resumption) -> Resumption:
+        """``resumption`` with this plan's kept calls replayed (before any outcome it
+        replays already) and its deferred calls left for later."""
+        replay = {**self.replay, **resumption.replay}
+        return replace(resumption, replay=replay, standing=self.standing, deferred=self.deferred)
+
+    def keep(self, index: int, entry: Seen, log: Sequence[WriteEntry]) -> CallOutcome:
+        """Keep call ``index``, seen as ``entry``, on a state whose write log is
+        ``log``: its outcome replays; returns it."""
+        done: CallOutcome | None = entry.outcome
+        if done is None:  # kept without a record of its run
+            done = CallOutcome(True, (), None, None, 0, (None, None))
+        if done.writes and _written_since(entry.written, log[entry.mark :]):
+            self.replay[index] = done  # overwritten since: its writes stand again
+            return done
+        kept = CallOutcome(
+            True, (), done.output, done.error, done.attempts, done.times, False, done.warnings
+        )
+        self.replay[index], self.standing[index] = kept, entry.written
+        return kept
+
+
+class StreamKeeper:
+    """Matches a streamed answer's calls as they arrive, as :meth:`Lineage.revise`
+    will once the answer is whole (in order, one to one).  A call that matches one
+    that succeeded is kept (:meth:`keep` returns its outcome to replay, ``plan``
+    holds it), unless its tool is pure, idempotent or only reads: that one runs
+    again (``refreshed``), since nothing decides yet what it reads."""
+
+    def __init__(self, lineage: Lineage, registry: Registry, log: Sequence[WriteEntry]) -> None:
+        self.lineage, self.registry, self.log = lineage, registry, log
+        self.free: dict[str, deque[int]] = {}
+        for at, entry in enumerate(lineage.seen):
+            self.free.setdefault(entry.key, deque()).append(at)
+        self.plan = TurnPlan(Revision(0, 0, [], RevisionDiff()), len(log))
+
+    def keep(self, index: int, raw: Any) -> tuple[CallOutcome, tuple[str, ...]] | None:
+        """The outcome to replay for streamed call ``index`` (``raw``, as written) and
+        the paths it wrote before, or ``None``: it runs."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("_tool"), str):
+            return None
+        waiting = self.free.get(identity(raw))
+        if not waiting:
+            return None
+        entry = self.lineage.seen[waiting.popleft()]
+        tool = self.registry.get(raw["_tool"])
+        if entry.status != "succeeded" or tool is None or refreshable(tool):
+            return None
+        if written_content(raw) != written_content(entry.data):
+            return None
+        outcome = self.plan.keep(index, entry, self.log)
+        return outcome, self.plan.standing.get(index, ())
 
 
 class Lineage:
@@ -150,23 +214,29 @@ class Lineage:
         plan = TurnPlan(revision, len(log))
         for change in revision.diff.of("kept"):
             assert change.call is not None and change.seen is not None
-            entry = self.seen[change.seen]
-            done = entry.outcome
-            if done is None:  # kept without a record of its run (e.g. a durable resume)
-                done = CallOutcome(True, (), None, None, 0, (None, None))
-            if done.writes and _written_since(entry.written, log[entry.mark :]):
-                plan.replay[change.call] = done  # overwritten since: its writes stand again
-                continue
-            plan.replay[change.call] = CallOutcome(
-                True, (), done.output, done.error, done.attempts, done.times, False, done.warnings
-            )
-            plan.standing[change.call] = entry.written
+            plan.keep(change.call, self.seen[change.seen], log)
         if advance == "step":
             ready = set(graph.ready(set(plan.replay)))
             for index in range(graph.size):
                 if index not in plan.replay and index not in ready:
                     plan.deferred[index] = DEFERRED
         return plan
+
+    def streamed(
+        self, calls: Sequence[Mapping[str, Any]], turn: int, keeper: StreamKeeper
+    ) -> TurnPlan:
+        """The revision a streamed answer made (its ``calls``), with the calls the
+        ``keeper`` kept; a matched call it let run is ``refreshed``."""
+        revision = self.revise(calls, turn)
+        changes = []
+        for change in revision.diff.changes:
+            if change.kind == "kept" and change.call not in keeper.plan.replay:
+                why = "streamed: its tool is pure, idempotent or only reads; runs again"
+                change = Change("refreshed", change.call, change.label, why, change.seen)
+            changes.append(change)
+        revision.diff = RevisionDiff(changes)
+        keeper.plan.revision = revision
+        return keeper.plan
 
     def _stale(
         self,

@@ -33,7 +33,7 @@ from obelisk.interpreter.loop.context import (
     turn_context,
 )
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
-from obelisk.interpreter.loop.lineage import Advance, Lineage, TurnPlan
+from obelisk.interpreter.loop.lineage import Advance, Lineage, StreamKeeper, TurnPlan
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
@@ -131,6 +131,7 @@ class Session:
         self.paused: Paused | None = None
         self.lineage = Lineage()  # the plan's revisions (docs/loop.md)
         self.running: TurnPlan | None = None  # how the latest revision runs
+        self.keeper: StreamKeeper | None = None  # a streamed turn's kept calls
         self.journal: LoopJournal | None = None  # a durable loop's (docs/durable.md)
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause keeps the state it started from
@@ -230,7 +231,8 @@ class Session:
             run, errors = await self.execute(turn, solution.calls, start)
             usable = run is not None
         elif run is not None:  # streamed: the calls already ran
-            self.running = TurnPlan(self.lineage.revise(solution.calls, number), before)
+            assert self.keeper is not None  # made by stream()
+            self.running = self.lineage.streamed(solution.calls, number, self.keeper)
             errors = self.absorb(run, solution.calls)
             if run.status == "awaiting_approval" and start is not None:
                 self.pause(turn, start, run)
@@ -319,8 +321,9 @@ class Session:
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
         assert isinstance(loop.model, StreamingModel)
         chunks = loop.model.stream(turn.request)
+        self.keeper = StreamKeeper(self.lineage, loop.registry, self.state.log)
         try:
-            solution, run = await stream_solution(chunks, engine, check_plan)
+            solution, run = await stream_solution(chunks, engine, check_plan, self.keeper.keep)
         except SolutionError as exc:
             if getattr(chunks, "finish_reason", None) != "length":
                 raise
@@ -347,23 +350,19 @@ class Session:
         """An engine for one turn's plan on the session's state, with the loop's run
         settings and sub-requests (``approvals`` and ``replay`` when resuming;
         ``durable``: the turn's journaled run)."""
-        loop, plan_run = self.loop, self.running if not growing else None
-        if plan_run is not None:  # kept calls replay; a step leaves some for later
-            replay = {**plan_run.replay, **(replay or {})}
-        standing = plan_run.standing if plan_run is not None else {}
-        deferred = plan_run.deferred if plan_run is not None else {}
+        loop, run_id, unknown = self.loop, "", {}
         if durable is None:
             ids = ApprovalIds(self.run_name(turn))
-            resumption = Resumption("", approvals or {}, replay or {}, {}, ids, standing, deferred)
             hooks = Hooks(loop.listeners)
         else:
+            run_id, unknown = durable.run_id, durable.unknown
             approvals = {**durable.approvals, **(approvals or {})}
             replay = {**durable.replay, **(replay or {})}
             ids = ApprovalIds(durable.run_id, durable.approval_ids)
-            resumption = Resumption(
-                durable.run_id, approvals, replay, durable.unknown, ids, standing, deferred
-            )
             hooks = Hooks.of(loop.listeners, durable.recorder)
+        resumption = Resumption(run_id, approvals or {}, replay or {}, unknown, ids)
+        if self.running is not None and not growing:  # kept calls; what a step leaves
+            resumption = self.running.applied(resumption)
         return Engine(
             plan,
             graph,

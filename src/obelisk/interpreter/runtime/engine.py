@@ -147,6 +147,14 @@ class Engine(Settling):
         self._gate.add(blockers)
         return index
 
+    def keep(self, index: int, outcome: CallOutcome, standing: tuple[str, ...] = ()) -> None:
+        """Replay ``outcome`` for call ``index`` instead of running it (a call an
+        execution loop keeps from an earlier revision, docs/loop.md); ``standing``: the
+        paths it wrote before, which stand when ``outcome`` writes nothing."""
+        self.replay[index] = outcome
+        if standing:
+            self._standing[index] = standing
+
     def unstarted(self, index: int) -> bool:
         """True while call ``index`` has neither started nor settled."""
         return self._calls.unstarted(index)
