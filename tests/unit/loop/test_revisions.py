@@ -20,6 +20,7 @@ from obelisk.errors import LoopStopped, UsageError
 from obelisk.interpreter.loop.context import EAGER_INSTRUCTIONS, LAZY_INSTRUCTIONS
 from obelisk.interpreter.loop.messages import IDENTICAL_CALLS, Request
 from obelisk.interpreter.loop.revisions import Change, RevisionDiff, Seen, identity, match, refresh
+from obelisk.interpreter.runtime.durable.journal import Journal
 
 RAN: list[str] = []
 
@@ -355,6 +356,10 @@ def test_a_durable_loop_resumes_with_the_same_revisions(tmp_path: Path) -> None:
     assert [r.to_dict() for r in result.revisions][:2] == before
     assert result.output == {"a": 10, "b": 20}
     assert [c["_status"] for c in plan_message(model.requests[0])] == ["succeeded", "succeeded"]
+    with Journal(db) as book:  # each turn run keeps its revision
+        saved = book.run_row("R.t2").settings["revision"]
+    assert saved == result.revisions[1].to_dict()
+    assert [c["label"] for c in saved["diff"]["kept"]] == ["#0 charge"]
 
 
 def test_a_streamed_answer_keeps_the_calls_that_ran_and_runs_pure_ones_again() -> None:

@@ -386,7 +386,9 @@ class Session:
         turn (docs/durable.md)."""
         if self.journal is None:
             return await self.engine(plan, graph, turn).run()
-        with self.journal.turn_run(turn.index, plan, self.loop.registry, self.input) as durable:
+        revision = self.running.revision.to_dict() if self.running is not None else None
+        journal, registry = self.journal, self.loop.registry
+        with journal.turn_run(turn.index, plan, registry, self.input, revision) as durable:
             run = await self.engine(plan, graph, turn, durable=durable).run()
             durable.status = run.status
         return run
