@@ -27,6 +27,7 @@ and the write log in the exception's ``result``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -102,7 +103,10 @@ def _check_model(model: Any, mode: str, stream: bool, journal: Any, approve: Any
 class Loop:
     """An execution loop over ``model`` and ``tools`` (see the module docstring).
 
-    ``tools``: anything :meth:`Registry.coerce` takes.  ``output_schema``: JSON
+    ``tools``: anything :meth:`Registry.coerce` takes.  ``mode``: ``"eager"`` or
+    ``"lazy"``; when not given, the ``mode`` of a plan message given to :meth:`run`
+    (``plan={"type": "plan", "plan": [...], "mode": "lazy"}``) picks it, else it is
+    ``"eager"``.  ``output_schema``: JSON
     schema of the final output (``None`` = any JSON value).  ``state_schema``: JSON
     schema of the state, sent with the state so the model plans against its shape.
     ``instructions``: extra text for every request.  ``max_turns`` (count, >= 1),
@@ -155,7 +159,7 @@ class Loop:
         model: Model,
         tools: ToolsLike,
         *,
-        mode: Mode = "eager",
+        mode: Mode | None = None,
         output_schema: Mapping[str, Any] | None = None,
         state_schema: Mapping[str, Any] | None = None,
         instructions: str | None = None,
@@ -175,6 +179,9 @@ class Loop:
         output_validation: OutputValidation = "strict",
         advance: Advance = "all",
     ) -> None:
+        self.mode_given = mode is not None  # else a plan message's mode may pick it
+        if mode is None:
+            mode = "eager"
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
         if advance not in ("all", "step"):
@@ -207,6 +214,7 @@ class Loop:
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
         self.depth, self.journal = depth, journal
+        self.base: Loop | None = None  # the loop a plan message's mode was applied to
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
 
@@ -293,7 +301,11 @@ class Loop:
             if run_id is not None:
                 raise UsageError("run_id= names a durable loop: it needs Loop(journal=...)")
             return await self._turns(session, 1)
-        settings = {"mode": self.mode, "instances": dict(instances or {}), "plan": session.carried}
+        settings = {
+            "mode": session.loop.mode,
+            "instances": dict(instances or {}),
+            "plan": session.carried,
+        }
         with opened(self.journal) as book:
             session.journal = LoopJournal.start(
                 book, run_id, self.registry, settings, input, state, data
@@ -360,7 +372,10 @@ class Loop:
             if result.status != "awaiting_approval":
                 raise UsageError(f"a loop result with status {result.status!r} cannot be resumed")
             return await self._resume_journaled(origin.session.journal.run_id, decisions or {})
-        if not isinstance(origin, LoopOrigin) or origin.session.loop is not self:
+        if not isinstance(origin, LoopOrigin) or self not in (
+            origin.session.loop,
+            getattr(origin.session.loop, "base", None),
+        ):
             raise UsageError("this result was not made by this loop: it cannot be resumed here")
         session, paused = origin.session, origin.session.paused
         if result.status != "awaiting_approval" or origin.run is None:
@@ -392,6 +407,7 @@ class Loop:
                     data=row.data,
                     instances=settings.get("instances") or None,
                     plan=settings.get("plan") or None,
+                    mode=settings.get("mode"),
                 )
             except BaseException:
                 journal.finish("interrupted")
@@ -417,16 +433,34 @@ class Loop:
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
         plan: Any = None,
+        mode: Mode | None = None,
     ) -> Session:
         """A :class:`~obelisk.interpreter.loop.session.Session` to drive this loop one
         turn at a time (``await session.turn(n)``); :meth:`run` is built on it.
-        Arguments as for :meth:`run`."""
+        Arguments as for :meth:`run`; ``mode``: the session's mode when the loop was
+        not given one (default: the mode ``plan`` writes, if any)."""
         inputs = dict(instances or {})
-        session = Session(self, input, inputs, State(state, input, data, inputs=inputs))
-        if plan is not None:
-            session.carried = [call.to_data() for call in _starting_plan(plan).calls]
+        start = _starting_plan(plan) if plan is not None else None
+        if mode is None and start is not None and start.mode_written:
+            mode = start.mode
+        loop = self._in_mode(mode) if mode is not None and not self.mode_given else self
+        session = Session(loop, input, inputs, State(state, input, data, inputs=inputs))
+        if start is not None:
+            session.carried = [call.to_data() for call in start.calls]
             session.lineage.revise(session.carried, 0)  # revision 0 (docs/loop.md)
         return session
+
+    def _in_mode(self, mode: Mode) -> Loop:
+        """This loop in ``mode`` (itself when it is in it already): a copy whose
+        ``base`` is this loop.  Raises :class:`UsageError` for a mode its settings
+        refuse (``stream`` is eager only, ``approve`` lazy only)."""
+        if mode == self.mode:
+            return self
+        _check_model(self.model.inner, mode, self.stream, self.journal, self.approve)
+        other = copy.copy(self)
+        other.mode, other.base = mode, self
+        other.schema = solution_schema(self.registry, self.output_schema, mode=mode)
+        return other
 
     def run_sync(
         self,
