@@ -388,3 +388,12 @@ def test_a_plan_messages_mode_picks_the_mode_when_the_loop_has_none() -> None:
     streaming = Loop(ScriptedModel([]), TOOLS, stream=True)
     with pytest.raises(UsageError, match="stream=True applies to eager mode only"):
         streaming.run_sync(plan=message)
+
+
+def test_a_kept_call_whose_failure_the_error_arm_took_is_not_reported_again() -> None:
+    flaky = {**call("fragile", n=9), "_outputPath": "†state.f || †state.oops"}
+    model = ScriptedModel([answer(flaky), answer(flaky), answer(flaky, output="†state.oops")])
+    result = Loop(model, TOOLS).run_sync()
+    assert [e.error["type"] for e in result.turns[0].errors] == ["ValueError"]
+    assert result.turns[1].errors == [] and RAN == ["fragile 9"]
+    assert result.output["error"]["message"] == "not yet"

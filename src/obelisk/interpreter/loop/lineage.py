@@ -260,19 +260,16 @@ class Lineage:
         return None
 
     def settle(
-        self,
-        plan: TurnPlan | None,
-        run: RunResult,
-        entries: Sequence[WriteEntry],
-        log_size: int,
-        registry: Registry,
-    ) -> None:
-        """Take what the run of the latest revision did (``entries``: the writes of
-        its turn; ``log_size``: the write log's length after it); sets each record's
-        ``revision``."""
+        self, plan: TurnPlan | None, run: RunResult, log: Sequence[WriteEntry], registry: Registry
+    ) -> set[int]:
+        """Take what the run of the latest revision (``plan``: how it ran) did, on a
+        state whose write log is now ``log``; sets each record's ``revision``.  Returns
+        the calls it did not run: kept, or planned (no error record for them)."""
+        if plan is None:
+            return set()
+        entries, log_size = log[plan.log_start :], len(log)
         revision = self.revisions[-1]
-        kept = plan.replay if plan is not None else {}
-        deferred = plan.deferred if plan is not None else {}
+        kept, deferred = plan.replay, plan.deferred
         wrote: dict[int, list[str]] = {}
         for written in entries:
             if written.call is not None:
@@ -301,6 +298,7 @@ class Lineage:
             for resource, mode in effects.items():
                 if mode == "write" and entry.status != "skipped":
                     self.world[resource] = revision.number
+        return {*kept, *deferred}
 
     def statuses(self, count: int) -> list[str] | None:
         """The ``_status`` of each call of the latest revision, or ``None`` when it

@@ -512,16 +512,15 @@ class Session:
         branching).  A failure the error arm handled is reported too.  A call
         whose result did not fit (``invalid_output``) is reported as such: its tool
         ran, its effects may have happened, and its result was not written (so it
-        should not simply be called again).
+        should not simply be called again).  A call kept from an earlier revision or
+        left planned by a step gets none (its ``_status`` says it); the session's
+        lineage takes what the run did.
         """
         errors: list[ErrorMessage] = []
         plan = self.running
-        if plan is not None:
-            log = self.state.log
-            self.lineage.settle(plan, run, log[plan.log_start :], len(log), self.loop.registry)
-        deferred = plan.deferred if plan is not None else {}
+        quiet = self.lineage.settle(plan, run, self.state.log, self.loop.registry)
         for record in run.calls:
-            if record.index in deferred:  # planned: the plan message says so
+            if record.index in quiet:  # planned, or kept: the plan message says so
                 continue
             if record.status == "succeeded":
                 if record.error is not None:  # handled by the error arm: still worth saying
