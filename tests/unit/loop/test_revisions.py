@@ -397,3 +397,16 @@ def test_a_kept_call_whose_failure_the_error_arm_took_is_not_reported_again() ->
     assert [e.error["type"] for e in result.turns[0].errors] == ["ValueError"]
     assert result.turns[1].errors == [] and RAN == ["fragile 9"]
     assert result.output["error"]["message"] == "not yet"
+
+
+def test_a_superseded_call_written_again_is_planned_again() -> None:
+    from obelisk.interpreter.loop.lineage import Lineage
+
+    first, second = {"_tool": "charge", "n": 1}, {"_tool": "charge", "n": 2}
+    lineage = Lineage()
+    lineage.revise([first, second], 1)
+    lineage.revise([first], 2)
+    assert [c.kind for c in lineage.revisions[1].diff.changes] == ["carried", "superseded"]
+    lineage.revise([first, second], 3)
+    assert [c.kind for c in lineage.revisions[2].diff.changes] == ["carried", "carried"]
+    assert lineage.statuses(2) == ["planned", "planned"]

@@ -180,8 +180,8 @@ class Lineage:
                 current.append(len(self.seen) - 1)
                 continue
             entry = self.seen[change.seen]
-            if change.kind == "changed":
-                entry.status = "planned"
+            if change.kind == "changed" or entry.status == "superseded":
+                entry.status = "planned"  # written again: it waits to run
             entry.data, entry.index, entry.current = data, change.call, True
             current.append(change.seen)
         for at in current:
