@@ -410,3 +410,19 @@ def test_a_superseded_call_written_again_is_planned_again() -> None:
     lineage.revise([first, second], 3)
     assert [c.kind for c in lineage.revisions[2].diff.changes] == ["carried", "carried"]
     assert lineage.statuses(2) == ["planned", "planned"]
+
+
+def test_a_kept_push_stays_one_push_when_later_pushes_follow() -> None:
+    a = {**call("log_line", "†state.lines", text="a"), "_outputMethod": "push"}
+    b = {**call("log_line", "†state.lines", text="b"), "_outputMethod": "push"}
+    model = ScriptedModel([answer(a), answer(a, b), answer(a, b, output="†state.lines")])
+    result = Loop(model, TOOLS).run_sync()
+    assert result.output == ["a", "b"] and RAN == ["log a", "log b"]
+
+
+def test_a_kept_call_written_over_since_has_its_value_again() -> None:
+    one, two = call("charge", "†state.a", n=1), call("charge", "†state.a", n=2)
+    model = ScriptedModel([answer(one), answer(two), answer(one, output="†state.a")])
+    result = Loop(model, TOOLS).run_sync()
+    assert result.output == 10 and RAN == ["charge 1", "charge 2"]
+    assert [e.path for e in result.turns[2].entries] == ["†state.a"]  # written again

@@ -84,8 +84,8 @@ def _written_since(paths: Sequence[str], later: Sequence[WriteEntry]) -> bool:
 class TurnPlan:
     """How a checked revision runs: ``log_start`` the write log's length when its
     run starts, ``replay`` the kept calls' outcomes (replayed, not run; with no
-    writes, since their writes stand, unless another call wrote over them since: then
-    with their writes again), ``standing`` the paths each kept call
+    writes, since their writes stand, unless another call wrote over what a call
+    that sets its output wrote: then with its writes again), ``standing`` the paths each kept call
     wrote, ``deferred`` the calls a step leaves for later (index -> reason)."""
 
     revision: Revision
@@ -106,7 +106,8 @@ class TurnPlan:
         done: CallOutcome | None = entry.outcome
         if done is None:  # kept without a record of its run
             done = CallOutcome(True, (), None, None, 0, (None, None))
-        if done.writes and _written_since(entry.written, log[entry.mark :]):
+        setting = entry.data.get("_outputMethod", "set") == "set"  # a push adds again
+        if done.writes and setting and _written_since(entry.written, log[entry.mark :]):
             self.replay[index] = done  # overwritten since: its writes stand again
             return done
         kept = CallOutcome(
