@@ -75,9 +75,13 @@ def _overlaps(read: str, written: str) -> bool:
     return longer.startswith(shorter) and longer[len(shorter)] in ".["
 
 
-def _written_since(paths: Sequence[str], later: Sequence[WriteEntry]) -> bool:
-    """Whether an entry of ``later`` wrote over one of ``paths``."""
-    return any(_overlaps(path, entry.path) for entry in later for path in paths)
+def _restores(entry: Seen, log: Sequence[WriteEntry]) -> bool:
+    """Whether kept call ``entry`` writes its result again: it sets its output (a push
+    would add it again) and another call wrote over it since it ran."""
+    if entry.data.get("_outputMethod", "set") != "set":
+        return False
+    later = log[entry.mark :]
+    return any(_overlaps(path, written.path) for written in later for path in entry.written)
 
 
 @dataclass(slots=True)
@@ -106,8 +110,7 @@ class TurnPlan:
         done: CallOutcome | None = entry.outcome
         if done is None:  # kept without a record of its run
             done = CallOutcome(True, (), None, None, 0, (None, None))
-        setting = entry.data.get("_outputMethod", "set") == "set"  # a push adds again
-        if done.writes and setting and _written_since(entry.written, log[entry.mark :]):
+        if done.writes and _restores(entry, log):
             self.replay[index] = done  # overwritten since: its writes stand again
             return done
         kept = CallOutcome(
@@ -202,20 +205,21 @@ class Lineage:
         ``log``: kept calls replayed, refreshed ones run again, and with
         ``advance="step"`` only the calls ready when the turn starts run."""
         tools = [registry[call.tool] for call in graph.plan.calls]
+        kept = [(index, self.seen[at]) for index, at in revision.diff.matched("kept")]
         stale: dict[int, str] = {}
-        for change in revision.diff.of("kept"):
-            assert change.call is not None and change.seen is not None
-            if refreshable(tools[change.call]):
-                why = self._stale(self.seen[change.seen], graph, change.call, tools, log)
-                if why is not None:
-                    stale[change.call] = why
+        for index, entry in kept:
+            why = (
+                self._stale(entry, graph, index, tools, log) if refreshable(tools[index]) else None
+            )
+            if why is not None:
+                stale[index] = why
+        restoring = {index for index, entry in kept if _restores(entry, log)}
         revision.diff = refresh(
-            revision.diff, stale, graph.predecessors, lambda i: refreshable(tools[i])
+            revision.diff, stale, graph.predecessors, lambda i: refreshable(tools[i]), restoring
         )
         plan = TurnPlan(revision, len(log))
-        for change in revision.diff.of("kept"):
-            assert change.call is not None and change.seen is not None
-            plan.keep(change.call, self.seen[change.seen], log)
+        for index, at in revision.diff.matched("kept"):
+            plan.keep(index, self.seen[at], log)
         if advance == "step":
             ready = set(graph.ready(set(plan.replay)))
             for index in range(graph.size):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,6 +145,12 @@ class RevisionDiff:
         """The changes of one kind, in order."""
         return [change for change in self.changes if change.kind == kind]
 
+    def matched(self, kind: ChangeKind) -> list[tuple[int, int]]:
+        """``(call, seen)`` for each change of ``kind`` that matched an earlier call."""
+        return [
+            (c.call, c.seen) for c in self.of(kind) if c.call is not None and c.seen is not None
+        ]
+
     def by_call(self) -> dict[int, Change]:
         """The change of each call of the new revision, by index."""
         return {c.call: c for c in self.changes if c.call is not None}
@@ -239,32 +245,52 @@ def refresh(
     stale: Mapping[int, str],
     predecessors: Sequence[Sequence[int]],
     refreshable: Callable[[int], bool],
+    writing: Collection[int] = (),
 ) -> RevisionDiff:
     """``diff`` with kept calls that must run again made ``refreshed``: those in
     ``stale`` (call index -> why: its inputs were written since it ran), then,
     until nothing changes, every kept call with ``refreshable(index)`` (its tool is
     pure, idempotent or only reads) that reads what a call that runs may write (a
-    ``predecessors`` edge from a call that is not kept).
+    ``predecessors`` edge from a call that is not kept, or from a kept call in
+    ``writing``, which writes its result again).
 
     >>> diff = RevisionDiff([Change("added", 0, "#0 a", ""), Change("kept", 1, "#1 b", "")])
     >>> [c.kind for c in refresh(diff, {}, [(), (0,)], lambda i: True).changes]
     ['added', 'refreshed']
     """
-    kinds = {c.call: c.kind for c in diff.changes if c.call is not None}
     why = dict(stale)
+    moving, candidates = _moving(diff, why, writing, refreshable)
     growing = True
     while growing:
         growing = False
-        for index, kind in kinds.items():
-            if kind != "kept" or index in why or not refreshable(index):
-                continue
-            runs = [p for p in predecessors[index] if kinds.get(p) != "kept" or p in why]
-            if runs:
+        for index in candidates:
+            runs = [p for p in predecessors[index] if p in moving]
+            if runs and index not in why:
                 why[index] = f"reads what #{runs[0]} writes, which runs in this revision"
+                moving.add(index)
                 growing = True
+    return _refreshed(diff, why)
+
+
+def _moving(
+    diff: RevisionDiff,
+    why: Mapping[int, str],
+    writing: Collection[int],
+    refreshable: Callable[[int], bool],
+) -> tuple[set[int], list[int]]:
+    """The calls whose writes happen in this revision (not kept, stale, or kept and
+    ``writing``), and the kept calls that may refresh (``refreshable``, not stale)."""
+    kinds = {c.call: c.kind for c in diff.changes if c.call is not None}
+    moving = {i for i, kind in kinds.items() if kind != "kept"} | set(why) | set(writing)
+    waiting = [i for i, kind in kinds.items() if kind == "kept" and i not in why]
+    return moving, [index for index in waiting if refreshable(index)]
+
+
+def _refreshed(diff: RevisionDiff, why: Mapping[int, str]) -> RevisionDiff:
+    """``diff`` with the kept calls in ``why`` made ``refreshed``, with the reason."""
     changes = []
     for change in diff.changes:
-        if change.kind == "kept" and change.call in why:
+        if change.kind == "kept" and change.call is not None and change.call in why:
             reason = f"{why[change.call]}; runs again to refresh its result"
             change = Change("refreshed", change.call, change.label, reason, change.seen)
         changes.append(change)
