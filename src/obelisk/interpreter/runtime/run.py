@@ -22,6 +22,7 @@ from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.retry import Retry
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
@@ -63,6 +64,7 @@ async def run(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -92,13 +94,17 @@ async def run(
     ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable,
     resumable by ``run_id`` (default: 16 random hex digits) after a crash or a
     pause; the input, state and data must then be JSON data (docs/durable.md).
+    ``replaces`` (with ``journal``) names a run of the journal this run replaces: a
+    run that is over or aborted, which is then never resumed; both runs record the
+    link (``replaces``, ``replaced_by``; docs/durable.md, "Aborting a run").
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan (or the ``CheckResult``) has errors,
     :class:`~obelisk.errors.UsageError` for bad arguments and for a ``CheckResult``
     checked against other tools or documents, and
     :class:`~obelisk.errors.JournalError` when the journal cannot be used (a run
-    ``run_id`` exists in it, a value is not JSON data).  Tool failures never
+    ``run_id`` exists in it, a value is not JSON data, ``replaces`` names a run that
+    cannot be replaced).  Tool failures never
     raise: they are in the result's call records, beside everything else that
     was written.
 
@@ -117,12 +123,14 @@ async def run(
     registry = Registry.coerce(tools)
     if run_id is not None and journal is None:
         raise UsageError("run_id= names a durable run: it needs journal= too")
+    if replaces is not None and journal is None:
+        raise UsageError("replaces= names a durable run to replace: it needs journal= too")
     with run_collector():  # the collector walks the run's objects less often
         checked = checked_plan(plan, registry, input, state, data=data, limits=settings.limits)
         if journal is not None:
             return await run_journaled(
                 checked, registry, input=input, state=state, data=data, journal=journal,
-                run_id=run_id, settings=settings, listeners=listeners,
+                run_id=run_id, settings=settings, listeners=listeners, replaces=replaces,
             )  # fmt: skip
         return await _run_in_memory(checked, registry, (state, input, data), settings, listeners)
 
@@ -191,6 +199,7 @@ def run_sync(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
     sheltered from tools that attack it: docs/limits.md).
@@ -214,6 +223,7 @@ def run_sync(
             journal=journal,
             run_id=run_id,
             output_validation=output_validation,
+            replaces=replaces,
         )
     )
 
@@ -227,8 +237,10 @@ def resume_sync(
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
     on_event: EventHandlers = None,
+    retry: Retry = None,
 ) -> RunResult:
-    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop."""
+    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop
+    (``retry="failed"``: run the failed calls again, docs/durable.md)."""
     return run_blocking(
         resume(
             run,
@@ -238,5 +250,6 @@ def resume_sync(
             unknown=unknown,
             context=context,
             on_event=_listeners(on_event),
+            retry=retry,
         )
     )
