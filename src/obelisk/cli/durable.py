@@ -306,6 +306,19 @@ def runs_list_command(journal: RequiredJournal, as_json: JsonOption = False) -> 
         )
 
 
+def _retry_lines(retries: list[dict[str, Any]]) -> list[str]:
+    """One line per call a retry ran again: how it had ended."""
+    lines = []
+    for retry in retries:
+        error = retry["error"] or {}
+        why = f": {error.get('type')}: {error.get('message')}" if error else ""
+        lines.append(
+            f"retried #{retry['call']} in session {retry['session']} "
+            f"(it had ended {retry['status']}{why})"
+        )
+    return lines
+
+
 def runs_show_command(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to show.")],
     journal: RequiredJournal,
@@ -334,13 +347,7 @@ def runs_show_command(
         if call["error"]:
             tail = f": {call['error'].get('type')}: {call['error'].get('message')}"
         lines.append(f"  {label}  {call['status']}{timing}{tail}")
-    for retry in shown["retries"]:
-        error = retry["error"] or {}
-        why = f": {error.get('type')}: {error.get('message')}" if error else ""
-        lines.append(
-            f"retried #{retry['call']} in session {retry['session']} "
-            f"(it had ended {retry['status']}{why})"
-        )
+    lines.extend(_retry_lines(shown["retries"]))
     for pending in shown["pending"]:
         arguments = json_for_output(pending["arguments"])[0]
         lines.append(f"awaits approval {pending['id']}: {pending['label']} {arguments}")

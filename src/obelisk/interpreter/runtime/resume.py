@@ -119,38 +119,51 @@ async def resume(
     if on_event is not None:
         listeners = tuple(on_event) if not callable(on_event) else (on_event,)
     retried = retry_mode(retry)
-    if isinstance(run, str):
-        if journal is None:
-            raise UsageError(f"resuming run {run!r} by its id needs journal= (its journal file)")
-        return await resume_journaled(
-            run,
-            decisions,
-            journal=journal,
-            tools=tools,
-            unknown=unknown,
-            context=context,
-            listeners=listeners,
-            retry=retried,
+    if isinstance(run, str) or isinstance(getattr(run, "origin", None), DurableOrigin):
+        return await _resume_durable(
+            run, decisions, journal, tools, unknown, context, listeners, retried
         )
     if not isinstance(run, RunResult):
         raise UsageError(f"resume takes a RunResult or a run id, got {type(run).__name__}")
     origin = run.origin
-    if isinstance(origin, DurableOrigin):
-        return await resume_journaled(
-            origin.run_id,
-            decisions,
-            journal=origin.journal if journal is None else journal,
-            tools=origin.registry if tools is None else tools,
-            unknown=unknown,
-            context=origin.context if context is None else context,
-            listeners=listeners or origin.listeners,
-            retry=retried,
-        )
     if journal is not None or unknown is not None:
         raise UsageError("journal= and unknown= apply to durable runs (run with journal=)")
     if not isinstance(origin, RunOrigin):
         raise UsageError("this result cannot be resumed: it was not made by obelisk.run")
     return await _resume_in_memory(run, origin, decisions or {}, tools, retried)
+
+
+async def _resume_durable(
+    run: RunResult | str,
+    decisions: Mapping[str, Decision] | None,
+    journal: Any,
+    tools: ToolsLike,
+    unknown: Mapping[Any, Resolution] | None,
+    context: Any,
+    listeners: tuple[Listener, ...],
+    retry: Retry,
+) -> RunResult:
+    """:func:`resume` of a durable run: by its id (``journal=`` needed), or its
+    result (its journal, tools, context and listeners unless given)."""
+    if isinstance(run, str):
+        if journal is None:
+            raise UsageError(f"resuming run {run!r} by its id needs journal= (its journal file)")
+        return await resume_journaled(
+            run, decisions, journal=journal, tools=tools, unknown=unknown, context=context,
+            listeners=listeners, retry=retry,
+        )  # fmt: skip
+    origin = run.origin
+    assert isinstance(origin, DurableOrigin)
+    return await resume_journaled(
+        origin.run_id,
+        decisions,
+        journal=origin.journal if journal is None else journal,
+        tools=origin.registry if tools is None else tools,
+        unknown=unknown,
+        context=origin.context if context is None else context,
+        listeners=listeners or origin.listeners,
+        retry=retry,
+    )
 
 
 async def _resume_in_memory(

@@ -92,21 +92,17 @@ async def run(
     everything written so far.  Calls of tools declared ``requires_approval`` pause
     the run (``awaiting_approval``; :func:`resume` continues, docs/approvals.md).
     ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable,
-    resumable by ``run_id`` (default: 16 random hex digits) after a crash or a
-    pause; the input, state and data must then be JSON data (docs/durable.md).
-    ``replaces`` (with ``journal``) names a run of the journal this run replaces: a
-    run that is over or aborted, which is then never resumed; both runs record the
-    link (``replaces``, ``replaced_by``; docs/durable.md, "Aborting a run").
+    resumable by ``run_id`` (default: 16 random hex digits) after a crash or a pause,
+    and ``replaces`` names a run of it this one replaces; the input, state and data
+    must then be JSON data (docs/durable.md).
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan (or the ``CheckResult``) has errors,
     :class:`~obelisk.errors.UsageError` for bad arguments and for a ``CheckResult``
     checked against other tools or documents, and
     :class:`~obelisk.errors.JournalError` when the journal cannot be used (a run
-    ``run_id`` exists in it, a value is not JSON data, ``replaces`` names a run that
-    cannot be replaced).  Tool failures never
-    raise: they are in the result's call records, beside everything else that
-    was written.
+    ``run_id`` exists in it, a value is not JSON data, a run ``replaces`` cannot be
+    replaced).  Tool failures never raise: they are in the call records.
 
     >>> import asyncio, obelisk
     >>> @obelisk.tool
@@ -121,10 +117,9 @@ async def run(
     settings = RunSettings(concurrency, fail_fast, timeout, limits, output_validation, context)
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
-    if run_id is not None and journal is None:
-        raise UsageError("run_id= names a durable run: it needs journal= too")
-    if replaces is not None and journal is None:
-        raise UsageError("replaces= names a durable run to replace: it needs journal= too")
+    for name, named in (("run_id", run_id), ("replaces", replaces)):
+        if named is not None and journal is None:
+            raise UsageError(f"{name}= names a durable run: it needs journal= too")
     with run_collector():  # the collector walks the run's objects less often
         checked = checked_plan(plan, registry, input, state, data=data, limits=settings.limits)
         if journal is not None:
