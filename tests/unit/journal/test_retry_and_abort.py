@@ -291,3 +291,45 @@ def test_a_journal_of_a_newer_version_is_refused(tmp_path: Path) -> None:
         obelisk.JournalError, match="has version '99'; this obelisk reads version 2"
     ):
         Journal(db)
+
+
+@obelisk.tool(idempotent=True)
+def ship(what: str) -> str:
+    """Ship; the first call stops the process (KeyboardInterrupt)."""
+    ran["ship"] += 1
+    if ran["ship"] == 1:
+        raise KeyboardInterrupt
+    return f"shipped {what}"
+
+
+def test_a_retry_stopped_halfway_is_resumed_as_usual(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    plan = [*PLAN, {"_tool": "ship", "what": "†state.g", "_outputPath": "†state.s"}]
+    failures["flaky"] = 1
+    tools = [*TOOLS, ship]
+    assert obelisk.run_sync(plan, tools, journal=db, run_id="r").status == "failed"
+    with pytest.raises(KeyboardInterrupt):  # the retry's process stops at #3 ship
+        obelisk.resume_sync("r", tools=tools, journal=db, retry="failed")
+    with Journal(db) as book:
+        shown = book.describe("r")
+    assert shown["status"] == "interrupted"
+    assert [c["status"] for c in shown["calls"]] == [
+        "succeeded",
+        "succeeded",
+        "succeeded",
+        "unknown",
+    ]
+    done = obelisk.resume_sync("r", tools=tools, journal=db)  # ship is idempotent: run again
+    assert done.status == "completed" and done.state["s"] == "shipped FLAKY"
+    assert ran == Counter({"a": 1, "flaky": 2, "FLAKY": 1, "ship": 2})
+
+
+def test_a_superseded_call_is_not_over_until_the_retry_ends_it(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    _failed(db)
+    with Journal(db) as book:
+        assert book.final("r")[1][0] == "failed"
+        book.supersede("r", 1, {1: "failed"})  # as a retry does before it runs anything
+        assert 1 not in book.final("r")
+        assert book.describe("r")["calls"][1]["status"] == "waiting"
+        assert book.progress("r").intents.keys() == {0}

@@ -73,7 +73,8 @@ class Lineage(Store):
     def supersede(self, run_id: str, session: int, calls: Mapping[int, str]) -> None:
         """Before session ``session`` of run ``run_id`` runs ``calls`` again (call index
         -> the status it ended with): move each one's intent and outcome into
-        ``retries`` and record a ``run_retried`` event, in one transaction."""
+        ``retries`` and record a ``call_retried`` event for each (so it is not over
+        until it ends again) and a ``run_retried`` one, in one transaction."""
         now = time.time()
         with self.errors():
             self.db.execute("BEGIN IMMEDIATE")
@@ -83,6 +84,7 @@ class Lineage(Store):
                     "INSERT OR REPLACE INTO retries VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (run_id, session, call, now, status, intent, outcome),
                 )
+                self.event(run_id, now, "call_retried", call, {"status": status})
             self.event(run_id, now, "run_retried", None, {"calls": sorted(calls)})
             self.db.execute("COMMIT")
 

@@ -421,8 +421,9 @@ class Store:
 
     def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
         """The calls that are over (committed, skipped, cancelled...): call index ->
-        ``(status, event data)``, from their last final event."""
-        statuses = tuple(FINAL_EVENTS)
+        ``(status, event data)``, from their last final event (a call a retry runs again
+        is not over from its ``call_retried`` event until it ends again)."""
+        statuses = (*FINAL_EVENTS, "call_retried")
         marks = ", ".join("?" * len(statuses))
         with self.errors():
             rows = self.db.execute(
@@ -432,7 +433,10 @@ class Store:
             ).fetchall()
         found: dict[int, tuple[str, Any]] = {}
         for call, event, data in rows:
-            found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
+            if event == "call_retried":
+                found.pop(call, None)
+            else:
+                found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
         return found
 
     def warnings(self, run_id: str) -> dict[int, tuple[str, ...]]:
