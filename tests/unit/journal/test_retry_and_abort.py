@@ -333,3 +333,19 @@ def test_a_superseded_call_is_not_over_until_the_retry_ends_it(tmp_path: Path) -
         assert 1 not in book.final("r")
         assert book.describe("r")["calls"][1]["status"] == "waiting"
         assert book.progress("r").intents.keys() == {0}
+
+
+def test_an_aborted_loop_is_never_resumed(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    turn = {"calls": [{"_tool": "step", "name": "a", "_outputPath": "†state.a"}], "output": None}
+    with pytest.raises(obelisk.LoopStopped):  # the model runs out: the loop stops
+        obelisk.Loop(obelisk.ScriptedModel([turn]), TOOLS, journal=db).run_sync({}, run_id="L")
+    with Journal(db) as book:
+        book.abort("L", "the customer hung up")
+        with pytest.raises(obelisk.JournalError, match="abort the loop"):
+            book.abort("L.t1", "x")
+        assert {run["run_id"]: run["status"] for run in book.runs()}["L"] == "aborted"
+    model = obelisk.ScriptedModel([])
+    with pytest.raises(obelisk.JournalError, match=r"aborted: the customer hung up"):
+        obelisk.Loop(model, TOOLS, journal=db).resume_sync("L")
+    assert model.requests == [] and ran["a"] == 1
