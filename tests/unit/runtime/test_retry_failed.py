@@ -35,6 +35,16 @@ def pay(amount: int) -> str:
     return f"paid {amount}"
 
 
+@obelisk.tool(requires_approval=True)
+def charge(amount: int) -> str:
+    """Charge (a person approves); fails while ``failures["pay"]`` says so."""
+    ran["pay"] += 1
+    if failures.get("pay", 0) > 0:
+        failures["pay"] -= 1
+        raise RuntimeError("gateway down")
+    return f"charged {amount}"
+
+
 @obelisk.tool
 async def slow(name: str) -> str:
     """Takes a while: a fail_fast run cancels it."""
@@ -189,3 +199,14 @@ def test_a_result_resumed_twice_never_runs_again_what_ran_before_the_first_resum
     twice = obelisk.resume_sync(once, {once.pending[0].id: True})
     assert twice.status == "completed"
     assert ran == Counter({"a": 1, "pay": 2})
+
+
+def test_an_approved_call_that_failed_runs_again_under_its_approval() -> None:
+    failures["pay"] = 1
+    plan = [{"_tool": "charge", "amount": 5, "_outputPath": "†state.paid"}]
+    paused = obelisk.run_sync(plan, [charge])
+    failed = obelisk.resume_sync(paused, {paused.pending[0].id: True})
+    assert failed.status == "failed" and failed.calls[0].error["message"] == "gateway down"
+    done = obelisk.resume_sync(failed, retry="failed")
+    assert done.status == "completed" and done.pending == ()  # not asked again
+    assert done.state == {"paid": "charged 5"} and ran["pay"] == 2
