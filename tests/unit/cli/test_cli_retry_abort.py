@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import obelisk
 from obelisk.cli.app import app
 
 runner = CliRunner()
@@ -59,7 +58,14 @@ def _failed_run(run_id: str) -> None:
 
 
 def test_resume_retry_failed_runs_the_failed_step_and_what_it_skipped(tmp: Path) -> None:
-    _failed_run("r1")
+    done = cli("run", "p.json", "--tools", "retry_tools.py", "--journal", "runs.db",
+               "--run-id", "r1")  # fmt: skip
+    assert done.exit_code == 1, done.output
+    assert (
+        "run r1 failed in runs.db: run its failed calls again with obelisk resume r1 "
+        "--journal runs.db --tools retry_tools.py --retry-failed, or give it up with "
+        "obelisk runs abort r1 --journal runs.db --reason TEXT"
+    ) in " ".join(done.stderr.split())
     over = cli("resume", "r1", "--journal", "runs.db", "--tools", "retry_tools.py")
     assert over.exit_code == 2
     assert "obelisk resume r1 --journal runs.db --retry-failed" in over.stderr
@@ -106,13 +112,18 @@ def test_runs_abort_then_resume_is_refused_with_the_reason(tmp: Path) -> None:
 def test_runs_that_replace_each_other_show_the_link(tmp: Path) -> None:
     _failed_run("old")
     assert cli("runs", "abort", "old", "--journal", "runs.db", "--reason", "x").exit_code == 0
-    sys.modules.pop("retry_tools", None)
     (tmp / "down").unlink()
-    from retry_tools import step  # type: ignore[import-not-found]
-
-    obelisk.run_sync(PLAN, [step], journal="runs.db", run_id="new", replaces="old")
+    done = cli("run", "p.json", "--tools", "retry_tools.py", "--journal", "runs.db",
+               "--run-id", "new", "--replaces", "old")  # fmt: skip
+    assert done.exit_code == 0, done.output
     listed = cli("runs", "list", "--journal", "runs.db").stdout
     assert "old  run  aborted  3 calls, aborted: x, replaced by new" in listed
     assert "new  run  completed  3 calls, replaces old" in listed
     shown = cli("runs", "show", "new", "--journal", "runs.db").stdout
     assert "run new (run): completed, replaces old" in shown
+    again = cli("run", "p.json", "--tools", "retry_tools.py", "--journal", "runs.db",
+                "--run-id", "newer", "--replaces", "old")  # fmt: skip
+    assert again.exit_code == 2 and "replaced already, by run 'new'" in again.stderr
+    alone = cli("run", "p.json", "--tools", "retry_tools.py", "--replaces", "old")
+    assert alone.exit_code == 2
+    assert "--replaces names a durable run: it needs --journal FILE too" in alone.stderr

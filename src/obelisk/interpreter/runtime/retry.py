@@ -7,10 +7,11 @@ is ``failed``.  :func:`retried_calls` names the calls that run again: those that
 ``failed``, returned an output that was not written (``invalid_output``) or were
 ``cancelled`` (by ``fail_fast``, the run's timeout or an interrupt: they never
 finished).  A call a person rejected (``ApprovalRejected``) is not among them: the
-decision stands; a call a person approved runs again under that decision.  Their outcomes are not replayed, so they run again; the calls
-skipped because of them are never replayed (a skip is worked out again when its call
-is reached), so they run once their inputs exist; every other call's outcome is
-replayed, so a call that succeeded never runs twice.
+decision stands; a call a person approved runs again under that decision.  Their
+outcomes are not replayed, so they run again; the calls skipped because of them are
+never replayed (a skip is worked out again when its call is reached), so they run once
+their inputs exist; every other call's outcome is replayed, so a call that succeeded
+never runs twice.
 """
 
 from __future__ import annotations
