@@ -8,6 +8,7 @@ obelisk on ``PYTHONPATH``): run ``failed-v1`` failed at ``#1 step`` (``flaky``),
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sqlite3
@@ -349,3 +350,31 @@ def test_an_aborted_loop_is_never_resumed(tmp_path: Path) -> None:
     with pytest.raises(obelisk.JournalError, match=r"aborted: the customer hung up"):
         obelisk.Loop(model, TOOLS, journal=db).resume_sync("L")
     assert model.requests == [] and ran["a"] == 1
+
+
+@obelisk.tool
+async def slow(name: str) -> str:
+    """Takes a while: a fail_fast run cancels it while it runs."""
+    ran[name] += 1
+    await asyncio.sleep(0.2)
+    return f"{name}!"
+
+
+def test_calls_cancelled_by_fail_fast_run_again_on_a_durable_retry(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    plan = [
+        {"_tool": "slow", "name": "s", "_outputPath": "†state.s"},
+        {"_tool": "step", "name": "flaky", "_outputPath": "†state.f"},
+        {"_tool": "step", "name": "†state.s", "_outputPath": "†state.t"},
+    ]
+    failures["flaky"] = 1
+    tools = [*TOOLS, slow]
+    failed = obelisk.run_sync(plan, tools, journal=db, run_id="r", fail_fast=True)
+    assert [c.status for c in failed.calls] == ["cancelled", "failed", "cancelled"]
+    done = obelisk.resume_sync("r", tools=tools, journal=db, retry="failed")
+    assert done.status == "completed" and done.state == {"s": "s!", "f": "FLAKY", "t": "S!"}
+    assert ran == Counter({"s": 2, "flaky": 2, "s!": 1})
+    with Journal(db) as book:
+        retries = book.describe("r")["retries"]
+    # #2 never started: it had nothing to supersede, and runs all the same
+    assert [(r["call"], r["status"]) for r in retries] == [(0, "cancelled"), (1, "failed")]
