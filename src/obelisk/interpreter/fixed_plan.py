@@ -27,6 +27,8 @@ from obelisk.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import Model
+else:  # what typing.get_type_hints(obelisk.run) sees, without importing the loop
+    Model = Any
 
 __all__ = ["run", "run_sync"]
 
