@@ -75,17 +75,14 @@ async def run(
     (docs/limits.md).  ``timeout`` (seconds) bounds the whole run: then the calls in
     flight are cancelled, nothing more starts, and the result (``failed``) keeps
     everything written so far.  Calls of tools declared ``requires_approval`` pause
-    the run (``awaiting_approval``; :func:`obelisk.resume` continues, docs/approvals.md,
-    the model too).
-    ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable,
-    resumable by ``run_id`` (default: 16 random hex digits) after a crash or a
-    pause; the input, state and data must then be JSON data (docs/durable.md).
-    ``model`` (an :class:`obelisk.Model`) answers the plan's latent calls (tools of
-    ``Tool.from_schema`` with no function) and delegates as lazy mode does: one
-    sub-request per latent call, a child loop per delegate (docs/loop.md, "A fixed
-    plan with model steps"); its answer is the call's outcome, and an unusable one
-    fails that call only.  Without it they are left ``pending_latent``.  A run with
-    a model cannot be journaled.
+    the run (``awaiting_approval``; :func:`obelisk.resume` continues, with the model,
+    docs/approvals.md).  ``journal`` (a file path or an :class:`obelisk.Journal`) makes
+    the run durable, resumable by ``run_id`` (default: 16 random hex digits) after a
+    crash or a pause; the input, state and data must then be JSON data (docs/durable.md).
+    ``model`` (an :class:`obelisk.Model`) answers latent calls and delegates as lazy
+    mode does, one sub-request per latent call (docs/loop.md, "A fixed plan with model
+    steps"): its answer is the call's outcome, an unusable one fails that call only.
+    Without it they are left ``pending_latent``.
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan (or the ``CheckResult``) has errors,
@@ -108,28 +105,15 @@ async def run(
     """
     registry = Registry.coerce(tools)
     latent = None
-    if model is not None:
-        settings = RunSettings(
-            concurrency, fail_fast, timeout, limits or DEFAULT_LIMITS, output_validation, context
-        )
+    if model is not None:  # the run's own settings go to its sub-requests too
+        bounds = DEFAULT_LIMITS if limits is None else limits
+        settings = RunSettings(concurrency, fail_fast, timeout, bounds, output_validation, context)
         latent = _model_steps(model, registry, settings)
     return await run_plan(
-        plan,
-        registry,
-        input,
-        state,
-        data=data,
-        concurrency=concurrency,
-        fail_fast=fail_fast,
-        on_event=on_event,
-        context=context,
-        timeout=timeout,
-        limits=limits,
-        journal=journal,
-        run_id=run_id,
-        output_validation=output_validation,
-        latent=latent,
-    )
+        plan, registry, input, state, data=data, concurrency=concurrency, fail_fast=fail_fast,
+        on_event=on_event, context=context, timeout=timeout, limits=limits, journal=journal,
+        run_id=run_id, output_validation=output_validation, latent=latent,
+    )  # fmt: skip
 
 
 def _model_steps(model: Model, registry: Registry, settings: RunSettings) -> LatentFactory:
