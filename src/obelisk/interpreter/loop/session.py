@@ -357,7 +357,7 @@ class Session:
             loop.settings,
             resumption,
             hooks,
-            latent=SubRequests(loop, self.state, turn),
+            latent=SubRequests(loop, self.state, turn.delegated),
             growing=growing,
         )
 
