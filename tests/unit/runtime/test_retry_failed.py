@@ -210,3 +210,29 @@ def test_an_approved_call_that_failed_runs_again_under_its_approval() -> None:
     done = obelisk.resume_sync(failed, retry="failed")
     assert done.status == "completed" and done.pending == ()  # not asked again
     assert done.state == {"paid": "charged 5"} and ran["pay"] == 2
+
+
+def test_a_failed_model_step_of_a_fixed_plan_asks_the_model_again() -> None:
+    summarize = obelisk.Tool.from_schema(
+        {
+            "name": "summarize",
+            "description": "Summarize text.",
+            "parameters": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            },
+            "output_schema": {"type": "string"},
+        }
+    )
+    answers = iter([{"calls": [], "output": 42}] * 4 + [{"calls": [], "output": "short"}])
+    model = obelisk.ScriptedModel(respond=lambda request: next(answers))
+    plan = [
+        {"_tool": "step", "name": "a", "_outputPath": "†state.a"},
+        {"_tool": "summarize", "text": "†state.a", "_outputPath": "†state.s"},
+    ]
+    failed = obelisk.run_sync(plan, [step, summarize], model=model)
+    assert failed.status == "failed" and len(model.requests) == 4  # 1 + 3 corrections
+    done = obelisk.resume_sync(failed, retry="failed")
+    assert done.status == "completed" and done.state == {"a": "A", "s": "short"}
+    assert len(model.requests) == 5 and ran["a"] == 1
