@@ -378,3 +378,13 @@ def test_calls_cancelled_by_fail_fast_run_again_on_a_durable_retry(tmp_path: Pat
         retries = book.describe("r")["retries"]
     # #2 never started: it had nothing to supersede, and runs all the same
     assert [(r["call"], r["status"]) for r in retries] == [(0, "cancelled"), (1, "failed")]
+
+
+def test_a_run_aborted_after_resume_looked_at_it_is_not_locked(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    _failed(db)
+    with Journal(db) as book:
+        book.abort("r", "too late")
+        with pytest.raises(obelisk.JournalError, match=r"aborted \(too late\)"):
+            book.lock("r")  # what a resume that read the row before the abort reaches
+        assert book.run_row("r").status == "aborted"

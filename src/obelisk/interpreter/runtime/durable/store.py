@@ -338,16 +338,23 @@ class Store:
     def lock(self, run_id: str) -> tuple[str, int]:
         """Take the run's lock for this process; returns the lock token and the number
         of this session (0 for the first run, 1 for the first resume, ...).  Raises
-        :class:`RunLocked` naming the process that holds it."""
+        :class:`RunLocked` naming the process that holds it, and :class:`JournalError`
+        for a run aborted meanwhile (naming the reason)."""
         mine = me()
         with self.errors():
             self.db.execute("BEGIN IMMEDIATE")
             row = self.db.execute(
-                "SELECT owner, heartbeat, sessions FROM runs WHERE run_id = ?", (run_id,)
+                "SELECT owner, heartbeat, sessions, status, reason FROM runs WHERE run_id = ?",
+                (run_id,),
             ).fetchone()
-            if row is None:
+            if row is None or row[3] == "aborted":
                 self.db.execute("ROLLBACK")
-                raise JournalError(f"no run {run_id!r} in journal {self.path!r}", self.path)
+                raise JournalError(
+                    f"no run {run_id!r} in journal {self.path!r}"
+                    if row is None
+                    else f"run {run_id!r} was aborted ({row[4]}): an aborted run is never resumed",
+                    self.path,
+                )
             if row[0] is not None:
                 owner = load(row[0], f"run {run_id!r} owner")
                 if isinstance(owner, dict) and holder_alive(owner, row[1]):
