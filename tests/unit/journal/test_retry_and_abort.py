@@ -388,3 +388,8 @@ def test_a_run_aborted_after_resume_looked_at_it_is_not_locked(tmp_path: Path) -
         with pytest.raises(obelisk.JournalError, match=r"aborted \(too late\)"):
             book.lock("r")  # what a resume that read the row before the abort reaches
         assert book.run_row("r").status == "aborted"
+    _failed(db, "r2")
+    with Journal(db) as book:
+        obelisk.run_sync(PLAN[:1], TOOLS, journal=book, run_id="new", replaces="r2")
+        with pytest.raises(obelisk.JournalError, match="was replaced by run 'new'"):
+            book.lock("r2")

@@ -71,6 +71,15 @@ def _clipped(text: str, width: int = 300) -> str:
     return text if len(text) <= width else f"{text[: width - 24]}... ({len(text):,} characters)"
 
 
+def _never_again(run_id: str, status: str, reason: str | None, by: str | None) -> str | None:
+    """Why a run can never be locked again (aborted, or replaced), ``None`` if it can."""
+    if status == "aborted":
+        return f"run {run_id!r} was aborted ({reason}): an aborted run is never resumed"
+    if by is not None:
+        return f"run {run_id!r} was replaced by run {by!r}: it is never resumed"
+    return None
+
+
 _RUN_COLUMNS = (
     "run_id, kind, status, created, updated, calls, fingerprint, pinned, plan, input, "
     "state, data, settings, parent, reason, replaces, replaced_by"
@@ -344,17 +353,14 @@ class Store:
         with self.errors():
             self.db.execute("BEGIN IMMEDIATE")
             row = self.db.execute(
-                "SELECT owner, heartbeat, sessions, status, reason FROM runs WHERE run_id = ?",
+                "SELECT owner, heartbeat, sessions, status, reason, replaced_by FROM runs "
+                "WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-            if row is None or row[3] == "aborted":
+            over = None if row is None else _never_again(run_id, row[3], row[4], row[5])
+            if row is None or over is not None:
                 self.db.execute("ROLLBACK")
-                raise JournalError(
-                    f"no run {run_id!r} in journal {self.path!r}"
-                    if row is None
-                    else f"run {run_id!r} was aborted ({row[4]}): an aborted run is never resumed",
-                    self.path,
-                )
+                raise JournalError(over or f"no run {run_id!r} in journal {self.path!r}", self.path)
             if row[0] is not None:
                 owner = load(row[0], f"run {run_id!r} owner")
                 if isinstance(owner, dict) and holder_alive(owner, row[1]):
