@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shlex
 import sys
 import types
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, cast
 import typer
 
 from obelisk.cli.approve import TerminalApprover, print_pending
+from obelisk.cli.hints import durable_hint
 from obelisk.cli.io import (
     FilesRootOption,
     InputOrStdinOption,
@@ -207,6 +207,14 @@ _RunIdOption = Annotated[
         "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
     ),
 ]
+_ReplacesOption = Annotated[
+    str | None,
+    typer.Option(
+        "--replaces",
+        metavar="RUN_ID",
+        help="The durable run this one replaces (over or aborted; it is never resumed).",
+    ),
+]
 _ModelOption = Annotated[
     str | None,
     typer.Option(
@@ -251,6 +259,7 @@ def run_command(
     journal: JournalOption = None,
     run_id: _RunIdOption = None,
     output_validation: _OutputValidationOption = "strict",
+    replaces: _ReplacesOption = None,
     model: _ModelOption = None,
     base_url: _BaseUrlOption = None,
 ) -> None:
@@ -259,10 +268,11 @@ def run_command(
     Exits 0 when every call completed, 1 when a call failed, was skipped because
     a read did not exist, or a latent call is left pending, 2 when the plan has
     errors and nothing ran.  With --journal FILE the run is durable: it can be resumed
-    with `obelisk resume RUN_ID --journal FILE` after a crash or a pause for approvals.
-    With --model SPEC the model answers the plan's latent calls and delegates.
+    with `obelisk resume RUN_ID --journal FILE` after a crash or a pause for approvals,
+    and --replaces RUN_ID names the run of that journal it replaces.  With --model SPEC
+    the model answers the plan's latent calls and delegates.
     """
-    _check_options(plan, input, journal, run_id, output_validation)
+    _check_options(plan, input, journal, (run_id, replaces), output_validation)
     chosen = _model(model, base_url, journal)
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
@@ -294,6 +304,7 @@ def run_command(
                     journal=os.fspath(journal) if journal is not None else None,
                     run_id=run_id,
                     output_validation=cast(OutputValidation, output_validation),
+                    replaces=replaces,
                     model=chosen,
                 )
             )
@@ -312,11 +323,17 @@ def run_command(
 
 
 def _check_options(
-    plan: str, input: str | None, journal: Path | None, run_id: str | None, validation: str
+    plan: str,
+    input: str | None,
+    journal: Path | None,
+    durable: tuple[str | None, str | None],
+    validation: str,
 ) -> None:
-    """Exit 2 for options that do not go together."""
-    if run_id is not None and journal is None:
-        fail("--run-id names a durable run: it needs --journal FILE too")
+    """Exit 2 for options that do not go together (``durable``: ``--run-id`` and
+    ``--replaces``, which need ``--journal``)."""
+    for option, value in zip(("--run-id", "--replaces"), durable, strict=True):
+        if value is not None and journal is None:
+            fail(f"{option} names a durable run: it needs --journal FILE too")
     if validation not in ("strict", "warn", "off"):
         fail(f"--output-validation must be strict, warn or off, got {validation!r}")
     if plan == "-" and input == "-":
@@ -474,23 +491,9 @@ def report(result: RunResult, as_json: bool, flags: str = "") -> NoReturn:
             markup=False,
             style="bold green" if result.status == "completed" else "bold red",
         )
-        if result.journal is not None and result.status in ("awaiting_approval", "unknown"):
-            where = f"--journal {shlex.quote(result.journal)}"
-            err.print(
-                printable(
-                    f"run {result.run_id} waits in {result.journal}: "
-                    + (
-                        f"obelisk approve ID {where} (or reject), then "
-                        if result.pending
-                        else "resolve each unknown call (--retry CALL, --succeeded CALL=JSON or "
-                        "--failed CALL=MESSAGE) with "
-                    )
-                    + f"obelisk resume {result.run_id} {where}"
-                    + (f" {flags}" if flags else "")
-                ),
-                markup=False,
-                style="yellow",
-            )
+        hint = durable_hint(result, flags)
+        if hint is not None:
+            err.print(printable(hint), markup=False, style="yellow")
     raise typer.Exit(0 if result.status == "completed" else 1)
 
 

@@ -50,6 +50,7 @@ async def run(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -90,9 +91,8 @@ async def run(
     ``journal``, a model without ``complete``) and for a ``CheckResult``
     checked against other tools or documents, and
     :class:`~obelisk.errors.JournalError` when the journal cannot be used (a run
-    ``run_id`` exists in it, a value is not JSON data).  Tool failures never
-    raise: they are in the result's call records, beside everything else that
-    was written.
+    ``run_id`` exists in it, a value is not JSON data; ``replaces``, the run of it this
+    one replaces, is not over).  Tool failures never raise: they are in the call records.
 
     >>> import asyncio, obelisk
     >>> @obelisk.tool
@@ -112,7 +112,7 @@ async def run(
     return await run_plan(
         plan, registry, input, state, data=data, concurrency=concurrency, fail_fast=fail_fast,
         on_event=on_event, context=context, timeout=timeout, limits=limits, journal=journal,
-        run_id=run_id, output_validation=output_validation, latent=latent,
+        run_id=run_id, output_validation=output_validation, latent=latent, replaces=replaces,
     )  # fmt: skip
 
 
@@ -141,6 +141,7 @@ def run_sync(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
     sheltered from tools that attack it: docs/limits.md).
@@ -165,5 +166,6 @@ def run_sync(
             journal=journal,
             run_id=run_id,
             output_validation=output_validation,
+            replaces=replaces,
         )
     )

@@ -330,6 +330,7 @@ class Engine(Settling):
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
         record.replayed(outcome)
+        self.outcomes[index] = outcome  # kept, so a resume of this result replays it too
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
         else:  # failed, or ran and returned an output that was not written: settled

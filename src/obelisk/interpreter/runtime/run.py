@@ -22,6 +22,7 @@ from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.retry import Retry
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
@@ -63,6 +64,7 @@ async def run(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
     latent: LatentFactory | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
@@ -89,8 +91,9 @@ async def run(
     settings = RunSettings(concurrency, fail_fast, timeout, limits, output_validation, context)
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
-    if run_id is not None and journal is None:
-        raise UsageError("run_id= names a durable run: it needs journal= too")
+    for name, named in (("run_id", run_id), ("replaces", replaces)):
+        if named is not None and journal is None:
+            raise UsageError(f"{name}= names a durable run: it needs journal= too")
     if latent is not None and journal is not None:
         raise UsageError(
             "model= cannot go with journal=: a durable run is resumed without the model, "
@@ -102,7 +105,7 @@ async def run(
         if journal is not None:
             return await run_journaled(
                 checked, registry, input=input, state=state, data=data, journal=journal,
-                run_id=run_id, settings=settings, listeners=listeners,
+                run_id=run_id, settings=settings, listeners=listeners, replaces=replaces,
             )  # fmt: skip
         documents = (state, input, data)
         return await _run_in_memory(checked, registry, documents, settings, listeners, latent)
@@ -176,6 +179,7 @@ def run_sync(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
     latent: LatentFactory | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
@@ -200,6 +204,7 @@ def run_sync(
             journal=journal,
             run_id=run_id,
             output_validation=output_validation,
+            replaces=replaces,
             latent=latent,
         )
     )
@@ -214,8 +219,10 @@ def resume_sync(
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
     on_event: EventHandlers = None,
+    retry: Retry = None,
 ) -> RunResult:
-    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop."""
+    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop
+    (``retry="failed"``: run the failed calls again, docs/durable.md)."""
     return run_blocking(
         resume(
             run,
@@ -225,5 +232,6 @@ def resume_sync(
             unknown=unknown,
             context=context,
             on_event=_listeners(on_event),
+            retry=retry,
         )
     )
