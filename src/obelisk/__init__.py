@@ -48,6 +48,8 @@ from obelisk.grammar import ref as ref
 from obelisk.interpreter.analysis.check import check as check
 from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult as CheckResult
+from obelisk.interpreter.fixed_plan import run as run
+from obelisk.interpreter.fixed_plan import run_sync as run_sync
 from obelisk.interpreter.plan.model import Call as Call
 from obelisk.interpreter.plan.model import Plan as Plan
 from obelisk.interpreter.plan.parse import parse_plan as parse_plan
@@ -61,8 +63,6 @@ from obelisk.interpreter.runtime.records import RunResult as RunResult
 from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall
 from obelisk.interpreter.runtime.resume import resume as resume
 from obelisk.interpreter.runtime.run import resume_sync as resume_sync
-from obelisk.interpreter.runtime.run import run as run
-from obelisk.interpreter.runtime.run import run_sync as run_sync
 from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy

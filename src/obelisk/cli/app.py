@@ -1,6 +1,6 @@
 """The ``obelisk`` application: ``check``, ``graph``, ``run``, ``simulate``, ``loop``,
 ``tools``; for durable runs ``resume``, ``approve``, ``reject``, ``approvals list`` and
-``runs list|show`` (docs/durable.md).
+``runs list|show|abort`` (docs/durable.md).
 
 Exit codes: 0 when the plan has no errors (``run``: every call completed), 1
 when ``run`` had a call fail (or a latent call left pending), 2 when the plan
@@ -24,6 +24,7 @@ from obelisk.cli.durable import (
     approve_command,
     reject_command,
     resume_command,
+    runs_abort_command,
     runs_list_command,
     runs_show_command,
 )
@@ -77,9 +78,12 @@ for _name, _command in (
 ):
     app.command(_name, cls=_Command)(_command)
 
-_runs = typer.Typer(help="Durable runs in a journal: list them, show one.", no_args_is_help=True)
+_runs = typer.Typer(
+    help="Durable runs in a journal: list them, show one, abort one.", no_args_is_help=True
+)
 _runs.command("list", cls=_Command)(runs_list_command)
 _runs.command("show", cls=_Command)(runs_show_command)
+_runs.command("abort", cls=_Command)(runs_abort_command)
 _approvals = typer.Typer(
     help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
 )

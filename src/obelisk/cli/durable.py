@@ -1,5 +1,5 @@
-"""``obelisk resume``, ``approve``, ``reject``, ``approvals list``, ``runs list|show``:
-durable runs kept in a run journal (docs/durable.md).
+"""``obelisk resume``, ``approve``, ``reject``, ``approvals list``,
+``runs list|show|abort``: durable runs kept in a run journal (docs/durable.md).
 
 Every command takes ``--journal FILE``, which must exist.  A journal that cannot be
 used (no such run, a damaged file, tools that changed, a run another process holds,
@@ -46,6 +46,7 @@ __all__ = [
     "approve_command",
     "reject_command",
     "resume_command",
+    "runs_abort_command",
     "runs_list_command",
     "runs_show_command",
 ]
@@ -138,15 +139,25 @@ def resume_command(
     approve: Annotated[
         bool, typer.Option("--approve", help="Ask on the terminal about calls awaiting approval.")
     ] = False,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="A failed run: run its failed and cancelled calls again, and the calls "
+            "skipped because of them.",
+        ),
+    ] = False,
 ) -> None:
     """Continue a durable run from its journal: after a crash, a stop, or approvals.
 
     Calls that committed are replayed from the journal, never run again.  A call
     that was in flight runs again only if its tool is pure or idempotent; otherwise
     its outcome is unknown until you choose: --retry CALL, --succeeded CALL=JSON or
-    --failed CALL[=MESSAGE] (CALL: the call's index or _id).  Give the same --tools
-    the run started with.  Exits like `obelisk run`; 2 when the run cannot be resumed
-    (nothing ran).
+    --failed CALL[=MESSAGE] (CALL: the call's index or _id).  --retry-failed takes
+    up a failed run at its failed step: the calls that failed or were cancelled run
+    again, with the calls skipped because of them; the calls that succeeded do not.
+    Give the same --tools the run started with.  Exits like `obelisk run`; 2 when the
+    run cannot be resumed (nothing ran).
     """
     chosen = _resolutions(retry, succeeded, failed)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
@@ -161,6 +172,7 @@ def resume_command(
                     journal=book,
                     unknown=chosen,
                     context=CLI_CONTEXT,
+                    retry="failed" if retry_failed else None,
                 )
             )
             result = decided(result, approver)
@@ -240,8 +252,39 @@ def _when(seconds: Any) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def runs_abort_command(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run to abort.")],
+    journal: RequiredJournal,
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why (kept, and shown by resume).")
+    ],
+) -> None:
+    """Abort a durable run: it is never resumed (nor retried); its status shows aborted.
+
+    A run that replaces it names it with obelisk.run(..., replaces=RUN_ID).  Exits 2
+    when the run cannot be aborted (no such run, completed, aborted already, running
+    in another process).
+    """
+    with _journal(journal) as book:
+        book.abort(run_id, reason)
+    err.print(printable(f"run {run_id} aborted: {reason}"), markup=False)
+
+
+def _lineage(run: dict[str, Any]) -> str:
+    """``, aborted: REASON, replaces X, replaced by Y`` (what of them a run has)."""
+    text = ""
+    if run.get("status") == "aborted":
+        text += f", aborted: {run.get('reason')}"
+    if run.get("replaces"):
+        text += f", replaces {run['replaces']}"
+    if run.get("replaced_by"):
+        text += f", replaced by {run['replaced_by']}"
+    return text
+
+
 def runs_list_command(journal: RequiredJournal, as_json: JsonOption = False) -> None:
-    """List the runs in a journal: id, status, calls, pending approvals, unknown calls."""
+    """List the runs in a journal: id, status, calls, pending approvals, unknown calls,
+    and an aborted run's reason and the runs that replace each other."""
     with _journal(journal) as book:
         runs = book.runs()
     if as_json:
@@ -253,6 +296,7 @@ def runs_list_command(journal: RequiredJournal, as_json: JsonOption = False) -> 
             extra += f", {plural(run['pending'], 'approval')} pending"
         if run["unknown"]:
             extra += f", {plural(run['unknown'], 'unknown call')}"
+        extra += _lineage(run)
         out.print(
             printable(
                 f"{run['run_id']}  {run['kind']}  {run['status']}  "
@@ -260,6 +304,19 @@ def runs_list_command(journal: RequiredJournal, as_json: JsonOption = False) -> 
             ),
             markup=False,
         )
+
+
+def _retry_lines(retries: list[dict[str, Any]]) -> list[str]:
+    """One line per call a retry ran again: how it had ended."""
+    lines = []
+    for retry in retries:
+        error = retry["error"] or {}
+        why = f": {error.get('type')}: {error.get('message')}" if error else ""
+        lines.append(
+            f"retried #{retry['call']} in session {retry['session']} "
+            f"(it had ended {retry['status']}{why})"
+        )
+    return lines
 
 
 def runs_show_command(
@@ -276,7 +333,7 @@ def runs_show_command(
         return
     counts = ", ".join(f"{n} {status}" for status, n in shown["counts"].items())
     lines = [
-        f"run {shown['run_id']} ({shown['kind']}): {shown['status']}",
+        f"run {shown['run_id']} ({shown['kind']}): {shown['status']}{_lineage(shown)}",
         f"created {_when(shown['created'])}, updated {_when(shown['updated'])}",
         f"calls: {counts or 'none'}; {plural(shown['writes'], 'write')}"
         + (f"; {plural(shown['turns'], 'turn')}" if shown["kind"] == "loop" else ""),
@@ -290,6 +347,7 @@ def runs_show_command(
         if call["error"]:
             tail = f": {call['error'].get('type')}: {call['error'].get('message')}"
         lines.append(f"  {label}  {call['status']}{timing}{tail}")
+    lines.extend(_retry_lines(shown["retries"]))
     for pending in shown["pending"]:
         arguments = json_for_output(pending["arguments"])[0]
         lines.append(f"awaits approval {pending['id']}: {pending['label']} {arguments}")

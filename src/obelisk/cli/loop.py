@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
 
-__all__ = ["loop_command"]
+__all__ = ["loop_command", "model_from_spec"]
 
 _MODEL_FORMS = "openai:MODEL or scripted:FILE"
 
@@ -65,7 +65,10 @@ def _one_line(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
-def _model(spec: str, base_url: str | None) -> Model:
+def model_from_spec(spec: str, base_url: str | None) -> Model:
+    """The model ``--model SPEC`` names (``openai:MODEL``, ``scripted:FILE``), as
+    ``obelisk loop`` and ``obelisk run`` take it; exits 2 for a bad spec, a transcript
+    that cannot be read, or ``--base-url`` with a scripted model."""
     kind, _, target = spec.partition(":")
     if kind not in ("openai", "scripted") or not target:
         fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
@@ -314,7 +317,7 @@ def loop_command(
         fail(f"unknown --advance {advance!r}; expected 'all' or 'step'")
     if approve and input == "-":
         fail("--input - and --approve cannot both read standard input")
-    chosen = _model(model, base_url)
+    chosen = model_from_spec(model, base_url)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
     start_plan = read_plan(str(plan)) if plan is not None else None

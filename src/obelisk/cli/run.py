@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shlex
 import sys
 import types
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, cast
 import typer
 
 from obelisk.cli.approve import TerminalApprover, print_pending
+from obelisk.cli.hints import durable_hint
 from obelisk.cli.io import (
     FilesRootOption,
     InputOrStdinOption,
@@ -36,22 +36,26 @@ from obelisk.cli.io import (
     tools_print_to_stderr,
     warn_replaced,
 )
+from obelisk.cli.loop import model_from_spec
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
+from obelisk.interpreter.fixed_plan import run_sync
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.durable.runs import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
-from obelisk.interpreter.runtime.run import resume_sync, run_sync
+from obelisk.interpreter.runtime.run import resume_sync
 from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.json_values import sorted_keys
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+    from obelisk.interpreter.loop.model import Model
 
 __all__ = [
     "CLI_CONTEXT",
@@ -203,6 +207,30 @@ _RunIdOption = Annotated[
         "--run-id", metavar="ID", help="The durable run's id (default: 16 random hex digits)."
     ),
 ]
+_ReplacesOption = Annotated[
+    str | None,
+    typer.Option(
+        "--replaces",
+        metavar="RUN_ID",
+        help="The durable run this one replaces (over or aborted; it is never resumed).",
+    ),
+]
+_ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="SPEC",
+        help="Answer latent calls and delegates with this model, one request per call: "
+        "openai:MODEL, or scripted:FILE (JSON lines of answers).",
+    ),
+]
+_BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
+    ),
+]
 _OutputValidationOption = Annotated[
     str,
     typer.Option(
@@ -231,27 +259,27 @@ def run_command(
     journal: JournalOption = None,
     run_id: _RunIdOption = None,
     output_validation: _OutputValidationOption = "strict",
+    replaces: _ReplacesOption = None,
+    model: _ModelOption = None,
+    base_url: _BaseUrlOption = None,
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
     Exits 0 when every call completed, 1 when a call failed, was skipped because
     a read did not exist, or a latent call is left pending, 2 when the plan has
     errors and nothing ran.  With --journal FILE the run is durable: it can be resumed
-    with `obelisk resume RUN_ID --journal FILE` after a crash or a pause for approvals.
+    with `obelisk resume RUN_ID --journal FILE` after a crash or a pause for approvals,
+    and --replaces RUN_ID names the run of that journal it replaces.  With --model SPEC
+    the model answers the plan's latent calls and delegates.
     """
-    _check_options(plan, input, journal, run_id, output_validation)
+    _check_options(plan, input, journal, (run_id, replaces), output_validation)
+    chosen = _model(model, base_url, journal)
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
     start = read_object(state, "state")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     flags = tool_flags(tools, no_stdlib=no_stdlib, files_root=files_root, override=override)
-    handlers: list[Any] = []
-    if journal is not None:
-        run_id = run_id if run_id is not None else new_run_id()
-        handlers.append(_announce(run_id, journal))
-    trace_file = _open_trace(trace) if trace is not None else None
-    if trace_file is not None:
-        handlers.append(_trace_writer(trace_file))
+    handlers, run_id, trace_file = _handlers(journal, run_id, trace)
     approver = TerminalApprover(err, model=False) if approve else None
     try:
         parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
@@ -276,6 +304,8 @@ def run_command(
                     journal=os.fspath(journal) if journal is not None else None,
                     run_id=run_id,
                     output_validation=cast(OutputValidation, output_validation),
+                    replaces=replaces,
+                    model=chosen,
                 )
             )
         result = decided(result, approver)
@@ -293,15 +323,52 @@ def run_command(
 
 
 def _check_options(
-    plan: str, input: str | None, journal: Path | None, run_id: str | None, validation: str
+    plan: str,
+    input: str | None,
+    journal: Path | None,
+    durable: tuple[str | None, str | None],
+    validation: str,
 ) -> None:
-    """Exit 2 for options that do not go together."""
-    if run_id is not None and journal is None:
-        fail("--run-id names a durable run: it needs --journal FILE too")
+    """Exit 2 for options that do not go together (``durable``: ``--run-id`` and
+    ``--replaces``, which need ``--journal``)."""
+    for option, value in zip(("--run-id", "--replaces"), durable, strict=True):
+        if value is not None and journal is None:
+            fail(f"{option} names a durable run: it needs --journal FILE too")
     if validation not in ("strict", "warn", "off"):
         fail(f"--output-validation must be strict, warn or off, got {validation!r}")
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
+
+
+def _model(spec: str | None, base_url: str | None, journal: Path | None) -> Model | None:
+    """The model of ``--model SPEC`` (``None`` without it); exits 2 for a bad spec,
+    ``--base-url`` without ``--model`` and ``--model`` with ``--journal``."""
+    if spec is None:
+        if base_url is not None:
+            fail("--base-url applies to --model openai:MODEL only")
+        return None
+    if journal is not None:
+        fail(
+            "--model cannot go with --journal: a durable run is resumed without the model; "
+            "use obelisk loop for a model that plans too"
+        )
+    return model_from_spec(spec, base_url)
+
+
+def _handlers(
+    journal: Path | None, run_id: str | None, trace: Path | None
+) -> tuple[list[Any], str | None, IO[str] | None]:
+    """The run's event handlers (naming a durable run when it starts, writing
+    ``--trace``), its run id (a new one for a durable run without ``--run-id``) and
+    the open trace file."""
+    handlers: list[Any] = []
+    if journal is not None:
+        run_id = run_id if run_id is not None else new_run_id()
+        handlers.append(_announce(run_id, journal))
+    trace_file = _open_trace(trace) if trace is not None else None
+    if trace_file is not None:
+        handlers.append(_trace_writer(trace_file))
+    return handlers, run_id, trace_file
 
 
 def _trace_writer(trace_file: IO[str]) -> Callable[[Event], None]:
@@ -424,23 +491,9 @@ def report(result: RunResult, as_json: bool, flags: str = "") -> NoReturn:
             markup=False,
             style="bold green" if result.status == "completed" else "bold red",
         )
-        if result.journal is not None and result.status in ("awaiting_approval", "unknown"):
-            where = f"--journal {shlex.quote(result.journal)}"
-            err.print(
-                printable(
-                    f"run {result.run_id} waits in {result.journal}: "
-                    + (
-                        f"obelisk approve ID {where} (or reject), then "
-                        if result.pending
-                        else "resolve each unknown call (--retry CALL, --succeeded CALL=JSON or "
-                        "--failed CALL=MESSAGE) with "
-                    )
-                    + f"obelisk resume {result.run_id} {where}"
-                    + (f" {flags}" if flags else "")
-                ),
-                markup=False,
-                style="yellow",
-            )
+        hint = durable_hint(result, flags)
+        if hint is not None:
+            err.print(printable(hint), markup=False, style="yellow")
     raise typer.Exit(0 if result.status == "completed" else 1)
 
 

@@ -400,7 +400,7 @@ def test_a_kept_call_whose_failure_the_error_arm_took_is_not_reported_again() ->
 
 
 def test_a_superseded_call_written_again_is_planned_again() -> None:
-    from obelisk.interpreter.loop.lineage import Lineage
+    from obelisk.interpreter.loop.plan_history import Lineage
 
     first, second = {"_tool": "charge", "n": 1}, {"_tool": "charge", "n": 2}
     lineage = Lineage()

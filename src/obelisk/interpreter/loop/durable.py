@@ -112,7 +112,8 @@ class LoopJournal:
         if row.kind != "loop":
             raise JournalError(f"{run_id!r} is a {row.kind} run, not a loop", book.path)
         if row.status in FINISHED:
-            raise JournalError(f"loop {run_id!r} is over ({row.status}); nothing to resume")
+            why = f"aborted: {row.reason}" if row.status == "aborted" else row.status
+            raise JournalError(f"loop {run_id!r} is over ({why}); nothing to resume")
         if sha(row.pinned) != row.fingerprint:
             raise JournalCorrupted(f"loop {run_id!r}: its pins do not match its fingerprint")
         found = changes(row.pinned, registry)

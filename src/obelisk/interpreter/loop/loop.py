@@ -40,9 +40,9 @@ from obelisk.errors import (
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.durable import LoopJournal
-from obelisk.interpreter.loop.lineage import Advance
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
+from obelisk.interpreter.loop.plan_history import Advance
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.model import Plan

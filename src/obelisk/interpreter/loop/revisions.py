@@ -21,7 +21,7 @@ call, or none.  Then :func:`match` sorts them into a :class:`RevisionDiff`:
 * ``dropped``: a call of the previous revision that ran and is not in the new one;
   its writes stand.
 
-Everything here is pure: the session (:mod:`~obelisk.interpreter.loop.lineage`)
+Everything here is pure: the session (:mod:`~obelisk.interpreter.loop.plan_history`)
 gives it what it saw and acts on the result.
 """
 

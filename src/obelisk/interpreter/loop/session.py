@@ -33,9 +33,9 @@ from obelisk.interpreter.loop.context import (
     turn_context,
 )
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
-from obelisk.interpreter.loop.lineage import Advance, Lineage, StreamKeeper, TurnPlan
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
+from obelisk.interpreter.loop.plan_history import Advance, Lineage, StreamKeeper, TurnPlan
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
@@ -371,7 +371,7 @@ class Session:
             loop.settings,
             resumption,
             hooks,
-            latent=SubRequests(loop, self.state, turn),
+            latent=SubRequests(loop, self.state, turn.delegated),
             growing=growing,
         )
 

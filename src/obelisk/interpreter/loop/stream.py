@@ -102,7 +102,7 @@ class StreamDispatcher:
     ``check_plan(plan)`` checks a prefix of the plan (the loop passes its
     registry, input and state); ``keep(index, raw)`` gives the outcome to replay (and
     the paths it wrote) for a call an earlier revision ran, or ``None`` (the loop's
-    :class:`~obelisk.interpreter.loop.lineage.StreamKeeper`).  :meth:`add` takes each
+    :class:`~obelisk.interpreter.loop.plan_history.StreamKeeper`).  :meth:`add` takes each
     complete call object,
     :meth:`close` ends the stream.  ``calls`` keeps the raw call objects,
     ``diagnostics`` the problems that kept calls from being dispatched.

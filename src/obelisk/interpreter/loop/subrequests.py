@@ -32,7 +32,7 @@ from obelisk.interpreter.loop.messages import (
     tool_description,
 )
 from obelisk.interpreter.loop.model import Model
-from obelisk.interpreter.loop.records import LoopResult, Turn
+from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import Outcome
@@ -93,14 +93,15 @@ def latent_output_schema(tool: Tool, call: Call) -> dict[str, Any]:
 
 
 class SubRequests:
-    """The :class:`~obelisk.interpreter.runtime.engine.LatentRunner` of one turn of a loop.
+    """The :class:`~obelisk.interpreter.runtime.engine.LatentRunner` of one turn of a
+    loop, or of one ``obelisk.run(..., model=...)`` (docs/loop.md).
 
-    ``state`` is the turn's state (for the ``state`` scope); ``turn`` collects a
-    summary of every sub-request in ``turn.delegated``.
+    ``state`` is the run's state (for the ``state`` scope); ``notes`` collects a
+    summary of every sub-request (a turn's ``delegated``).
     """
 
-    def __init__(self, loop: Parent, state: State, turn: Turn) -> None:
-        self.loop, self.state, self.turn = loop, state, turn
+    def __init__(self, loop: Parent, state: State, notes: list[dict[str, Any]]) -> None:
+        self.loop, self.state, self.notes = loop, state, notes
 
     def accepts(self, tool: Tool) -> bool:
         return tool.delegate or self.loop.mode == "lazy"
@@ -204,7 +205,5 @@ class SubRequests:
         return result.output
 
     def _note(self, call: Call, kind: str, answers: list[dict[str, Any]], output: Any) -> None:
-        """Summarize a sub-request in the turn: ``{"call", "kind", "answers", "output"}``."""
-        self.turn.delegated.append(
-            {"call": call.label, "kind": kind, "answers": answers, "output": output}
-        )
+        """Summarize a sub-request in ``notes``: ``{"call", "kind", "answers", "output"}``."""
+        self.notes.append({"call": call.label, "kind": kind, "answers": answers, "output": output})

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError
@@ -67,7 +68,7 @@ from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
 from obelisk.limits import limits_in_effect
 
-__all__ = ["Engine", "LatentRunner"]
+__all__ = ["Engine", "LatentFactory", "LatentRunner"]
 
 
 class LatentRunner(Protocol):
@@ -79,6 +80,12 @@ class LatentRunner(Protocol):
     def accepts(self, tool: Tool) -> bool: ...
 
     async def run(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any: ...
+
+
+LatentFactory = Callable[[State], LatentRunner]
+"""What ``obelisk.run(..., model=...)`` hands the runtime: given the :class:`State` a
+run starts from (a resumed run's own), the :class:`LatentRunner` that answers its
+latent calls and delegates with the model (the loop builds it, docs/loop.md)."""
 
 
 class Engine(Settling):
@@ -334,6 +341,7 @@ class Engine(Settling):
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
         record.replayed(outcome)
+        self.outcomes[index] = outcome  # kept, so a resume of this result replays it too
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
         else:  # failed, or ran and returned an output that was not written: settled

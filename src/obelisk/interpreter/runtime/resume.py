@@ -30,6 +30,7 @@ from obelisk.interpreter.runtime.durable.runs import DurableOrigin, resume_journ
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.retry import Retry, check_retryable, retried_calls, retry_mode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 
 __all__ = ["EngineFactory", "Once", "RunOrigin", "resume"]
@@ -73,6 +74,7 @@ async def resume(
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
     on_event: Any = None,
+    retry: Retry = None,
 ) -> RunResult:
     """Continue a paused run, or a durable run by its id; returns the new :class:`RunResult`.
 
@@ -89,6 +91,13 @@ async def resume(
     Nothing that already ran is run again, and a result kept in memory is resumed
     once: resume the result its resume returned.
 
+    ``retry="failed"`` picks up a run whose status is ``failed`` at the failed step:
+    the calls that failed (``failed``, ``invalid_output``) or were ``cancelled`` run
+    again, and so does every call skipped because of them; the calls that succeeded
+    are replayed, not run again, and a call a person rejected stays rejected
+    (docs/durable.md, "Retry from the failed step").  ``retry=None`` (the default)
+    resumes as above.
+
     Durable runs only: ``unknown`` maps calls whose outcome is unknown (by index or
     ``_id``; ``result.unknown``) to a
     :class:`~obelisk.interpreter.runtime.approvals.Resolution`; ``context`` is the
@@ -99,7 +108,8 @@ async def resume(
     (see :func:`~obelisk.interpreter.runtime.approvals.check_decisions`) and for a
     result resumed already (naming its run),
     :class:`~obelisk.errors.RunMismatch` for tools that changed,
-    :class:`~obelisk.errors.UsageError` for a result that cannot be resumed, and for
+    :class:`~obelisk.errors.UsageError` for a result that cannot be resumed (and for
+    ``retry="failed"`` with a run that is not ``failed``, or another ``retry``), and for
     a durable run :class:`~obelisk.errors.JournalError` (no such run, a run that is
     over), :class:`~obelisk.errors.JournalCorrupted`,
     :class:`~obelisk.errors.RunMismatch` (its tools changed) and
@@ -108,42 +118,64 @@ async def resume(
     listeners: tuple[Listener, ...] = ()
     if on_event is not None:
         listeners = tuple(on_event) if not callable(on_event) else (on_event,)
-    if isinstance(run, str):
-        if journal is None:
-            raise UsageError(f"resuming run {run!r} by its id needs journal= (its journal file)")
-        return await resume_journaled(
-            run,
-            decisions,
-            journal=journal,
-            tools=tools,
-            unknown=unknown,
-            context=context,
-            listeners=listeners,
+    retried = retry_mode(retry)
+    if isinstance(run, str) or isinstance(getattr(run, "origin", None), DurableOrigin):
+        return await _resume_durable(
+            run, decisions, journal, tools, unknown, context, listeners, retried
         )
     if not isinstance(run, RunResult):
         raise UsageError(f"resume takes a RunResult or a run id, got {type(run).__name__}")
     origin = run.origin
-    if isinstance(origin, DurableOrigin):
-        return await resume_journaled(
-            origin.run_id,
-            decisions,
-            journal=origin.journal if journal is None else journal,
-            tools=origin.registry if tools is None else tools,
-            unknown=unknown,
-            context=origin.context if context is None else context,
-            listeners=listeners or origin.listeners,
-        )
     if journal is not None or unknown is not None:
         raise UsageError("journal= and unknown= apply to durable runs (run with journal=)")
     if not isinstance(origin, RunOrigin):
         raise UsageError("this result cannot be resumed: it was not made by obelisk.run")
-    return await _resume_in_memory(run, origin, decisions or {}, tools)
+    return await _resume_in_memory(run, origin, decisions or {}, tools, retried)
+
+
+async def _resume_durable(
+    run: RunResult | str,
+    decisions: Mapping[str, Decision] | None,
+    journal: Any,
+    tools: ToolsLike,
+    unknown: Mapping[Any, Resolution] | None,
+    context: Any,
+    listeners: tuple[Listener, ...],
+    retry: Retry,
+) -> RunResult:
+    """:func:`resume` of a durable run: by its id (``journal=`` needed), or its
+    result (its journal, tools, context and listeners unless given)."""
+    if isinstance(run, str):
+        if journal is None:
+            raise UsageError(f"resuming run {run!r} by its id needs journal= (its journal file)")
+        return await resume_journaled(
+            run, decisions, journal=journal, tools=tools, unknown=unknown, context=context,
+            listeners=listeners, retry=retry,
+        )  # fmt: skip
+    origin = run.origin
+    assert isinstance(origin, DurableOrigin)
+    return await resume_journaled(
+        origin.run_id,
+        decisions,
+        journal=origin.journal if journal is None else journal,
+        tools=origin.registry if tools is None else tools,
+        unknown=unknown,
+        context=origin.context if context is None else context,
+        listeners=listeners or origin.listeners,
+        retry=retry,
+    )
 
 
 async def _resume_in_memory(
-    run: RunResult, origin: RunOrigin, decisions: Mapping[str, Any], tools: ToolsLike
+    run: RunResult,
+    origin: RunOrigin,
+    decisions: Mapping[str, Any],
+    tools: ToolsLike,
+    retry: Retry = None,
 ) -> RunResult:
     """:func:`resume` of a result kept in memory: used once, pinned to its tools."""
+    if retry == "failed":
+        check_retryable(run.run_id, run.status)
     if origin.once.taken:
         raise ApprovalError(
             f"run {run.run_id!r} was resumed already: a paused result is used once, "
@@ -161,9 +193,13 @@ async def _resume_in_memory(
             changed,
         )
     given = check_decisions(run.pending, decisions, registry, run.run_id)
+    replay = run.outcomes
+    if retry == "failed":  # their outcomes are dropped: they run again
+        again = retried_calls(run.calls)
+        replay = {index: o for index, o in run.outcomes.items() if index not in again}
     origin.once.taken = True
     every = {**origin.decisions, **given}
-    engine = origin.make(registry, every, run.outcomes)
+    engine = origin.make(registry, every, replay)
     result = await engine.run()
     return dataclasses.replace(
         result,

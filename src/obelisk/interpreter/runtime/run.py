@@ -16,12 +16,13 @@ from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.durable.pinning import live_pins
 from obelisk.interpreter.runtime.durable.runs import new_run_id, run_journaled
-from obelisk.interpreter.runtime.engine import Engine
+from obelisk.interpreter.runtime.engine import Engine, LatentFactory
 from obelisk.interpreter.runtime.events import Event, Listener
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
 from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.retry import Retry
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
@@ -63,44 +64,19 @@ async def run(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
+    latent: LatentFactory | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
-    ``plan`` is a plan in any form :func:`obelisk.parse_plan` takes, or the
-    :class:`~obelisk.CheckResult` that ``obelisk.check(plan, tools, input, state,
-    data=..., limits=...)`` returned: that is run without checking the plan again, and
-    must have been checked against the same tools (schemas and options), documents and
-    limits as this run is given, else :class:`~obelisk.errors.UsageError` names what
-    differs (docs/semantics.md, "Check once, then run").
-
-    ``input`` is the read-only input document, ``state`` the state to start from
-    (default ``{}``), ``data`` other data kinds by name.  ``concurrency`` caps the
-    calls in flight (count, >= 1); per-tool ``capacity`` caps further.  With
-    ``fail_fast=True`` the first failed call cancels the calls in flight and the
-    rest are ``cancelled`` (docs/semantics.md).  ``on_event`` receives every
-    :class:`~obelisk.interpreter.runtime.events.Event`.  ``context`` is any object,
-    given as ``.deps`` to tools with an ``obelisk.Context[T]`` parameter, whose calls
-    fail with :class:`~obelisk.errors.UsageError` when it is ``None`` (docs/tools.md).
-    ``output_validation`` (``"strict"``, ``"warn"``, ``"off"``) is what a call does
-    with a result that does not fit its tool's output schema, for tools that do not
-    say it themselves (docs/tools.md, "Output validation").  ``limits``
-    (:class:`obelisk.Limits`) bounds the plan, each result and the state
-    (docs/limits.md).  ``timeout`` (seconds) bounds the whole run: then the calls in
-    flight are cancelled, nothing more starts, and the result (``failed``) keeps
-    everything written so far.  Calls of tools declared ``requires_approval`` pause
-    the run (``awaiting_approval``; :func:`resume` continues, docs/approvals.md).
-    ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run durable,
-    resumable by ``run_id`` (default: 16 random hex digits) after a crash or a
-    pause; the input, state and data must then be JSON data (docs/durable.md).
-
-    Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
-    anything runs when the plan (or the ``CheckResult``) has errors,
-    :class:`~obelisk.errors.UsageError` for bad arguments and for a ``CheckResult``
-    checked against other tools or documents, and
-    :class:`~obelisk.errors.JournalError` when the journal cannot be used (a run
-    ``run_id`` exists in it, a value is not JSON data).  Tool failures never
-    raise: they are in the result's call records, beside everything else that
-    was written.
+    This is ``obelisk.run`` below the execution loop: every argument, the result and
+    the errors are those of :func:`obelisk.run` (its docstring, docs/semantics.md),
+    whose ``model=`` arrives here as ``latent``, a
+    :data:`~obelisk.interpreter.runtime.engine.LatentFactory` the loop built: given a
+    run's :class:`State`, the runner that answers its latent calls and delegates
+    (``None``: they are left ``pending_latent``, delegates included).  A run with
+    ``latent`` cannot be journaled (:class:`~obelisk.errors.UsageError`): a durable
+    run is resumed without its model (docs/loop.md, "A fixed plan with model steps").
 
     >>> import asyncio, obelisk
     >>> @obelisk.tool
@@ -108,23 +84,31 @@ async def run(
     ...     "Twice n."
     ...     return 2 * n
     >>> plan = [{"_tool": "double", "n": "†input.n", "_outputPath": "†state.twice"}]
-    >>> asyncio.run(obelisk.run(plan, [double], input={"n": 21})).state
+    >>> asyncio.run(run(plan, [double], input={"n": 21})).state
     {'twice': 42}
     """
     limits = DEFAULT_LIMITS if limits is None else limits
     settings = RunSettings(concurrency, fail_fast, timeout, limits, output_validation, context)
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
-    if run_id is not None and journal is None:
-        raise UsageError("run_id= names a durable run: it needs journal= too")
+    for name, named in (("run_id", run_id), ("replaces", replaces)):
+        if named is not None and journal is None:
+            raise UsageError(f"{name}= names a durable run: it needs journal= too")
+    if latent is not None and journal is not None:
+        raise UsageError(
+            "model= cannot go with journal=: a durable run is resumed without the model, "
+            "so its model steps could not go on; journal a Loop(model, tools, journal=...) "
+            "instead (docs/durable.md)"
+        )
     with run_collector():  # the collector walks the run's objects less often
         checked = checked_plan(plan, registry, input, state, data=data, limits=settings.limits)
         if journal is not None:
             return await run_journaled(
                 checked, registry, input=input, state=state, data=data, journal=journal,
-                run_id=run_id, settings=settings, listeners=listeners,
+                run_id=run_id, settings=settings, listeners=listeners, replaces=replaces,
             )  # fmt: skip
-        return await _run_in_memory(checked, registry, (state, input, data), settings, listeners)
+        documents = (state, input, data)
+        return await _run_in_memory(checked, registry, documents, settings, listeners, latent)
 
 
 async def _run_in_memory(
@@ -133,9 +117,11 @@ async def _run_in_memory(
     documents: tuple[Any, Any, Any],
     settings: RunSettings,
     listeners: tuple[Listener, ...],
+    latent: LatentFactory | None = None,
 ) -> RunResult:
     """Run a checked plan without a journal on ``documents`` (``(state, input, data)``,
-    as :class:`State` takes them); its result can be resumed (:func:`resume`)."""
+    as :class:`State` takes them), its latent calls answered by ``latent(state)`` when
+    given; its result can be resumed (:func:`resume`, with the same ``latent``)."""
     assert checked.plan is not None and checked.graph is not None
     parsed, graph = checked.plan, checked.graph
     name = new_run_id()  # in the idempotency keys tools get
@@ -148,9 +134,11 @@ async def _run_in_memory(
         resumption = Resumption(name, approvals, replay)
         with gc_paused():  # set-up allocates only obelisk's own, cycle-free objects
             state = State(*documents)
+            runner = None if latent is None else latent(state)
             return Engine(
-                parsed, graph, tools, state, settings, resumption, Hooks(listeners), owns_state=True
-            )
+                parsed, graph, tools, state, settings, resumption, Hooks(listeners),
+                latent=runner, owns_state=True,
+            )  # fmt: skip
 
     result = await make(registry, {}, {}).run()
     pinned = live_pins(parsed, registry) if result.pending else None
@@ -191,6 +179,8 @@ def run_sync(
     journal: Any = None,
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
+    replaces: str | None = None,
+    latent: LatentFactory | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
     sheltered from tools that attack it: docs/limits.md).
@@ -214,6 +204,8 @@ def run_sync(
             journal=journal,
             run_id=run_id,
             output_validation=output_validation,
+            replaces=replaces,
+            latent=latent,
         )
     )
 
@@ -227,8 +219,10 @@ def resume_sync(
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
     on_event: EventHandlers = None,
+    retry: Retry = None,
 ) -> RunResult:
-    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop."""
+    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop
+    (``retry="failed"``: run the failed calls again, docs/durable.md)."""
     return run_blocking(
         resume(
             run,
@@ -238,5 +232,6 @@ def resume_sync(
             unknown=unknown,
             context=context,
             on_event=_listeners(on_event),
+            retry=retry,
         )
     )

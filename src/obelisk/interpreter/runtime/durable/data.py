@@ -48,8 +48,9 @@ __all__ = [
     "settings_of",
 ]
 
-FINISHED = frozenset({"completed", "failed", "partial"})
-"""Run statuses after which a run cannot be resumed."""
+FINISHED = frozenset({"completed", "failed", "partial", "aborted"})
+"""Run statuses after which a run cannot be resumed (``retry="failed"`` takes a
+``failed`` one up again; an ``aborted`` one never)."""
 LEASE = 60.0
 """Seconds after which a lock held by a process on another host, whose heartbeat
 stopped, counts as abandoned (a process on this host is checked directly)."""
@@ -199,7 +200,9 @@ def settings_of(saved: Mapping[str, Any], context: Any = None) -> RunSettings:
 
 
 class RunRow:
-    """One run as the journal holds it (see :meth:`Journal.run_row`): decoded JSON."""
+    """One run as the journal holds it (see :meth:`Journal.run_row`): decoded JSON.
+    ``reason`` is why an aborted run was aborted, ``replaces`` and ``replaced_by`` the
+    runs that replace each other (``None``: none)."""
 
     __slots__ = (
         "calls",
@@ -211,6 +214,9 @@ class RunRow:
         "parent",
         "pinned",
         "plan",
+        "reason",
+        "replaced_by",
+        "replaces",
         "run_id",
         "settings",
         "state",
@@ -237,6 +243,7 @@ class RunRow:
         self.data = load(row[11], f"{where} data")
         self.settings = load(row[12], f"{where} settings")
         self.parent = row[13]
+        self.reason, self.replaces, self.replaced_by = row[14:17]
         if not isinstance(self.pinned, dict) or not isinstance(self.settings, dict):
             raise JournalCorrupted(f"the journal's {where} has no pins or settings")
 

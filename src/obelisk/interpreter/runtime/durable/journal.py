@@ -10,13 +10,18 @@ Tables (every JSON value is stored as JSON text)::
 
     meta(key, value)                      format and schema version
     runs(run_id, kind, status, created, updated, calls, fingerprint, pinned, plan,
-         input, state, data, settings, owner, heartbeat, parent, sessions)
+         input, state, data, settings, owner, heartbeat, parent, sessions,
+         reason, replaces, replaced_by)
     intents(run_id, call, tool, arguments, time)
     outcomes(run_id, call, succeeded, writes, output, error, attempts, started, finished)
     writes(run_id, session, seq, call, instance, path, method, value, time)
     events(run_id, n, time, event, call, data)
     approvals(run_id, id, call, label, tool, arguments, hash, requested, decision, decided)
     turns(run_id, turn, request, answer, time)
+    retries(run_id, session, call, time, status, intent, outcome)
+
+The schema's version, and the migration of older journals, are in
+:mod:`~obelisk.interpreter.runtime.durable.schema`.
 
 Durability (docs/durable.md, "What a crash can lose"): a :class:`RunWriter` buffers
 what a run does and commits it once per turn of the event loop; an intent is
@@ -46,13 +51,13 @@ from obelisk.interpreter.runtime.durable.data import (
     load,
     plan_calls,
 )
-from obelisk.interpreter.runtime.durable.store import Store
+from obelisk.interpreter.runtime.durable.lineage import Lineage
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 
 __all__ = ["Journal"]
 
 
-class Journal(Store):
+class Journal(Lineage):
     """A run journal: one SQLite file in WAL mode (docs/durable.md).
 
     ``Journal(path, synchronous="normal", create=True)``: ``path`` is created when it
@@ -67,7 +72,7 @@ class Journal(Store):
     Pass it (or its path) as ``journal=`` to :func:`obelisk.run`,
     :func:`obelisk.resume` and :class:`obelisk.Loop`.  Use it as a context manager,
     or :meth:`close` it.  Reading: :meth:`runs`, :meth:`describe`, :meth:`pending`;
-    deciding: :meth:`decide`.
+    deciding: :meth:`decide`; giving a run up: :meth:`abort`.
     """
 
     def pending(self, run_id: str | None = None) -> list[tuple[str, PendingApproval]]:
@@ -76,12 +81,12 @@ class Journal(Store):
         query = (
             "SELECT a.run_id, a.id, a.call, a.label, a.tool, a.arguments, a.hash FROM approvals a "
             "JOIN runs r ON r.run_id = a.run_id WHERE a.decision IS NULL "
-            "AND r.status NOT IN ('completed', 'failed', 'partial')"
+            f"AND r.status NOT IN ({', '.join('?' * len(FINISHED))})"
         )
-        parameters: tuple[Any, ...] = ()
+        parameters: tuple[Any, ...] = tuple(sorted(FINISHED))
         if run_id is not None:
             query += " AND a.run_id = ?"
-            parameters = (run_id,)
+            parameters = (*parameters, run_id)
         with self.errors():
             rows = self.db.execute(query + " ORDER BY a.requested, a.call", parameters).fetchall()
         return [
@@ -166,13 +171,16 @@ class Journal(Store):
     # -- inspection -------------------------------------------------------------------------
     def runs(self) -> list[dict[str, Any]]:
         """One summary per run, oldest first: ``{"run_id", "kind", "status", "created",
-        "updated", "calls", "pending", "unknown", "parent"}`` (times in seconds since
-        the epoch; ``pending`` and ``unknown`` are counts)."""
+        "updated", "calls", "pending", "unknown", "parent", "reason", "replaces",
+        "replaced_by"}`` (times in seconds since the epoch; ``pending`` and ``unknown``
+        are counts; ``reason`` is an aborted run's; ``replaces`` and ``replaced_by`` name
+        the runs that replace each other, ``None`` when there are none)."""
         with self.errors():
             rows = self.db.execute(
                 "SELECT r.run_id, r.kind, r.status, r.created, r.updated, r.calls, r.parent, "
                 "(SELECT COUNT(*) FROM approvals a WHERE a.run_id = r.run_id "
-                "AND a.decision IS NULL) FROM runs r ORDER BY r.created, r.run_id"
+                "AND a.decision IS NULL), r.reason, r.replaces, r.replaced_by "
+                "FROM runs r ORDER BY r.created, r.run_id"
             ).fetchall()
         found = []
         for row in rows:
@@ -188,6 +196,9 @@ class Journal(Store):
                     "pending": row[7] if row[2] not in FINISHED else 0,
                     "unknown": unknown,
                     "parent": row[6],
+                    "reason": row[8],
+                    "replaces": row[9],
+                    "replaced_by": row[10],
                 }
             )
         return found
@@ -205,16 +216,21 @@ class Journal(Store):
 
     def describe(self, run_id: str) -> dict[str, Any]:
         """Run ``run_id`` in full: ``{"run_id", "kind", "status", "created", "updated",
-        "fingerprint", "parent", "locked_by", "calls": [{"index", "id", "tool",
+        "fingerprint", "parent", "reason", "replaces", "replaced_by", "locked_by",
+        "calls": [{"index", "id", "tool",
         "status", "started", "finished", "seconds", "attempts", "error", "reason",
         "idempotency_key"}], "counts": {status: n}, "pending": [{"id", "call", "label",
         "tool", "arguments", "hash"}], "unknown": [{"call", "label", "tool",
-        "arguments", "idempotency_key", "started"}], "writes", "turns"}``.
+        "arguments", "idempotency_key", "started"}], "writes", "turns", "retries":
+        [{"call", "session", "time", "status", "error", "attempts"}]}``.
 
         A call's ``status`` is ``waiting`` (not started), ``running`` (started; its
         process still runs the run), ``unknown`` (started and never finished: in flight
         when its process stopped), or what it ended as.  Times are seconds since the
-        epoch; ``seconds`` is how long a call ran.
+        epoch; ``seconds`` is how long a call ran.  ``reason`` is an aborted run's,
+        ``replaces`` and ``replaced_by`` link runs that replace each other, and
+        ``retries`` lists what each ``retry="failed"`` superseded: a call's earlier
+        end (``status``, ``error``), in the session that ran it again (docs/durable.md).
         """
         run = self.run_row(run_id)
         calls_of_plan = plan_calls(run.plan)
@@ -250,6 +266,9 @@ class Journal(Store):
             "updated": run.updated,
             "fingerprint": run.fingerprint,
             "parent": run.parent,
+            "reason": run.reason,
+            "replaces": run.replaces,
+            "replaced_by": run.replaced_by,
             "locked_by": holder(owner) if live and isinstance(owner, dict) else None,
             "calls": calls,
             "counts": counts,
@@ -257,6 +276,7 @@ class Journal(Store):
             "unknown": _unknown_calls(calls, progress),
             "writes": writes,
             "turns": turns,
+            "retries": self.retries(run_id),
         }
 
 

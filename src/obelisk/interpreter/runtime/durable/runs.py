@@ -62,6 +62,7 @@ from obelisk.interpreter.runtime.records import (
     UnknownCall,
 )
 from obelisk.interpreter.runtime.resumption import Resumption
+from obelisk.interpreter.runtime.retry import Retry, check_retryable, retried
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
@@ -129,13 +130,16 @@ async def run_journaled(
     run_id: str | None,
     settings: RunSettings,
     listeners: tuple[Listener, ...],
+    replaces: str | None = None,
 ) -> RunResult:
     """Run a checked plan as a durable run in ``journal`` (see :func:`obelisk.run`),
-    with ``settings`` (kept in the journal, but its ``context``) and ``listeners``.
+    with ``settings`` (kept in the journal, but its ``context``) and ``listeners``;
+    ``replaces`` names a run of the journal that this one replaces (it must be over
+    or aborted; both record the link).
 
-    Raises :class:`~obelisk.errors.JournalError` when a run ``run_id`` exists or the
-    input, state or data are not JSON data, and :class:`~obelisk.errors.UsageError`
-    for a bad ``run_id``."""
+    Raises :class:`~obelisk.errors.JournalError` when a run ``run_id`` exists, the
+    input, state or data are not JSON data, or ``replaces`` cannot be replaced, and
+    :class:`~obelisk.errors.UsageError` for a bad ``run_id``."""
     assert checked.plan is not None and checked.graph is not None
     if run_id is None:
         run_id = new_run_id()
@@ -159,6 +163,7 @@ async def run_journaled(
             state=state,
             data=data,
             settings=run_settings(settings),
+            replaces=replaces,
         )
         try:
             writer = RunWriter(book, run_id)
@@ -244,21 +249,30 @@ async def resume_journaled(
     unknown: Mapping[Any, Resolution] | None = None,
     context: Any = None,
     listeners: tuple[Listener, ...] = (),
+    retry: Retry = None,
 ) -> RunResult:
-    """Continue durable run ``run_id`` from ``journal`` (see :func:`obelisk.resume`).
+    """Continue durable run ``run_id`` from ``journal`` (see :func:`obelisk.resume`);
+    with ``retry="failed"``, a ``failed`` run's failed and cancelled calls, and those
+    skipped because of them, run again (:func:`_retry_failed`).
 
-    Raises :class:`~obelisk.errors.JournalError` (no such run, a run that is over),
+    Raises :class:`~obelisk.errors.JournalError` (no such run, a run that is over,
+    aborted or replaced),
     :class:`~obelisk.errors.JournalCorrupted`, :class:`~obelisk.errors.RunMismatch`
     (tools changed), :class:`~obelisk.errors.RunLocked` (another process runs it),
     :class:`~obelisk.errors.ApprovalError` (a bad decision or resolution: nothing is
-    recorded) and :class:`~obelisk.errors.UsageError` (no tools)."""
+    recorded) and :class:`~obelisk.errors.UsageError` (no tools; ``retry="failed"`` for
+    a run that did not fail)."""
     if not isinstance(run_id, str) or not run_id:
         raise UsageError(f"run_id must be a run's id, got {run_id!r}")
+    if retry is not None and (decisions or unknown):
+        raise UsageError(
+            f"retry={retry!r} takes no decisions or unknown=: a failed run waits for neither"
+        )
     with opened(journal) as book:
-        row, registry = _resumable(book, run_id, tools)
+        row, registry = _resumable(book, run_id, tools, retry)
         settings = settings_of(row.settings, context)
         _check_pinned(book, row, registry)
-        if not decisions and not unknown and not listeners:  # all settled: no engine
+        if not (decisions or unknown or listeners or retry):  # all settled: no engine
             settled = settled_result(book, run_id, row)
             if settled is not None:
                 origin = DurableOrigin(book.path, run_id, registry, context, listeners)
@@ -268,7 +282,7 @@ async def resume_journaled(
         checked.raise_for_errors()
         token, session = book.lock(run_id)
         try:
-            person = _Person(decisions or {}, unknown or {}, listeners)
+            person = _Person(decisions or {}, unknown or {}, listeners, retry)
             engine, writer = _prepare(book, session, row, checked, registry, settings, person)
         except BaseException:
             book.unlock(run_id, token)
@@ -280,10 +294,14 @@ async def resume_journaled(
         )
 
 
-def _resumable(book: Journal, run_id: str, tools: Any) -> tuple[RunRow, Registry]:
-    """The journal's row of plain run ``run_id``, not over, and the tools to resume it
-    with.  Raises :class:`~obelisk.errors.JournalError` (no such run, a loop or turn
-    run, a run that is over) and :class:`~obelisk.errors.UsageError` (no tools)."""
+def _resumable(
+    book: Journal, run_id: str, tools: Any, retry: Retry = None
+) -> tuple[RunRow, Registry]:
+    """The journal's row of plain run ``run_id``, not over (failed, for ``retry``),
+    and the tools to resume it with.  Raises :class:`~obelisk.errors.JournalError`
+    (no such run, a loop or turn run, a run that is over, aborted or replaced) and
+    :class:`~obelisk.errors.UsageError` (no tools, a ``retry`` of a run that did not
+    fail)."""
     book.check()
     row = book.run_row(run_id)
     if row.kind != "run":
@@ -293,10 +311,19 @@ def _resumable(book: Journal, run_id: str, tools: Any) -> tuple[RunRow, Registry
             f"Loop(..., journal=...).resume({loop!r})",
             book.path,
         )
-    if row.status in FINISHED:
+    _check_alive(book, row)
+    if retry is not None:
+        check_retryable(run_id, row.status)
+    elif row.status in FINISHED:
+        again = (
+            f"; run its failed calls again with retry='failed' (obelisk resume {run_id} "
+            f"--journal {book.path} --retry-failed)"
+            if row.status == "failed"
+            else ""
+        )
         raise JournalError(
             f"run {run_id!r} is over ({row.status}); nothing to resume "
-            f"(obelisk runs show {run_id} --journal {book.path})",
+            f"(obelisk runs show {run_id} --journal {book.path}){again}",
             book.path,
         )
     if tools is None:
@@ -304,6 +331,24 @@ def _resumable(book: Journal, run_id: str, tools: Any) -> tuple[RunRow, Registry
             f"resuming run {run_id!r} needs its tools: pass tools= (the tools it started with)"
         )
     return row, Registry.coerce(tools)
+
+
+def _check_alive(book: Journal, row: RunRow) -> None:
+    """Raise :class:`~obelisk.errors.JournalError` for a run that is aborted (naming
+    the reason) or replaced by another (naming it): such a run is never resumed."""
+    run_id, shown = row.run_id, f"(obelisk runs show {row.run_id} --journal {book.path})"
+    if row.status == "aborted":
+        then = f"; run {row.replaced_by!r} replaces it" if row.replaced_by else ""
+        raise JournalError(
+            f"run {run_id!r} was aborted ({row.reason}): an aborted run is never resumed"
+            f"{then} {shown}",
+            book.path,
+        )
+    if row.replaced_by is not None:
+        raise JournalError(
+            f"run {run_id!r} was replaced by run {row.replaced_by!r}: it is never resumed {shown}",
+            book.path,
+        )
 
 
 def _check_pinned(book: Journal, row: RunRow, registry: Registry) -> None:
@@ -328,11 +373,12 @@ def _check_pinned(book: Journal, row: RunRow, registry: Registry) -> None:
 @dataclass(frozen=True)
 class _Person:
     """What a resume brings from people: ``decisions`` on paused calls, resolutions of
-    ``unknown`` calls, and the ``listeners`` that watch the run."""
+    ``unknown`` calls, the ``listeners`` that watch the run, and ``retry``."""
 
     decisions: Mapping[str, Decision]
     unknown: Mapping[Any, Resolution]
     listeners: tuple[Listener, ...]
+    retry: Retry = None
 
 
 def _prepare(
@@ -348,6 +394,7 @@ def _prepare(
     them, and build the engine that replays and goes on (the lock is held)."""
     assert checked.plan is not None and checked.graph is not None
     run_id, plan = row.run_id, checked.plan
+    retried = _retry_failed(book, run_id, session) if person.retry == "failed" else []
     progress = book.progress(run_id)
     replay = replay_outcomes(plan, progress)
     committed = frozenset(replay)  # journaled by earlier sessions (writes and events too)
@@ -369,7 +416,10 @@ def _prepare(
             replay[index] = outcome
         del held[index]
     writer = RunWriter(book, run_id, session, committed)
-    writer.note("run_resumed", None, {"replayed": len(replay), "rerun": rerun})
+    resumed: dict[str, Any] = {"replayed": len(replay), "rerun": rerun}
+    if retried:
+        resumed["retried"] = retried
+    writer.note("run_resumed", None, resumed)
     for index in held:
         writer.note("call_unknown", index, None)
     known = {(a.call, a.hash): a.id for a in progress.approvals.values()}
@@ -386,6 +436,19 @@ def _prepare(
             owns_state=True,
         )
     return engine, writer
+
+
+def _retry_failed(book: Journal, run_id: str, session: int) -> list[int]:
+    """``retry="failed"`` of run ``run_id``, before session ``session`` runs: the calls
+    that run again (:func:`~obelisk.interpreter.runtime.retry.retried`, by each call's
+    final event), whose intents and outcomes move to the journal's ``retries`` so that
+    they run again and the retry's own outcomes win (the lock is held)."""
+    again = {}
+    for index, (status, data) in book.final(run_id).items():
+        if retried(status, data.get("error") if isinstance(data, dict) else None):
+            again[index] = status
+    book.supersede(run_id, session, again)
+    return sorted(again)
 
 
 def _in_flight(

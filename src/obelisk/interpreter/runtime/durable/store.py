@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from obelisk.errors import JournalCorrupted, JournalError, RunLocked
 from obelisk.interpreter.runtime.durable.data import (
     FINAL_EVENTS,
+    FINISHED,
     Progress,
     RunRow,
     dump,
@@ -30,6 +31,7 @@ from obelisk.interpreter.runtime.durable.data import (
     me,
     outcome_row,
 )
+from obelisk.interpreter.runtime.durable.schema import FORMAT, SCHEMA, TABLES, VERSION, migrate
 from obelisk.interpreter.runtime.records import CallOutcome
 
 if TYPE_CHECKING:
@@ -37,57 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "HEARTBEAT", "VERSION", "Store", "Synchronous"]
 
-FORMAT = "obelisk run journal"
-VERSION = "1"
 HEARTBEAT = 15.0
 """Seconds between two heartbeats of a running process."""
 
 Synchronous = Literal["normal", "full"]
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE runs (
-    run_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
-    created REAL NOT NULL, updated REAL NOT NULL, calls INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL, pinned TEXT NOT NULL, plan TEXT NOT NULL,
-    input TEXT NOT NULL, state TEXT NOT NULL, data TEXT NOT NULL, settings TEXT NOT NULL,
-    owner TEXT, heartbeat REAL, parent TEXT, sessions INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE intents (
-    run_id TEXT NOT NULL, call INTEGER NOT NULL, tool TEXT NOT NULL,
-    arguments TEXT NOT NULL, time REAL NOT NULL,
-    PRIMARY KEY (run_id, call)
-) WITHOUT ROWID;
-CREATE TABLE outcomes (
-    run_id TEXT NOT NULL, call INTEGER NOT NULL, succeeded INTEGER NOT NULL,
-    writes TEXT NOT NULL, output TEXT NOT NULL, error TEXT NOT NULL,
-    attempts INTEGER NOT NULL, started REAL, finished REAL,
-    PRIMARY KEY (run_id, call)
-) WITHOUT ROWID;
-CREATE TABLE writes (
-    run_id TEXT NOT NULL, session INTEGER NOT NULL, seq INTEGER NOT NULL, call INTEGER,
-    instance TEXT, path TEXT NOT NULL, method TEXT NOT NULL, value TEXT NOT NULL,
-    time REAL NOT NULL,
-    PRIMARY KEY (run_id, session, seq)
-) WITHOUT ROWID;
-CREATE TABLE events (
-    run_id TEXT NOT NULL, n INTEGER NOT NULL, time REAL NOT NULL, event TEXT NOT NULL,
-    call INTEGER, data TEXT,
-    PRIMARY KEY (run_id, n)
-) WITHOUT ROWID;
-CREATE TABLE approvals (
-    run_id TEXT NOT NULL, id TEXT NOT NULL, call INTEGER NOT NULL, label TEXT NOT NULL,
-    tool TEXT NOT NULL, arguments TEXT NOT NULL, hash TEXT NOT NULL, requested REAL NOT NULL,
-    decision TEXT, decided REAL,
-    PRIMARY KEY (run_id, id)
-) WITHOUT ROWID;
-CREATE TABLE turns (
-    run_id TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL,
-    answer TEXT NOT NULL, time REAL NOT NULL,
-    PRIMARY KEY (run_id, turn)
-) WITHOUT ROWID;
-"""
-_TABLES = ("meta", "runs", "intents", "outcomes", "writes", "events", "approvals", "turns")
 
 
 def _sqlite3() -> ModuleType:
@@ -116,9 +71,18 @@ def _clipped(text: str, width: int = 300) -> str:
     return text if len(text) <= width else f"{text[: width - 24]}... ({len(text):,} characters)"
 
 
+def _never_again(run_id: str, status: str, reason: str | None, by: str | None) -> str | None:
+    """Why a run can never be locked again (aborted, or replaced), ``None`` if it can."""
+    if status == "aborted":
+        return f"run {run_id!r} was aborted ({reason}): an aborted run is never resumed"
+    if by is not None:
+        return f"run {run_id!r} was replaced by run {by!r}: it is never resumed"
+    return None
+
+
 _RUN_COLUMNS = (
     "run_id, kind, status, created, updated, calls, fingerprint, pinned, plan, input, "
-    "state, data, settings, parent"
+    "state, data, settings, parent, reason, replaces, replaced_by"
 )
 
 
@@ -190,7 +154,7 @@ class Store:
         db.execute("BEGIN IMMEDIATE")
         names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
         if "meta" not in names:  # another process may have made it meanwhile
-            for statement in _SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
             db.executemany(
@@ -199,20 +163,23 @@ class Store:
         db.execute("COMMIT")
 
     def _check_format(self) -> None:
-        """Raise unless the file is an obelisk run journal of this version with
-        every table."""
+        """Raise unless the file is an obelisk run journal of this version (an older
+        one is migrated) with every table."""
         db = self.db
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != FORMAT:
             raise JournalCorrupted(f"{self.path!r} is not an obelisk run journal", self.path)
+        if meta.get("version") != VERSION and "runs" in names:
+            migrate(db)  # an older journal: brought up to this version (durable/schema.py)
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("version") != VERSION:
             raise JournalError(
                 f"journal {self.path!r} has version {meta.get('version')!r}; this obelisk "
                 f"reads version {VERSION}",
                 self.path,
             )
-        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-        missing = [table for table in _TABLES if table not in names]
+        missing = [table for table in TABLES if table not in names]
         if missing:
             raise JournalCorrupted(
                 f"journal {self.path!r} lacks the table{'s' if len(missing) > 1 else ''} "
@@ -284,9 +251,13 @@ class Store:
         data: Any,
         settings: Mapping[str, Any],
         parent: str | None = None,
+        replaces: str | None = None,
     ) -> str:
-        """Record a new run, locked by this process; returns its lock token.  Raises
-        :class:`JournalError` when a run of that id exists or a value is not JSON."""
+        """Record a new run, locked by this process; returns its lock token.  With
+        ``replaces``, the new run replaces that run, which must be over or aborted
+        (both rows record the link: ``replaces``, ``replaced_by``).  Raises
+        :class:`JournalError` when a run of that id exists, a value is not JSON, or
+        the run to replace cannot be."""
         now = time.time()
         owner = me()
         row = (
@@ -321,15 +292,42 @@ class Store:
                     "another run id",
                     self.path,
                 )
+            if replaces is not None:
+                self._replacing(run_id, replaces, now)
             self.db.execute(
                 "INSERT INTO runs (run_id, kind, status, created, updated, calls, fingerprint, "
-                "pinned, plan, input, state, data, settings, owner, heartbeat, parent, sessions) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                row,
+                "pinned, plan, input, state, data, settings, owner, heartbeat, parent, sessions, "
+                "replaces) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                (*row, replaces),
             )
             self.event(run_id, now, "run_started", None, {"calls": calls})
             self.db.execute("COMMIT")
         return str(owner["token"])
+
+    def _replacing(self, run_id: str, old: str, now: float) -> None:
+        """Inside :meth:`create_run`'s transaction: mark run ``old`` replaced by
+        ``run_id``, or roll back and raise :class:`JournalError` (no such run, a run
+        replaced already, a run not over: abort it first)."""
+        found = self.db.execute(
+            "SELECT status, replaced_by FROM runs WHERE run_id = ?", (old,)
+        ).fetchone()
+        problem = None
+        if found is None:
+            problem = f"there is no run {old!r} in {self.path!r}"
+        elif found[1] is not None:
+            problem = f"run {old!r} is replaced already, by run {found[1]!r}"
+        elif found[0] not in FINISHED:
+            problem = (
+                f"run {old!r} is {found[0]}, not over: abort it first "
+                f"(obelisk runs abort {old} --journal {self.path} --reason TEXT)"
+            )
+        if problem is not None:
+            self.db.execute("ROLLBACK")
+            raise JournalError(f"run {run_id!r} cannot replace run {old!r}: {problem}", self.path)
+        self.db.execute(
+            "UPDATE runs SET replaced_by = ?, updated = ? WHERE run_id = ?", (run_id, now, old)
+        )
+        self.event(old, now, "run_replaced", None, {"by": run_id})
 
     def run_row(self, run_id: str) -> RunRow:
         """The run ``run_id``; :class:`JournalError` naming the runs there are when
@@ -349,16 +347,20 @@ class Store:
     def lock(self, run_id: str) -> tuple[str, int]:
         """Take the run's lock for this process; returns the lock token and the number
         of this session (0 for the first run, 1 for the first resume, ...).  Raises
-        :class:`RunLocked` naming the process that holds it."""
+        :class:`RunLocked` naming the process that holds it, and :class:`JournalError`
+        for a run aborted meanwhile (naming the reason)."""
         mine = me()
         with self.errors():
             self.db.execute("BEGIN IMMEDIATE")
             row = self.db.execute(
-                "SELECT owner, heartbeat, sessions FROM runs WHERE run_id = ?", (run_id,)
+                "SELECT owner, heartbeat, sessions, status, reason, replaced_by FROM runs "
+                "WHERE run_id = ?",
+                (run_id,),
             ).fetchone()
-            if row is None:
+            over = None if row is None else _never_again(run_id, row[3], row[4], row[5])
+            if row is None or over is not None:
                 self.db.execute("ROLLBACK")
-                raise JournalError(f"no run {run_id!r} in journal {self.path!r}", self.path)
+                raise JournalError(over or f"no run {run_id!r} in journal {self.path!r}", self.path)
             if row[0] is not None:
                 owner = load(row[0], f"run {run_id!r} owner")
                 if isinstance(owner, dict) and holder_alive(owner, row[1]):
@@ -432,8 +434,9 @@ class Store:
 
     def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
         """The calls that are over (committed, skipped, cancelled...): call index ->
-        ``(status, event data)``, from their last final event."""
-        statuses = tuple(FINAL_EVENTS)
+        ``(status, event data)``, from their last final event (a call a retry runs again
+        is not over from its ``call_retried`` event until it ends again)."""
+        statuses = (*FINAL_EVENTS, "call_retried")
         marks = ", ".join("?" * len(statuses))
         with self.errors():
             rows = self.db.execute(
@@ -443,7 +446,10 @@ class Store:
             ).fetchall()
         found: dict[int, tuple[str, Any]] = {}
         for call, event, data in rows:
-            found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
+            if event == "call_retried":
+                found.pop(call, None)
+            else:
+                found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
         return found
 
     def warnings(self, run_id: str) -> dict[int, tuple[str, ...]]:
