@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.loop.loop import Loop
     from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
+    from obelisk.interpreter.loop.revisions import Revision
 
 __all__ = ["loop_command", "model_from_spec"]
 
@@ -132,8 +133,20 @@ class _Progress:
         )
 
 
-def _turn_line(turn: Turn) -> str:
-    """One line per turn for ``--verbose``: calls by status, then the error records."""
+def _revision_part(revision: Revision | None) -> str:
+    """``", revision 2: 1 kept, 1 added"`` for a revision that did more than add calls
+    (docs/loop.md, "How a plan evolves"), else ``""``."""
+    if revision is None:
+        return ""
+    counts = {kind: len(calls) for kind, calls in revision.diff.to_dict().items() if calls}
+    if set(counts) <= {"added"}:
+        return ""
+    return f", revision {revision.number}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def _turn_line(turn: Turn, revision: Revision | None = None) -> str:
+    """One line per turn for ``--verbose``: calls by status, what its revision kept,
+    retried or left out (when it did more than add calls), then the error records."""
     solution = turn.solution
     if solution is None:
         return f"turn {turn.index}: not a solution"
@@ -146,6 +159,7 @@ def _turn_line(turn: Turn) -> str:
         line += " (" + ", ".join(f"{n} {status}" for status, n in counts.items()) + ")"
     elif calls:
         line += " (not run)"
+    line += _revision_part(revision)
     if solution.output is not None:
         line += ", output given"
     for error in turn.errors:
@@ -157,8 +171,10 @@ def _turn_line(turn: Turn) -> str:
 
 def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
     if verbose:
+        made = {revision.turn: revision for revision in result.revisions if revision.turn}
         for turn in result.turns:
-            err.print(printable(_turn_line(turn)), markup=False, style="dim")
+            line = _turn_line(turn, made.get(turn.index))
+            err.print(printable(line), markup=False, style="dim")
     if as_json:
         data = result.to_dict()
         data["state"] = sorted_keys(data["state"])

@@ -66,3 +66,15 @@ def test_the_transcript_holds_each_turns_revision_and_bad_advance_is_refused(
     bad = runner.invoke(app, _args(tmp_path, again, extra=("--advance", "later")))
     assert bad.exit_code == 2
     assert "unknown --advance 'later'; expected 'all' or 'step'" in bad.stderr
+
+
+def test_verbose_says_what_each_revision_kept(tmp_path: Path) -> None:
+    first = {"calls": [FIRST], "output": None}
+    again = {"calls": [FIRST, SECOND], "output": "†state.b"}
+    result = runner.invoke(app, _args(tmp_path, first, again, extra=("--verbose",)))
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("turn ")]
+    assert lines == [
+        "turn 1: 1 call (1 succeeded)",
+        "turn 2: 2 calls (2 succeeded), revision 2: 1 kept, 1 added, output given",
+    ]
