@@ -134,19 +134,20 @@ class _Progress:
 
 
 def _revision_part(revision: Revision | None) -> str:
-    """``", revision 2: 1 kept, 1 added"`` for a revision that did more than add calls
-    (docs/loop.md, "How a plan evolves"), else ``""``."""
+    """``", revision 2: 1 kept, 1 added"`` for a revision that kept, refreshed, retried,
+    carried, changed or superseded calls (docs/loop.md, "How a plan evolves"), else
+    ``""`` (one that only added calls and left out calls that ran)."""
     if revision is None:
         return ""
     counts = {kind: len(calls) for kind, calls in revision.diff.to_dict().items() if calls}
-    if set(counts) <= {"added"}:
+    if set(counts) <= {"added", "dropped"}:  # a plan that only grows says nothing new
         return ""
     return f", revision {revision.number}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
 def _turn_line(turn: Turn, revision: Revision | None = None) -> str:
     """One line per turn for ``--verbose``: calls by status, what its revision kept,
-    retried or left out (when it did more than add calls), then the error records."""
+    retried or superseded (:func:`_revision_part`), then the error records."""
     solution = turn.solution
     if solution is None:
         return f"turn {turn.index}: not a solution"
