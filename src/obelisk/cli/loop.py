@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.loop.loop import Loop
     from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
+    from obelisk.interpreter.loop.revisions import Revision
 
 __all__ = ["loop_command", "model_from_spec"]
 
@@ -132,8 +133,21 @@ class _Progress:
         )
 
 
-def _turn_line(turn: Turn) -> str:
-    """One line per turn for ``--verbose``: calls by status, then the error records."""
+def _revision_part(revision: Revision | None) -> str:
+    """``", revision 2: 1 kept, 1 added"`` for a revision that kept, refreshed, retried,
+    carried, changed or superseded calls (docs/loop.md, "How a plan evolves"), else
+    ``""`` (one that only added calls and left out calls that ran)."""
+    if revision is None:
+        return ""
+    counts = {kind: len(calls) for kind, calls in revision.diff.to_dict().items() if calls}
+    if set(counts) <= {"added", "dropped"}:  # a plan that only grows says nothing new
+        return ""
+    return f", revision {revision.number}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def _turn_line(turn: Turn, revision: Revision | None = None) -> str:
+    """One line per turn for ``--verbose``: calls by status, what its revision kept,
+    retried or superseded (:func:`_revision_part`), then the error records."""
     solution = turn.solution
     if solution is None:
         return f"turn {turn.index}: not a solution"
@@ -146,6 +160,7 @@ def _turn_line(turn: Turn) -> str:
         line += " (" + ", ".join(f"{n} {status}" for status, n in counts.items()) + ")"
     elif calls:
         line += " (not run)"
+    line += _revision_part(revision)
     if solution.output is not None:
         line += ", output given"
     for error in turn.errors:
@@ -157,8 +172,10 @@ def _turn_line(turn: Turn) -> str:
 
 def _report(result: LoopResult, as_json: bool, verbose: bool) -> None:
     if verbose:
+        made = {revision.turn: revision for revision in result.revisions if revision.turn}
         for turn in result.turns:
-            err.print(printable(_turn_line(turn)), markup=False, style="dim")
+            line = _turn_line(turn, made.get(turn.index))
+            err.print(printable(line), markup=False, style="dim")
     if as_json:
         data = result.to_dict()
         data["state"] = sorted_keys(data["state"])
@@ -190,6 +207,15 @@ _ModeOption = Annotated[
         "--mode",
         metavar="eager|lazy",
         help="eager (plan and run each turn) or lazy (plan first).",
+    ),
+]
+_AdvanceOption = Annotated[
+    str,
+    typer.Option(
+        "--advance",
+        metavar="all|step",
+        help="all (run every call of each plan) or step (run only the ready calls, then "
+        "ask the model again).",
     ),
 ]
 _StateOption = Annotated[
@@ -273,6 +299,7 @@ _VerboseOption = Annotated[
 def loop_command(
     model: _ModelOption,
     mode: _ModeOption = "eager",
+    advance: _AdvanceOption = "all",
     input: InputOrStdinOption = None,
     state: _StateOption = None,
     tools: ToolsOption = None,
@@ -303,6 +330,8 @@ def loop_command(
 
     if mode not in ("eager", "lazy"):
         fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
+    if advance not in ("all", "step"):
+        fail(f"unknown --advance {advance!r}; expected 'all' or 'step'")
     if approve and input == "-":
         fail("--input - and --approve cannot both read standard input")
     chosen = model_from_spec(model, base_url)
@@ -325,6 +354,7 @@ def loop_command(
             stream=stream,
             model_timeout=model_timeout,
             max_requests=max_requests,
+            advance="step" if advance == "step" else "all",
         )
     except ObeliskError as exc:
         fail(str(exc))

@@ -65,7 +65,7 @@ def test_json_prints_the_whole_result(tmp: Path) -> None:
     result = runner.invoke(app, loop_args(tmp, model, "--json"))
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert list(payload) == ["status", "output", "state", "turns"]
+    assert list(payload) == ["status", "output", "state", "turns", "revisions"]  # issue 27
     assert payload["status"] == "completed"
     assert payload["output"] == {"result": 8}
     assert payload["state"] == {"twice": 8}
@@ -414,7 +414,7 @@ def test_plan_starts_the_loop_from_a_given_plan(tmp: Path) -> None:
     assert result.exit_code == 0, result.stderr
     first = json.loads(result.stdout)["turns"][0]["request"]["context"]
     assert [m for m in first if m["type"] == "plan"] == [
-        {"type": "plan", "plan": [DOUBLE], "mode": "eager"}
+        {"type": "plan", "plan": [{**DOUBLE, "_status": "planned"}], "mode": "eager"}
     ]
     plan.write_text('[{"_tool": 3}]')
     broken = runner.invoke(app, loop_args(tmp, model, "--plan", str(plan)))

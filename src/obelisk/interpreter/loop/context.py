@@ -14,6 +14,7 @@ from typing import Any, Literal
 from obelisk.diagnostics import Diagnostic
 from obelisk.grammar import Escaped, parse_expression
 from obelisk.interpreter.loop.messages import (
+    IDENTICAL_CALLS,
     DataMessage,
     ErrorMessage,
     InputMessage,
@@ -51,14 +52,14 @@ _COMMON = (
 EAGER_INSTRUCTIONS = (
     "You plan and execute. " + _COMMON + " For a latent tool, write its result yourself in "
     '"_output" and the concrete path you chose in "_outputPath". The plan message holds '
-    "the calls of your last answer and the state shows what they did; every call you write "
-    "runs, so do not repeat calls that succeeded. Error records name the calls that failed "
-    "or could not run: write them again, fixed, to retry."
+    "the calls of your last answer, each with its _status, and the state shows what they "
+    "did. Error records name the calls that failed or could not run: write them again, "
+    "fixed, to retry. " + IDENTICAL_CALLS
 )
 LAZY_INSTRUCTIONS = (
     "You write the whole plan before anything runs. " + _COMMON + " The plan is checked "
     "and may be shown to a person for approval; problems come back as error messages. "
-    'Do not write "_output": latent tools are answered separately.'
+    'Do not write "_output": latent tools are answered separately. ' + IDENTICAL_CALLS
 )
 LATENT_INSTRUCTIONS = (
     "Produce the result of one tool call. The tool is in the tool message and its "
@@ -102,9 +103,12 @@ def turn_context(
     errors: list[ErrorMessage],
     notice: TextMessage | None,
     state_schema: dict[str, Any] | None = None,
+    statuses: list[str] | None = None,
 ) -> list[Message]:
     """The context messages of one turn's request, in a fixed order: instructions,
-    tools, input(s), state(s), data documents, the carried plan, errors, notice."""
+    tools, input(s), state(s), data documents, the carried plan, errors, notice.
+    ``statuses``: each carried call's ``_status`` (docs/language.md), put in its copy
+    in the plan message."""
     default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
     context: list[Message] = [TextMessage(text=default)]
     if instructions:
@@ -121,6 +125,10 @@ def turn_context(
         if kind != "state":
             context.append(DataMessage(kind=kind, data=state.document(kind)))
     if carried:
+        if statuses is not None:
+            carried = [
+                {**call, "_status": status} for call, status in zip(carried, statuses, strict=True)
+            ]
         context.append(PlanMessage(plan=carried, mode=mode))
     context.extend(errors)
     if notice is not None:

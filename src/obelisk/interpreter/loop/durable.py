@@ -3,7 +3,8 @@
 A durable loop is a run of kind ``loop`` in the journal; each turn's request and
 the model's answer are journaled as soon as the answer arrives (before its calls
 run), and each turn's calls are a durable run of their own, of kind ``turn``, id
-``<loop id>.t<n>`` (its intents, outcomes, writes and approvals).  Resuming the
+``<loop id>.t<n>`` (its intents, outcomes, writes and approvals; its settings keep
+``"revision"``, the revision of the plan these calls are, with its diff).  Resuming the
 loop by its id replays the journaled turns: their answers come from the journal
 (the model is not asked again) and their calls' outcomes too (no tool runs again);
 a call in flight at the crash runs again when its tool is ``pure`` or
@@ -171,12 +172,14 @@ class LoopJournal:
 
     @contextlib.contextmanager
     def turn_run(
-        self, number: int, plan: Plan, registry: Registry, input: Any
+        self, number: int, plan: Plan, registry: Registry, input: Any, revision: Any = None
     ) -> Iterator[TurnRun]:
         """The journaled run of turn ``number``'s calls: created, or taken up again
         (its outcomes replayed, its in-flight calls re-run or held unknown, its
         approvals' decisions applied).  Closes the recorder and gives the lock back
-        with ``TurnRun.status`` afterwards."""
+        with ``TurnRun.status`` afterwards.  ``revision``: the plan's revision these
+        calls are, as ``Revision.to_dict()`` gives it, kept in the run's settings as
+        ``"revision"`` (docs/loop.md, "How a plan evolves")."""
         run_id = f"{self.run_id}.t{number}"
         book = self.book
         plan_data = plan.to_data()
@@ -190,7 +193,8 @@ class LoopJournal:
             token, session = book.create_run(
                 run_id, kind="turn", calls=len(plan.calls), fingerprint=fingerprint,
                 pinned=pinned, plan=plan_data, input=input, state=None, data=None,
-                settings={}, parent=self.run_id,
+                settings={} if revision is None else {"revision": revision},
+                parent=self.run_id,
             ), 0  # fmt: skip
         else:
             if book.run_row(run_id).fingerprint != fingerprint:

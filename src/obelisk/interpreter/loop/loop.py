@@ -27,6 +27,7 @@ and the write log in the exception's ``result``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ from obelisk.interpreter.loop.approval import Approver
 from obelisk.interpreter.loop.durable import LoopJournal
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
+from obelisk.interpreter.loop.plan_history import Advance
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.model import Plan
@@ -101,7 +103,10 @@ def _check_model(model: Any, mode: str, stream: bool, journal: Any, approve: Any
 class Loop:
     """An execution loop over ``model`` and ``tools`` (see the module docstring).
 
-    ``tools``: anything :meth:`Registry.coerce` takes.  ``output_schema``: JSON
+    ``tools``: anything :meth:`Registry.coerce` takes.  ``mode``: ``"eager"`` or
+    ``"lazy"``; when not given, the ``mode`` of a plan message given to :meth:`run`
+    (``plan={"type": "plan", "plan": [...], "mode": "lazy"}``) picks it, else it is
+    ``"eager"``.  ``output_schema``: JSON
     schema of the final output (``None`` = any JSON value).  ``state_schema``: JSON
     schema of the state, sent with the state so the model plans against its shape.
     ``instructions``: extra text for every request.  ``max_turns`` (count, >= 1),
@@ -128,7 +133,10 @@ class Loop:
     ``journal`` (a file path or an :class:`obelisk.Journal`) makes the loop durable
     (docs/durable.md): each turn's request and answer and each turn's calls are
     journaled; ``loop.resume(run_id)`` (``result.run_id``) replays the journaled turns
-    without asking the model again and goes on.
+    without asking the model again and goes on.  ``advance``: ``"all"`` (default) runs
+    every call of each revision of the plan that needs to run; ``"step"`` runs only the
+    calls ready when the turn starts, then asks the model again (docs/loop.md, "How a
+    plan evolves"; not with ``stream``).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -151,7 +159,7 @@ class Loop:
         model: Model,
         tools: ToolsLike,
         *,
-        mode: Mode = "eager",
+        mode: Mode | None = None,
         output_schema: Mapping[str, Any] | None = None,
         state_schema: Mapping[str, Any] | None = None,
         instructions: str | None = None,
@@ -169,9 +177,20 @@ class Loop:
         max_requests: int | None = 1000,
         journal: Any = None,
         output_validation: OutputValidation = "strict",
+        advance: Advance = "all",
     ) -> None:
+        self.mode_given = mode is not None  # else a plan message's mode may pick it
+        if mode is None:
+            mode = "eager"
         if mode not in ("eager", "lazy"):
             raise UsageError(f"mode must be 'eager' or 'lazy', got {mode!r}")
+        if advance not in ("all", "step"):
+            raise UsageError(f"advance must be 'all' or 'step', got {advance!r}")
+        if advance == "step" and stream:
+            raise UsageError(
+                "advance='step' cannot go with stream=True (a step starts no call early)"
+            )
+        self.advance: Advance = advance
         _check_counts(max_turns=max_turns, max_corrections=max_corrections, max_depth=max_depth)
         self.settings = RunSettings(
             concurrency, fail_fast, output_validation=output_validation, context=context
@@ -195,6 +214,7 @@ class Loop:
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
         self.depth, self.journal = depth, journal
+        self.base: Loop | None = None  # the loop a plan message's mode was applied to
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
 
@@ -281,7 +301,11 @@ class Loop:
             if run_id is not None:
                 raise UsageError("run_id= names a durable loop: it needs Loop(journal=...)")
             return await self._turns(session, 1)
-        settings = {"mode": self.mode, "instances": dict(instances or {}), "plan": session.carried}
+        settings = {
+            "mode": session.loop.mode,
+            "instances": dict(instances or {}),
+            "plan": session.carried,
+        }
         with opened(self.journal) as book:
             session.journal = LoopJournal.start(
                 book, run_id, self.registry, settings, input, state, data
@@ -348,7 +372,10 @@ class Loop:
             if result.status != "awaiting_approval":
                 raise UsageError(f"a loop result with status {result.status!r} cannot be resumed")
             return await self._resume_journaled(origin.session.journal.run_id, decisions or {})
-        if not isinstance(origin, LoopOrigin) or origin.session.loop is not self:
+        if not isinstance(origin, LoopOrigin) or self not in (
+            origin.session.loop,
+            getattr(origin.session.loop, "base", None),
+        ):
             raise UsageError("this result was not made by this loop: it cannot be resumed here")
         session, paused = origin.session, origin.session.paused
         if result.status != "awaiting_approval" or origin.run is None:
@@ -380,6 +407,7 @@ class Loop:
                     data=row.data,
                     instances=settings.get("instances") or None,
                     plan=settings.get("plan") or None,
+                    mode=settings.get("mode"),
                 )
             except BaseException:
                 journal.finish("interrupted")
@@ -405,15 +433,34 @@ class Loop:
         data: Mapping[str, Any] | None = None,
         instances: Mapping[str, Any] | None = None,
         plan: Any = None,
+        mode: Mode | None = None,
     ) -> Session:
         """A :class:`~obelisk.interpreter.loop.session.Session` to drive this loop one
         turn at a time (``await session.turn(n)``); :meth:`run` is built on it.
-        Arguments as for :meth:`run`."""
+        Arguments as for :meth:`run`; ``mode``: the session's mode when the loop was
+        not given one (default: the mode ``plan`` writes, if any)."""
         inputs = dict(instances or {})
-        session = Session(self, input, inputs, State(state, input, data, inputs=inputs))
-        if plan is not None:
-            session.carried = [call.to_data() for call in _starting_plan(plan).calls]
+        start = _starting_plan(plan) if plan is not None else None
+        if mode is None and start is not None and start.mode_written:
+            mode = start.mode
+        loop = self._in_mode(mode) if mode is not None and not self.mode_given else self
+        session = Session(loop, input, inputs, State(state, input, data, inputs=inputs))
+        if start is not None:
+            session.carried = [call.to_data() for call in start.calls]
+            session.lineage.revise(session.carried, 0)  # revision 0 (docs/loop.md)
         return session
+
+    def _in_mode(self, mode: Mode) -> Loop:
+        """This loop in ``mode`` (itself when it is in it already): a copy whose
+        ``base`` is this loop.  Raises :class:`UsageError` for a mode its settings
+        refuse (``stream`` is eager only, ``approve`` lazy only)."""
+        if mode == self.mode:
+            return self
+        _check_model(self.model.inner, mode, self.stream, self.journal, self.approve)
+        other = copy.copy(self)
+        other.mode, other.base = mode, self
+        other.schema = solution_schema(self.registry, self.output_schema, mode=mode)
+        return other
 
     def run_sync(
         self,

@@ -38,6 +38,7 @@ from obelisk.json_values import decimal_digits, loads_strict
 from obelisk.limits import DEFAULT_LIMITS, int_digits_limit
 
 __all__ = [
+    "IDENTICAL_CALLS",
     "DataMessage",
     "ErrorMessage",
     "InputMessage",
@@ -55,6 +56,11 @@ __all__ = [
     "tool_description",
 ]
 
+IDENTICAL_CALLS = (  # the instructions say it too (docs/loop.md)
+    "A call you write again exactly as before (same _tool, arguments and _outputPath, or "
+    "the same _id) runs once: if it succeeded it is kept, not run again; to run an "
+    "identical call again on purpose, give it a new _id."
+)
 _EXPRESSION = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
 
 
@@ -494,7 +500,11 @@ def solution_schema(
     """
     defs: dict[str, Any] = {}
     items = [_call_item(tool, mode, defs) for tool in tools]
-    calls: dict[str, Any] = {"type": "array", "items": {"anyOf": items} if items else False}
+    calls: dict[str, Any] = {
+        "type": "array",
+        "items": {"anyOf": items} if items else False,
+        "description": IDENTICAL_CALLS,
+    }
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {"calls": calls, "output": _nullable(output_schema, defs)},

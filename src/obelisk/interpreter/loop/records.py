@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution, message_data
+from obelisk.interpreter.loop.revisions import Revision
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
@@ -83,6 +84,9 @@ class LoopResult:
     person and ``Loop.resume(result, decisions)`` goes on (docs/approvals.md);
     ``origin`` is the loop session that resume continues.  ``run_id`` names a
     durable loop's run in its journal (``Loop(journal=...)``, docs/durable.md).
+    ``revisions``: every :class:`~obelisk.interpreter.loop.revisions.Revision` of the
+    plan, in order (revision 0 is the plan given to ``Loop.run``), each with its diff
+    against the one before (docs/loop.md, "How a plan evolves").
     """
 
     status: LoopStatus
@@ -94,6 +98,7 @@ class LoopResult:
     pending: tuple[PendingApproval, ...] = ()
     origin: Any = field(default=None, compare=False)
     run_id: str | None = None
+    revisions: list[Revision] = field(default_factory=list)
 
     @property
     def usage(self) -> dict[str, int]:
@@ -111,14 +116,16 @@ class LoopResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"status", "output", "state", "turns": [turn, ...]}`` (``obelisk loop --json``),
-        with ``"pending": [{"id", "call", "label", "tool", "arguments", "hash"}]`` while
-        calls await approval."""
+        """``{"status", "output", "state", "turns": [turn, ...], "revisions": [revision,
+        ...]}`` (``obelisk loop --json``; a revision is ``{"revision", "turn", "calls",
+        "diff"}``), with ``"pending": [{"id", "call", "label", "tool", "arguments",
+        "hash"}]`` while calls await approval."""
         data = {
             "status": self.status,
             "output": self.output,
             "state": self.state,
             "turns": [turn.to_dict() for turn in self.turns],
+            "revisions": [revision.to_dict() for revision in self.revisions],
         }
         if self.pending:
             data["pending"] = [approval.to_dict() for approval in self.pending]
@@ -137,13 +144,17 @@ class LoopResult:
         return found
 
     def to_jsonl(self) -> str:
-        """One JSON line per turn (the :class:`Turn` shape), each followed by one line
+        """One JSON line per turn (the :class:`Turn` shape, plus ``"revision"``: the
+        revision its answer made, or ``null``), each followed by one line
         ``{"subrequest": <call>, "solution" | "raw"}`` per sub-request answer.
         ``ScriptedModel.from_jsonl`` replays it (sub-requests of parallel delegates
         replay in the order they were recorded)."""
         lines = []
+        made = {revision.turn: revision for revision in self.revisions if revision.turn}
         for turn in self.turns:
-            lines.append(json.dumps(turn.to_dict(), ensure_ascii=False, default=str))
+            revision = made.get(turn.index)
+            record = {**turn.to_dict(), "revision": revision and revision.to_dict()}
+            lines.append(json.dumps(record, ensure_ascii=False, default=str))
             for entry in turn.delegated:
                 for answer in entry.get("answers", ()):
                     record = {"subrequest": entry["call"], **answer}

@@ -35,6 +35,7 @@ from obelisk.interpreter.loop.context import (
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
+from obelisk.interpreter.loop.plan_history import Advance, Lineage, StreamKeeper, TurnPlan
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
@@ -60,6 +61,8 @@ class LoopSettings(Parent, Protocol):
 
     @property
     def mode(self) -> Literal["eager", "lazy"]: ...
+    @property
+    def advance(self) -> Advance: ...
     @property
     def registry(self) -> Registry: ...
     @property
@@ -126,6 +129,9 @@ class Session:
         self.corrections = 0
         self.output: Any = None
         self.paused: Paused | None = None
+        self.lineage = Lineage()  # the plan's revisions (docs/loop.md)
+        self.running: TurnPlan | None = None  # how the latest revision runs
+        self.keeper: StreamKeeper | None = None  # a streamed turn's kept calls
         self.journal: LoopJournal | None = None  # a durable loop's (docs/durable.md)
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause keeps the state it started from
@@ -148,6 +154,7 @@ class Session:
                 self.run_name(paused.turn) if paused is not None else None,
             ),
             run_id=self.journal.run_id if self.journal is not None else None,
+            revisions=list(self.lineage.revisions),
         )
 
     def request(self, number: int) -> Request:
@@ -161,6 +168,7 @@ class Session:
             inputs=self.inputs,
             state=self.state,
             carried=self.carried,
+            statuses=self.lineage.statuses(len(self.carried)),
             errors=self.errors,
             notice=notice,
             state_schema=loop.state_schema,
@@ -223,6 +231,8 @@ class Session:
             run, errors = await self.execute(turn, solution.calls, start)
             usable = run is not None
         elif run is not None:  # streamed: the calls already ran
+            assert self.keeper is not None  # made by stream()
+            self.running = self.lineage.streamed(solution.calls, number, self.keeper)
             errors = self.absorb(run, solution.calls)
             if run.status == "awaiting_approval" and start is not None:
                 self.pause(turn, start, run)
@@ -275,7 +285,8 @@ class Session:
         was unusable.  True when the loop is done."""
         loop, solution = self.loop, turn.solution
         assert solution is not None
-        if solution.output is not None and usable:
+        stepping = loop.advance == "step" and self.lineage.has_planned()
+        if solution.output is not None and usable and not stepping:
             output, problem = resolve_output(solution.output, self.state)
             if problem is None and loop.output_validator is not None:
                 found = schema_problems(loop.output_validator, output)
@@ -310,8 +321,9 @@ class Session:
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
         assert isinstance(loop.model, StreamingModel)
         chunks = loop.model.stream(turn.request)
+        self.keeper = StreamKeeper(self.lineage, loop.registry, self.state.log)
         try:
-            solution, run = await stream_solution(chunks, engine, check_plan)
+            solution, run = await stream_solution(chunks, engine, check_plan, self.keeper.keep)
         except SolutionError as exc:
             if getattr(chunks, "finish_reason", None) != "length":
                 raise
@@ -338,17 +350,19 @@ class Session:
         """An engine for one turn's plan on the session's state, with the loop's run
         settings and sub-requests (``approvals`` and ``replay`` when resuming;
         ``durable``: the turn's journaled run)."""
-        loop = self.loop
+        loop, run_id, unknown = self.loop, "", {}
         if durable is None:
             ids = ApprovalIds(self.run_name(turn))
-            resumption = Resumption("", approvals or {}, replay or {}, approval_ids=ids)
             hooks = Hooks(loop.listeners)
         else:
+            run_id, unknown = durable.run_id, durable.unknown
             approvals = {**durable.approvals, **(approvals or {})}
             replay = {**durable.replay, **(replay or {})}
             ids = ApprovalIds(durable.run_id, durable.approval_ids)
-            resumption = Resumption(durable.run_id, approvals, replay, durable.unknown, ids)
             hooks = Hooks.of(loop.listeners, durable.recorder)
+        resumption = Resumption(run_id, approvals or {}, replay or {}, unknown, ids)
+        if self.running is not None and not growing:  # kept calls; what a step leaves
+            resumption = self.running.applied(resumption)
         return Engine(
             plan,
             graph,
@@ -372,7 +386,9 @@ class Session:
         turn (docs/durable.md)."""
         if self.journal is None:
             return await self.engine(plan, graph, turn).run()
-        with self.journal.turn_run(turn.index, plan, self.loop.registry, self.input) as durable:
+        revision = self.running.revision.to_dict() if self.running is not None else None
+        journal, registry = self.journal, self.loop.registry
+        with journal.turn_run(turn.index, plan, registry, self.input, revision) as durable:
             run = await self.engine(plan, graph, turn, durable=durable).run()
             durable.status = run.status
         return run
@@ -471,9 +487,14 @@ class Session:
             )
             checked, calls, errors = await approval.run(calls, checked, list(self.carried))
             if errors is not None:
-                self.carried = calls
+                self.carried, self.running = calls, None
+                self.lineage.revise(calls, turn.index)  # carried, not run
                 return None, errors
         assert checked.plan is not None and checked.graph is not None
+        revision = self.lineage.revise(calls, turn.index)
+        self.running = self.lineage.plan_run(
+            revision, checked.graph, loop.registry, self.state.log, loop.advance
+        )
         run = await self.run_plan(checked.plan, checked.graph, turn)
         errors = self.absorb(run, calls)  # the calls that ran, after any edit
         if run.status == "awaiting_approval" and start is not None:
@@ -491,10 +512,16 @@ class Session:
         branching).  A failure the error arm handled is reported too.  A call
         whose result did not fit (``invalid_output``) is reported as such: its tool
         ran, its effects may have happened, and its result was not written (so it
-        should not simply be called again).
+        should not simply be called again).  A call kept from an earlier revision or
+        left planned by a step gets none (its ``_status`` says it); the session's
+        lineage takes what the run did.
         """
         errors: list[ErrorMessage] = []
+        plan = self.running
+        quiet = self.lineage.settle(plan, run, self.state.log, self.loop.registry)
         for record in run.calls:
+            if record.index in quiet:  # planned, or kept: the plan message says so
+                continue
             if record.status == "succeeded":
                 if record.error is not None:  # handled by the error arm: still worth saying
                     errors.append(ErrorMessage(call=record.label, error=record.error))

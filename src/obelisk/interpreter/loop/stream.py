@@ -36,9 +36,13 @@ from obelisk.interpreter.loop.messages import Solution, parse_solution
 from obelisk.interpreter.plan.call import parse_call
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime.engine import Engine
-from obelisk.interpreter.runtime.records import RunResult
+from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 
-__all__ = ["StreamDispatcher", "complete_calls", "stream_solution"]
+__all__ = ["Keep", "StreamDispatcher", "complete_calls", "stream_solution"]
+
+Keep = Callable[[int, Any], tuple[CallOutcome, tuple[str, ...]] | None]
+"""``keep(index, raw)``: the outcome to replay for a streamed call, and the paths it
+wrote before, or ``None`` to run it."""
 
 
 def complete_calls(text: str, final: bool = False) -> list[Any]:
@@ -96,14 +100,23 @@ class StreamDispatcher:
 
     ``engine`` must be built with ``growing=True`` on an empty plan;
     ``check_plan(plan)`` checks a prefix of the plan (the loop passes its
-    registry, input and state).  :meth:`add` takes each complete call object,
+    registry, input and state); ``keep(index, raw)`` gives the outcome to replay (and
+    the paths it wrote) for a call an earlier revision ran, or ``None`` (the loop's
+    :class:`~obelisk.interpreter.loop.plan_history.StreamKeeper`).  :meth:`add` takes each
+    complete call object,
     :meth:`close` ends the stream.  ``calls`` keeps the raw call objects,
     ``diagnostics`` the problems that kept calls from being dispatched.
     """
 
-    def __init__(self, engine: Engine, check_plan: Callable[[Plan], CheckResult]) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        check_plan: Callable[[Plan], CheckResult],
+        keep: Keep | None = None,
+    ) -> None:
         self.engine = engine
         self.check_plan = check_plan
+        self.keep = keep
         self.plan = Plan(calls=())
         self.calls: list[Any] = []
         self.checked: CheckResult | None = None
@@ -125,6 +138,10 @@ class StreamDispatcher:
         if problems:
             self.diagnostics.extend(problems)
             engine.reject(index, "not dispatched: " + str(problems[0]).split("\n")[0])
+        elif self.keep is not None:
+            kept = self.keep(index, raw)
+            if kept is not None:  # an earlier revision's call: replayed, not run again
+                engine.keep(index, *kept)
         self._hold_or_release(checked)
 
     def _problems(
@@ -194,6 +211,7 @@ async def stream_solution(
     chunks: AsyncIterator[str],
     engine: Engine,
     check_plan: Callable[[Plan], CheckResult],
+    keep: Keep | None = None,
 ) -> tuple[Solution, RunResult]:
     """Read a solution's text as ``chunks`` arrive, dispatching each call to
     ``engine`` (``growing=True``) the moment its object is complete.
@@ -202,7 +220,7 @@ async def stream_solution(
     :class:`~obelisk.errors.SolutionError` when the whole text is not a solution
     and no call was taken (calls already run keep their writes in the state).
     """
-    dispatcher = StreamDispatcher(engine, check_plan)
+    dispatcher = StreamDispatcher(engine, check_plan, keep)
     running = asyncio.ensure_future(engine.run())
     await asyncio.sleep(0)  # let the engine start before the first call arrives
     text = ""

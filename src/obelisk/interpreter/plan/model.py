@@ -46,6 +46,7 @@ META_KEYS = (
     "_id",
     "_reasoningForCall",
     "_after",
+    "_status",
 )
 ROUND_TRIP_KEYS = (
     "_id",

@@ -129,6 +129,7 @@ class Engine(Settling):
         self.owns_state, self.latent, self.run_id = owns_state, latent, resumption.run_id
         self.approvals, self.replay = dict(resumption.approvals), dict(resumption.replay)
         self._unknown = dict(resumption.unknown)  # in flight at a crash: held, not run
+        self._standing, self._deferred = dict(resumption.standing), dict(resumption.deferred)
         self._ids = resumption.approval_ids or ApprovalIds(self.run_id or new_scope())
         concurrency, context = settings.concurrency, settings.context
         self._invoker = Invoker(min(concurrency, 64), context, self.run_id, hooks.durable)
@@ -152,6 +153,14 @@ class Engine(Settling):
         blockers = tuple(b for b in self._order.blockers(index) if not graph.reaches(index, b))
         self._gate.add(blockers)
         return index
+
+    def keep(self, index: int, outcome: CallOutcome, standing: tuple[str, ...] = ()) -> None:
+        """Replay ``outcome`` for call ``index`` instead of running it (a call an
+        execution loop keeps from an earlier revision, docs/loop.md); ``standing``: the
+        paths it wrote before, which stand when ``outcome`` writes nothing."""
+        self.replay[index] = outcome
+        if standing:
+            self._standing[index] = standing
 
     def unstarted(self, index: int) -> bool:
         """True while call ``index`` has neither started nor settled."""
@@ -210,6 +219,8 @@ class Engine(Settling):
             self._emit(RunStarted(time.time(), len(self.records)))
         timeout = self.settings.timeout  # the deadline is set before the first call starts
         deadline = None if timeout is None else loop.call_later(timeout, self._time_up)
+        for index, reason in self._deferred.items():  # left for a later step of a loop
+            self.reject(index, reason)
         for index in self._calls.prepare():
             self._ready_event(index)
         self._dispatch()

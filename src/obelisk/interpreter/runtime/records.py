@@ -11,7 +11,8 @@ Shapes (``to_dict()``):
   crash, docs/durable.md);
   ``error`` is ``{"type", "message"}`` or ``null``; times are seconds since the epoch;
   ``warnings`` is a list of strings (a result written under
-  ``output_validation="warn"`` that did not fit).
+  ``output_validation="warn"`` that did not fit); a call of an execution loop's
+  plan also has ``"revision"``, the revision it came from (docs/loop.md).
 * :class:`RunResult` ``{"status", "state", "calls", "diagnostics"}`` (the shape of
   ``obelisk run --json``, calls trimmed to ``index, id, tool, status, output,
   error, reason``, plus ``warnings`` for a call that has some); ``status`` is
@@ -111,6 +112,7 @@ class _CallFields:
     attempts: int = 0
     untaken: bool = False
     warnings: tuple[str, ...] = ()
+    revision: int | None = None
 
 
 _held_output: Any = vars(_CallFields)["output"]  # the slot, which CallRecord.output hides
@@ -123,7 +125,9 @@ class CallRecord(_CallFields):
     call.  ``warnings`` holds what the run noticed but let pass: a result that did not
     fit its output schema, written under ``output_validation="warn"`` (docs/tools.md).
     ``untaken`` is true for a call skipped only because it reads an alternative
-    that was not taken: the plan's normal branching, not a missing read."""
+    that was not taken: the plan's normal branching, not a missing read.
+    ``revision`` is the revision of an execution loop's plan the call came from
+    (docs/loop.md, "How a plan evolves"); ``None`` outside a loop."""
 
     __slots__ = ("_written",)
     _written: WriteEntry | None
@@ -177,7 +181,8 @@ class CallRecord(_CallFields):
         return base if self.id is None else f"{base} ({self.id})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The shape in the module docstring, plus ``"revision"`` when it is set."""
+        data = {
             "index": self.index,
             "id": self.id,
             "tool": self.tool,
@@ -191,6 +196,9 @@ class CallRecord(_CallFields):
             "attempts": self.attempts,
             "warnings": list(self.warnings),
         }
+        if self.revision is not None:  # a call of a loop's plan (docs/loop.md)
+            data["revision"] = self.revision
+        return data
 
 
 @dataclass(frozen=True, slots=True, init=False)

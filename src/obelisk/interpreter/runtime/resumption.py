@@ -24,6 +24,10 @@ class Resumption:
     :class:`~obelisk.interpreter.runtime.records.UnknownCall`, held (not run) because
     it was in flight when its process stopped.  ``approval_ids`` names paused calls
     (default: ids bound to ``run_id``, or to a fresh scope without one).
+    ``standing`` maps a replayed call to the paths it wrote before: its outcome
+    replays with no writes, since they stand (a call an execution loop's revision
+    keeps, docs/loop.md); ``deferred`` maps a call to the reason it is skipped
+    without running (a call a step of the loop leaves for later).
     """
 
     run_id: str = ""
@@ -31,3 +35,5 @@ class Resumption:
     replay: Mapping[int, CallOutcome] = field(default_factory=dict)
     unknown: Mapping[int, UnknownCall] = field(default_factory=dict)
     approval_ids: ApprovalIds | None = None
+    standing: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    deferred: Mapping[int, str] = field(default_factory=dict)

@@ -69,6 +69,7 @@ class Settling:
         self._pending: dict[int, Writes] = {}
         self._texts: dict[int, bytes | None] = {}  # a pending result's JSON text, if made
         self._written: dict[int, list[str]] = {}
+        self._standing: dict[int, tuple[str, ...]] = {}  # kept calls' earlier writes
         self._done: asyncio.Future[None] | None = None
         self.pending: dict[int, PendingApproval] = {}
         self.unknown: dict[int, UnknownCall] = {}
@@ -202,6 +203,8 @@ class Settling:
         pending = self._pending.pop(index)
         text = self._texts.pop(index, None)
         written = self._write(index, pending, text) if index in self._succeeded else []
+        if not written and self._standing and index in self._standing:
+            written = list(self._standing[index])  # kept: its earlier writes stand
         self._written[index] = written
         woken = self._calls.done(index, wake=not self._tasks.stopping)
         if self._observed:
