@@ -124,9 +124,14 @@ def test_the_quick_start_makes_a_venv_then_runs_two_commands() -> None:
     assert "python3 -m venv .venv\n" in ci  # CI makes its virtual environment the same way
 
 
-def test_the_readme_says_how_many_tests_to_expect() -> None:
+def test_the_readme_says_how_many_tests_to_expect(request: pytest.FixtureRequest) -> None:
     text = " ".join(section("Quick start").split())
-    assert "about 2,000 tests should pass" in text
+    said = re.search(r"about ([0-9,]+) tests should pass", text)
+    assert said is not None
+    # the number said is the suite's size to within 10% (when the whole suite is collected)
+    collected = len(request.session.items)
+    if collected > 1000:
+        assert abs(int(said[1].replace(",", "")) - collected) <= collected / 10
     assert "skipped, each for a reason `pytest -rs` prints" in text
     assert "nothing should fail" in text
 
