@@ -167,7 +167,9 @@ class _Checker:
         elif self.registry is not None:
             self.report_unknown_tool(call, self.registry)
         # (tools unknown, registry None: nothing to check the tool against)
-        self.check_target(call)
+        target = call.target  # the common case, one path outside the input: nothing to say
+        if target is not None and (type(target) is not Reference or target.kind == "input"):
+            self.check_target(call)
         self.check_reads(call, tool)
 
     def report_unknown_tool(self, call: Call, registry: Registry) -> None:
@@ -248,14 +250,15 @@ class _Checker:
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
         start, count = 0, len(reads)
+        judge, check = self.types.judge, self.types.check
         while start < count:  # reads of one argument expression are contiguous
             read = reads[start]
             argument = read.argument
-            if type(argument.expression) is Reference and sources[start]:
-                # the common case: one reference, which some call writes
-                self.types.check(
-                    call, tool if len(argument.path) == 1 else None, read, sources[start]
-                )
+            feeding = sources[start]
+            if type(argument.expression) is Reference and feeding:
+                # the common case: one reference, which some call writes (often one)
+                typed = tool if len(argument.path) == 1 else None
+                (judge if len(feeding) == 1 else check)(call, typed, read, feeding)
                 start += 1
                 continue
             end = start + 1

@@ -370,17 +370,17 @@ class Engine(Settling):
                 return  # not obelisk's cancellation: the call failed
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # stops the run; its result is kept
-            if not self._abandoned(call.index):
+            if not self._calls.is_settled(call.index):  # else the run gave up on it
                 record.finished = time.time()
                 self._interrupted(record, exc)
             return
         except BaseException as exc:  # an Exception, GeneratorExit, a tool's own: it failed
-            if not self._abandoned(call.index):
+            if not self._calls.is_settled(call.index):  # else the run gave up on it
                 record.finished = time.time()
                 self._failed(call, tool, record, exc)
             forget_traceback(exc)
             return
-        if not self._abandoned(call.index):
+        if not self._calls.is_settled(call.index):  # else the run gave up on it
             record.finished = time.time()
             self._written_output(call, tool, record, output)
 
@@ -413,7 +413,7 @@ class Engine(Settling):
             record.finished = time.time()
             self._failed(call, tool, record, shelter.not_cancelled(exc))
             return False
-        if not self._abandoned(call.index):
+        if not self._calls.is_settled(call.index):  # else the run gave up on it
             record.status, record.finished = "cancelled", time.time()
             record.reason = self._tasks.stopping or "cancelled"
             self._finish(call.index, [])

@@ -105,10 +105,6 @@ class Settling:
             self._done.set_result(None)
 
     # -- stopping early ----------------------------------------------------------
-    def _abandoned(self, index: int) -> bool:
-        """True when the run gave up on call ``index`` (it outlived the run's timeout)."""
-        return self._calls.is_settled(index)
-
     def _time_up(self) -> None:
         """The run's ``timeout`` has passed: cancel what runs, start nothing more, and
         soon after give up on calls that ignore the cancellation."""
@@ -193,7 +189,8 @@ class Settling:
         if succeeded:
             self._succeeded.add(index)
         self._gate.finish(index, bool(pending), self._commit)
-        self._dispatch()
+        if not self._tasks.dispatching:  # else the round in progress takes what is ready
+            self._dispatch()
         self._check_done()
 
     def _commit(self, index: int) -> None:
