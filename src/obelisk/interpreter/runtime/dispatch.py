@@ -55,13 +55,14 @@ class Dispatcher:
         self.dispatching = True
         deferred: list[int] = []
         self._eager_until = time.perf_counter() + EAGER_SECONDS  # then the loop gets a turn
-        running, per_tool = self.running, self._per_tool
+        running, per_tool, concurrency = self.running, self._per_tool, self.concurrency
+        pop_ready, get = calls.pop_ready, tools.get
         try:
-            while len(running) < self.concurrency and not self.stopping:
-                index = calls.pop_ready()
+            while len(running) < concurrency and not self.stopping:
+                index = pop_ready()
                 if index is None:
                     break
-                tool = tools.get(plan[index].tool)
+                tool = get(plan[index].tool)
                 cap = tool.capacity if tool is not None else None
                 if tool is not None and cap is not None and per_tool.get(tool.name, 0) >= cap:
                     deferred.append(index)
