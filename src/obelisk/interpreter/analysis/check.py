@@ -102,6 +102,7 @@ class _Checker:
         self.arguments = ArgumentChecks(self.out, partial)
         self.resolvable = _resolver(self.exists_outside, partial)
         self.types = ReferenceTypes(self.out, self.calls, self.tools, self.resolvable)
+        self.judge_read, self.check_read = self.types.judge, self.types.check  # bound once
         # unresolved_reference diagnostics (by id) whose "did you mean" is still to find
         self.unsuggested: dict[int, Reference] = {}
 
@@ -250,7 +251,7 @@ class _Checker:
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
         start, count = 0, len(reads)
-        judge, check = self.types.judge, self.types.check
+        judge, check = self.judge_read, self.check_read
         while start < count:  # reads of one argument expression are contiguous
             read = reads[start]
             argument = read.argument
