@@ -261,7 +261,7 @@ class Engine(Settling):
         if decision is not None and decision.action == "reject":
             record.finished = time.time()
             self._failed(call, tool, record, ApprovalRejected(decision.reason or "rejected"))
-        elif tool.latent and self._inline(call, tool):
+        elif tool.function is None and self._inline(call, tool):  # latent (no property call)
             self._run_latent(call, tool, record)
         else:
             self._launch(call, tool, record, arguments)
@@ -359,7 +359,7 @@ class Engine(Settling):
         if self._observed:  # its intent must be durable before the tool runs
             self._hooks.invoking(call.index)
         try:
-            if tool.latent:
+            if tool.function is None:  # latent (Tool.latent, without the property call)
                 assert self.latent is not None
                 record.attempts += 1
                 output = await self.latent.run(call, tool, validated)
@@ -423,9 +423,10 @@ class Engine(Settling):
         """Check a tool's result and settle the call with the writes it makes."""
         validation = tool.output_validation or self.settings.output_validation  # docs/tools.md
         try:
-            record.output, pending, size, self._texts[call.index], misfit = validated_writes(
+            value, pending, size, self._texts[call.index], misfit = validated_writes(
                 call, tool, output, self.settings.limits, validation
             )
+            record.output = value
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
@@ -435,5 +436,5 @@ class Engine(Settling):
             self._settle(call.index, [], succeeded=False)
             return
         record.warnings = () if misfit is None else (misfit,)  # "warn": written all the same
-        self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
+        self._budget.expect(call.index, memory_estimate(value, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
