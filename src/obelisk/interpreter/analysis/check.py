@@ -102,6 +102,7 @@ class _Checker:
         self.arguments = ArgumentChecks(self.out, partial)
         self.resolvable = _resolver(self.exists_outside, partial)
         self.types = ReferenceTypes(self.out, self.calls, self.tools, self.resolvable)
+        self.judge_read, self.check_read = self.types.judge, self.types.check  # bound once
         # unresolved_reference diagnostics (by id) whose "did you mean" is still to find
         self.unsuggested: dict[int, Reference] = {}
 
@@ -167,7 +168,9 @@ class _Checker:
         elif self.registry is not None:
             self.report_unknown_tool(call, self.registry)
         # (tools unknown, registry None: nothing to check the tool against)
-        self.check_target(call)
+        target = call.target  # the common case, one path outside the input: nothing to say
+        if target is not None and (type(target) is not Reference or target.kind == "input"):
+            self.check_target(call)
         self.check_reads(call, tool)
 
     def report_unknown_tool(self, call: Call, registry: Registry) -> None:
@@ -248,14 +251,15 @@ class _Checker:
         reads = self.graph.reads[call.index]
         sources = self.graph.sources[call.index]
         start, count = 0, len(reads)
+        judge, check = self.judge_read, self.check_read
         while start < count:  # reads of one argument expression are contiguous
             read = reads[start]
             argument = read.argument
-            if type(argument.expression) is Reference and sources[start]:
-                # the common case: one reference, which some call writes
-                self.types.check(
-                    call, tool if len(argument.path) == 1 else None, read, sources[start]
-                )
+            feeding = sources[start]
+            if type(argument.expression) is Reference and feeding:
+                # the common case: one reference, which some call writes (often one)
+                typed = tool if len(argument.path) == 1 else None
+                (judge if len(feeding) == 1 else check)(call, typed, read, feeding)
                 start += 1
                 continue
             end = start + 1

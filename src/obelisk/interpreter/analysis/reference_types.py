@@ -44,20 +44,10 @@ ERROR_ARM_SCHEMA: dict[str, Any] = {
 }
 
 
-def _below(key: tuple[object, ...], written: tuple[object, ...]) -> tuple[object, ...] | None:
-    """What ``key`` has below ``written`` (``()`` when they are equal); None when
-    ``written`` is no prefix of ``key``."""
-    depth = len(written)
-    if depth == len(key):  # the whole output: no slice to build
-        return () if key == written else None
-    if depth > len(key) or key[:depth] != written:
-        return None
-    return key[depth:]
-
-
 class ReferenceTypes:
-    """The type checks of one plan's reads: :meth:`check` each read with sources; it
-    reports into ``out``.  ``tools`` are the calls' tools (None when unknown);
+    """The type checks of one plan's reads: :meth:`check` each read with sources
+    (:meth:`judge` one with a single source, the common case); it reports into
+    ``out``.  ``tools`` are the calls' tools (None when unknown);
     ``resolvable(read, sources)`` tells whether a read can exist otherwise."""
 
     def __init__(
@@ -86,18 +76,20 @@ class ReferenceTypes:
         Reads sharing many sources (N readers of ``†state.items[-1]`` after N writers)
         are judged once per parameter: a judgment that found nothing finds nothing again."""
         if len(sources) < 2:
-            self._check(call, tool, read, sources)
+            self.judge(call, tool, read, sources)
             return
         parameter = str(read.argument.path[0]) if tool is not None else ""
         clean = (id(sources), str(read.reference), tool.name if tool else "", parameter)
         if clean in self._clean:
             return
         before = len(self.out.diagnostics)
-        self._check(call, tool, read, sources)
+        self.judge(call, tool, read, sources)
         if len(self.out.diagnostics) == before:
             self._clean.add(clean)
 
-    def _check(self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]) -> None:
+    def judge(self, call: Call, tool: Tool | None, read: Read, sources: tuple[Write, ...]) -> None:
+        """:meth:`check` without its memory of clean judgments: what a read with one
+        source (or none) goes through, and a read with many the first time."""
         if WILDCARD in read.key:  # a list of values: not typed here
             tool = None
         missing: str | None = None  # why the first writer judged cannot make the path
@@ -146,9 +138,16 @@ class ReferenceTypes:
         producer = self.tools[write.call]
         if producer is None or producer.outcomes or self.calls[write.call].output_method != "set":
             return None
-        tail_key = _below(read.key, write.key)
-        if tail_key is None:
+        key, written = read.key, write.key  # the rest of key below written, if a prefix
+        depth = len(written)
+        if depth == len(key):  # the whole output: no slice to build
+            if key != written:
+                return None
+            tail_key: tuple[object, ...] = ()
+        elif depth > len(key) or key[:depth] != written:
             return None
+        else:
+            tail_key = key[depth:]
         if (
             ANY_INDEX in write.key
             and (  # negative indexes: compare the real positions

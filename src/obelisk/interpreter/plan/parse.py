@@ -158,8 +158,13 @@ def parse_partial(
     if calls_data is None:
         return PartialPlan(None, sort_diagnostics(out.diagnostics))
     reader = _CallReader(out, limits)
+    read, keep = reader.read, reader.calls.append
     for index, raw in enumerate(calls_data):
-        reader.read(index, raw)
+        call = plain_call(raw, index, limits) if type(raw) is dict else None
+        if call is None or call.id is not None:
+            read(index, raw, call)
+        else:
+            keep(call)  # the common call: nothing to report, no _id to compare
     diagnostics = sort_diagnostics(out.diagnostics)
     plan = Plan.model_construct(
         calls=tuple(reader.calls),
@@ -187,10 +192,10 @@ class _CallReader:
     unknown_writes: bool = False
     seen_ids: dict[str | int, Call] = field(default_factory=dict)
 
-    def read(self, index: int, raw: Any) -> None:
-        # parse_call, split: most calls have nothing to report, and skip the
-        # bookkeeping of diagnostics of _reported
-        call = plain_call(raw, index, self.limits) if type(raw) is dict else None
+    def read(self, index: int, raw: Any, call: Call | None) -> None:
+        """Keep the call at ``index``: ``call`` when :func:`plain_call` read it (most
+        calls have nothing to report, and skip the bookkeeping of diagnostics of
+        :meth:`_reported`), else what the general parser reads of ``raw``."""
         if call is None:
             call = self._reported(index, raw)
         if call.id is not None and index not in self.stand_ins:

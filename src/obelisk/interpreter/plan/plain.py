@@ -74,10 +74,17 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
     if keys is None:
         return None
     arguments, expressions, plain_meta = keys
-    output = _plain_output(raw, limits)
-    if output is None:
-        return None
-    has_output, output_value, output_path, target = output
+    output_path = raw.get("_outputPath")
+    if type(output_path) is str and "_output" not in raw:  # the common case: a path alone
+        target = _plain_target(output_path, limits)
+        if target is None:
+            return None
+        has_output, output_value = False, None
+    else:
+        output = _plain_output(raw, limits)
+        if output is None:
+            return None
+        has_output, output_value, output_path, target = output
     if plain_meta:
         method, instance, call_id, reasoning = "set", None, None, None
         after: tuple[str | int, ...] = ()

@@ -31,14 +31,15 @@ Starter = Callable[[int, "Tool | None"], None]
 class Dispatcher:
     """One run's tasks in flight (see the module docstring).  ``running`` maps a call
     index to its task; ``stopping`` is why the run stops early (``None`` while it
-    does not): the reason given to the calls that never started."""
+    does not): the reason given to the calls that never started; ``dispatching`` is
+    True while :meth:`dispatch` runs (a call to it then does nothing)."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
         self.running: dict[int, asyncio.Task[None]] = {}
         self.stopping: str | None = None
         self._per_tool: dict[str, int] = {}
-        self._dispatching, self._eager_until = False, 0.0
+        self.dispatching, self._eager_until = False, 0.0
 
     def dispatch(
         self, calls: Readiness, plan: Sequence[Call], tools: Registry, start: Starter
@@ -49,25 +50,26 @@ class Dispatcher:
         tool is at capacity stay ready."""
         # nothing to start, no free slot, or a call settled in start (skip, replay): the
         # loop below goes on, instead of recursing once per call of a long chain
-        if self._dispatching or not calls.has_ready() or len(self.running) >= self.concurrency:
+        if self.dispatching or not calls.has_ready() or len(self.running) >= self.concurrency:
             return
-        self._dispatching = True
+        self.dispatching = True
         deferred: list[int] = []
         self._eager_until = time.perf_counter() + EAGER_SECONDS  # then the loop gets a turn
-        running, per_tool = self.running, self._per_tool
+        running, per_tool, concurrency = self.running, self._per_tool, self.concurrency
+        pop_ready, get = calls.pop_ready, tools.get
         try:
-            while len(running) < self.concurrency and not self.stopping:
-                index = calls.pop_ready()
+            while len(running) < concurrency and not self.stopping:
+                index = pop_ready()
                 if index is None:
                     break
-                tool = tools.get(plan[index].tool)
+                tool = get(plan[index].tool)
                 cap = tool.capacity if tool is not None else None
                 if tool is not None and cap is not None and per_tool.get(tool.name, 0) >= cap:
                     deferred.append(index)
                     continue
                 start(index, tool)
         finally:
-            self._dispatching = False
+            self.dispatching = False
             if deferred:
                 calls.requeue(deferred)
 

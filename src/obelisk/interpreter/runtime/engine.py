@@ -279,7 +279,7 @@ class Engine(Settling):
         if decision is not None and decision.action == "reject":
             record.finished = time.time()
             self._failed(call, tool, record, ApprovalRejected(decision.reason or "rejected"))
-        elif tool.latent and self._inline(call, tool):
+        elif tool.function is None and self._inline(call, tool):  # latent (no property call)
             self._run_latent(call, tool, record)
         else:
             self._launch(call, tool, record, arguments)
@@ -378,7 +378,7 @@ class Engine(Settling):
         if self._observed:  # its intent must be durable before the tool runs
             self._hooks.invoking(call.index)
         try:
-            if tool.latent:
+            if tool.function is None:  # latent (Tool.latent, without the property call)
                 assert self.latent is not None
                 record.attempts += 1
                 output = await self.latent.run(call, tool, validated)
@@ -389,17 +389,17 @@ class Engine(Settling):
                 return  # not obelisk's cancellation: the call failed
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # stops the run; its result is kept
-            if not self._abandoned(call.index):
+            if not self._calls.is_settled(call.index):  # else the run gave up on it
                 record.finished = time.time()
                 self._interrupted(record, exc)
             return
         except BaseException as exc:  # an Exception, GeneratorExit, a tool's own: it failed
-            if not self._abandoned(call.index):
+            if not self._calls.is_settled(call.index):  # else the run gave up on it
                 record.finished = time.time()
                 self._failed(call, tool, record, exc)
             forget_traceback(exc)
             return
-        if not self._abandoned(call.index):
+        if not self._calls.is_settled(call.index):  # else the run gave up on it
             record.finished = time.time()
             self._written_output(call, tool, record, output)
 
@@ -432,7 +432,7 @@ class Engine(Settling):
             record.finished = time.time()
             self._failed(call, tool, record, shelter.not_cancelled(exc))
             return False
-        if not self._abandoned(call.index):
+        if not self._calls.is_settled(call.index):  # else the run gave up on it
             record.status, record.finished = "cancelled", time.time()
             record.reason = self._tasks.stopping or "cancelled"
             self._finish(call.index, [])
@@ -442,9 +442,10 @@ class Engine(Settling):
         """Check a tool's result and settle the call with the writes it makes."""
         validation = tool.output_validation or self.settings.output_validation  # docs/tools.md
         try:
-            record.output, pending, size, self._texts[call.index], misfit = validated_writes(
+            value, pending, size, self._texts[call.index], misfit = validated_writes(
                 call, tool, output, self.settings.limits, validation
             )
+            record.output = value
         except (OutcomeError, OutputValidationError) as exc:
             self._fail(record, exc)
             self._settle(call.index, [], succeeded=False)
@@ -454,5 +455,5 @@ class Engine(Settling):
             self._settle(call.index, [], succeeded=False)
             return
         record.warnings = () if misfit is None else (misfit,)  # "warn": written all the same
-        self._budget.expect(call.index, memory_estimate(record.output, size) * len(pending))
+        self._budget.expect(call.index, memory_estimate(value, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)

@@ -101,13 +101,20 @@ class Readiness:
         for one call less.  Returns those that became ready through it (each once, in
         the order of its successors), unless ``wake`` is false (the run is stopping:
         their counts still go down, and none becomes ready)."""
-        self._settled[index] = True
+        settled = self._settled
+        settled[index] = True
         self._settled_count += 1
         waiting, woken = self._waiting, []
+        held, started, ready = self._held, self._started, self._ready
         for successor in self._graph.successors[index]:
             waiting[successor] -= 1
-            if waiting[successor] == 0 and wake and self._may_start(successor):
-                heapq.heappush(self._ready, successor)
+            # as _may_start, inline: one call fewer per call of a run
+            if (
+                waiting[successor] == 0
+                and wake
+                and not (successor in held or started[successor] or settled[successor])
+            ):
+                heapq.heappush(ready, successor)
                 woken.append(successor)
         return woken
 

@@ -106,10 +106,6 @@ class Settling:
             self._done.set_result(None)
 
     # -- stopping early ----------------------------------------------------------
-    def _abandoned(self, index: int) -> bool:
-        """True when the run gave up on call ``index`` (it outlived the run's timeout)."""
-        return self._calls.is_settled(index)
-
     def _time_up(self) -> None:
         """The run's ``timeout`` has passed: cancel what runs, start nothing more, and
         soon after give up on calls that ignore the cancellation."""
@@ -194,8 +190,12 @@ class Settling:
         if succeeded:
             self._succeeded.add(index)
         self._gate.finish(index, bool(pending), self._commit)
-        self._dispatch()
-        self._check_done()
+        # within a dispatch round (a call settled as it started), the round takes what
+        # is ready, and its caller checks for the end after it: every _dispatch() is
+        # followed by _check_done()
+        if not self._tasks.dispatching:
+            self._dispatch()
+            self._check_done()
 
     def _commit(self, index: int) -> None:
         """Apply a call's writes, all or nothing, then let its dependents go."""
