@@ -190,12 +190,9 @@ class Settling:
         if succeeded:
             self._succeeded.add(index)
         self._gate.finish(index, bool(pending), self._commit)
-        # within a dispatch round (a call settled as it started), the round takes what
-        # is ready, and its caller checks for the end after it: every _dispatch() is
-        # followed by _check_done()
-        if not self._tasks.dispatching:
+        if not self._tasks.dispatching:  # else the round in progress takes what is ready
             self._dispatch()
-            self._check_done()
+        self._check_done()
 
     def _commit(self, index: int) -> None:
         """Apply a call's writes, all or nothing, then let its dependents go."""
