@@ -16,8 +16,8 @@ call, or none.  Then :func:`match` sorts them into a :class:`RevisionDiff`:
 * ``carried``: matched a call that never started (planned); it runs now or later;
 * ``changed``: matched by ``_id`` but written differently; it runs;
 * ``added``: matched nothing; it runs;
-* ``superseded``: a call of the previous revision that never started and is not in
-  the new one; it never runs;
+* ``superseded``: a call of the previous revision that never started (planned,
+  awaiting approval, or skipped) and is not in the new one; it never runs;
 * ``dropped``: a call of the previous revision that ran and is not in the new one;
   its writes stand.
 
@@ -61,6 +61,7 @@ KINDS: tuple[ChangeKind, ...] = (
 )
 _IGNORED = frozenset({"_id", "_reasoningForCall", "_status"})
 _NOT_STARTED = frozenset({"planned", "superseded", "awaiting_approval"})
+_NEVER_RAN = _NOT_STARTED | {"skipped"}  # left out, these are superseded
 
 
 def written_content(call: Mapping[str, Any]) -> str:
@@ -204,7 +205,7 @@ def _matched(index: int, call: Mapping[str, Any], seen: Seen, at: int) -> Change
 def _left_out(seen: Seen, at: int, number: int) -> Change:
     """The change of a call of the previous revision the new one leaves out."""
     label = _label(seen.index, seen.data)
-    if seen.status in _NOT_STARTED:
+    if seen.status in _NEVER_RAN:
         why = f"not in revision {number} and never started: it never runs"
         return Change("superseded", None, label, why, at)
     why = f"not in revision {number}; {seen.status} in revision {seen.ran_in}, writes stand"
