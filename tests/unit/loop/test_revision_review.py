@@ -87,3 +87,20 @@ def test_a_skipped_call_left_out_is_superseded_not_dropped() -> None:
         ("superseded", "#1 charge", "not in revision 2 and never started: it never runs"),
     ]
     assert RAN == ["fails 1", "charge 2"]
+
+
+def test_a_call_written_again_without_its_id_is_kept() -> None:
+    # a model that leaves out the _id it gave a call repeats that call: it never runs
+    # twice; a second identical call in the same answer is still a second call
+    RAN.clear()
+    first = {"_tool": "charge", "n": 1, "_outputPath": "†state.a", "_id": "pay"}
+    again = {"_tool": "charge", "n": 1, "_outputPath": "†state.a"}
+    for stream in (False, True):
+        RAN.clear()
+        model = ScriptedModel(
+            [{"calls": [first], "output": None}, {"calls": [again, again], "output": "†state.a"}]
+        )
+        result = Loop(model, [charge], stream=stream).run_sync()
+        changes = [(c.kind, c.label) for c in result.revisions[1].diff.changes]
+        assert changes == [("kept", "#0 charge"), ("added", "#1 charge")]
+        assert RAN == ["charge 1", "charge 1"]
