@@ -104,3 +104,23 @@ def test_a_call_written_again_without_its_id_is_kept() -> None:
         changes = [(c.kind, c.label) for c in result.revisions[1].diff.changes]
         assert changes == [("kept", "#0 charge"), ("added", "#1 charge")]
         assert RAN == ["charge 1", "charge 1"]
+
+
+A = {"_tool": "charge", "n": 1, "_outputPath": "†state.a"}
+B = {"_tool": "charge", "n": "†state.a", "_outputPath": "†state.b"}
+
+
+def test_a_step_tells_the_model_and_an_output_with_no_calls_ends_it() -> None:
+    # the model is told that planned calls run only when written again; an answer
+    # with an output and no calls leaves them out (superseded) and its output is taken
+    # (it used to be ignored, turn after turn, until max_turns)
+    RAN.clear()
+    model = ScriptedModel([{"calls": [A, B], "output": None}, {"calls": [], "output": "†state.a"}])
+    result = Loop(model, [charge], advance="step", max_turns=3).run_sync()
+    assert result.status == "completed" and result.output == 1 and RAN == ["charge 1"]
+    texts = [m["text"] for m in model.requests[1].to_data()["context"] if m["type"] == "text"]
+    assert texts[-1].startswith("Notice: calls whose _status is planned have not run")
+    first = [m for m in model.requests[0].to_data()["context"] if m["type"] == "text"]
+    assert not any(m["text"].startswith("Notice") for m in first)
+    changes = [(c.kind, c.label) for c in result.revisions[-1].diff.changes]
+    assert changes == [("dropped", "#0 charge"), ("superseded", "#1 charge")]
