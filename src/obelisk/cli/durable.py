@@ -282,6 +282,15 @@ def _lineage(run: dict[str, Any]) -> str:
     return text
 
 
+def _revision_lines(revision: Any) -> list[str]:
+    """``revision 2: 1 kept, 1 added`` for a durable loop's turn (the revision of the
+    loop's plan its calls are, docs/loop.md), nothing for other runs."""
+    if not isinstance(revision, dict) or not isinstance(revision.get("diff"), dict):
+        return []
+    kinds = [f"{len(calls)} {kind}" for kind, calls in revision["diff"].items() if calls]
+    return [f"revision {revision.get('revision')}: {', '.join(kinds) or 'no calls'}"]
+
+
 def runs_list_command(journal: RequiredJournal, as_json: JsonOption = False) -> None:
     """List the runs in a journal: id, status, calls, pending approvals, unknown calls,
     and an aborted run's reason and the runs that replace each other."""
@@ -340,6 +349,7 @@ def runs_show_command(
     ]
     if shown["locked_by"]:
         lines.append(f"running in {shown['locked_by']}")
+    lines.extend(_revision_lines(shown.get("revision")))
     for call in shown["calls"]:
         label = f"#{call['index']} {call['tool']}" + (f" ({call['id']})" if call["id"] else "")
         timing = f" {call['seconds']:.3f} s" if call["seconds"] is not None else ""

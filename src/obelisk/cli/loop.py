@@ -15,6 +15,7 @@ failed, or approval was abandoned); 2 for a bad command line; 3 when
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -202,11 +203,13 @@ _ModelOption = Annotated[
     ),
 ]
 _ModeOption = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--mode",
         metavar="eager|lazy",
-        help="eager (plan and run each turn) or lazy (plan first).",
+        help="eager (plan and run each turn) or lazy (plan first).  [default: the mode "
+        "the --plan file's plan message writes, else eager]",
+        show_default=False,
     ),
 ]
 _AdvanceOption = Annotated[
@@ -298,7 +301,7 @@ _VerboseOption = Annotated[
 
 def loop_command(
     model: _ModelOption,
-    mode: _ModeOption = "eager",
+    mode: _ModeOption = None,
     advance: _AdvanceOption = "all",
     input: InputOrStdinOption = None,
     state: _StateOption = None,
@@ -328,7 +331,7 @@ def loop_command(
     """
     from obelisk.interpreter.loop.loop import Loop
 
-    if mode not in ("eager", "lazy"):
+    if mode not in (None, "eager", "lazy"):
         fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
     if advance not in ("all", "step"):
         fail(f"unknown --advance {advance!r}; expected 'all' or 'step'")
@@ -338,6 +341,7 @@ def loop_command(
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
     start_plan = read_plan(str(plan)) if plan is not None else None
+    mode = mode or _written_mode(start_plan)
     start = read_object(state, "state")
     schema = read_object(output_schema, "output schema")
     approver = TerminalApprover(err) if approve else None
@@ -363,6 +367,17 @@ def loop_command(
     result, code, problem = run.logged(transcript, given, start, start_plan)
     _report(result, as_json, verbose)
     raise typer.Exit(_conclude(result, code, problem, as_json))
+
+
+def _written_mode(plan: bytes | None) -> str:
+    """The ``mode`` a ``--plan`` file's plan message writes (``"eager"`` when it
+    writes none, or the file is not JSON: the loop reports that); docs/loop.md."""
+    try:
+        value = json.loads(plan) if plan is not None else None
+    except ValueError:
+        return "eager"
+    written = value.get("mode") if isinstance(value, dict) else None
+    return "lazy" if written == "lazy" else "eager"
 
 
 class _Run:

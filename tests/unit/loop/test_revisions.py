@@ -254,7 +254,7 @@ def test_the_plan_message_carries_each_calls_status_and_an_answers_status_is_ign
     # the answer echoed "_status": no warning, not part of the call
     second = result.turns[1].run
     assert second is not None and second.diagnostics == ()
-    assert [c.kind for c in result.revisions[1].diff.changes] == ["kept", "dropped", "dropped"]
+    assert [c.kind for c in result.revisions[1].diff.changes] == ["kept", "dropped", "superseded"]
     checked = obelisk.check([{**calls[0], "_status": "succeeded"}], TOOLS)
     assert checked.diagnostics == () and checked.plan is not None
     assert checked.plan.calls[0].to_data() == calls[0]

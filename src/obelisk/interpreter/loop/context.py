@@ -33,10 +33,12 @@ __all__ = [
     "EAGER_INSTRUCTIONS",
     "LATENT_INSTRUCTIONS",
     "LAZY_INSTRUCTIONS",
+    "STEP_NOTICE",
     "diagnostic_errors",
     "last_turn_notice",
     "resolve_output",
     "turn_context",
+    "turn_notice",
 ]
 
 _COMMON = (
@@ -66,6 +68,22 @@ LATENT_INSTRUCTIONS = (
     'arguments are the input. Answer {"calls": [], "output": <the result>}, where the '
     "result fits the schema of output."
 )
+
+
+STEP_NOTICE = (
+    "Notice: calls whose _status is planned have not run (advance='step' runs only the "
+    "calls that are ready). Write them again to run the ones ready next, or leave them "
+    "out to drop them; your output is taken once no call is planned."
+)
+
+
+def turn_notice(turn: int, max_turns: int, planned: bool) -> TextMessage | None:
+    """The notice of a turn's request: :data:`STEP_NOTICE` while a step left calls
+    planned, then the last turn's (docs/loop.md); ``None`` when neither applies."""
+    texts = [STEP_NOTICE] if planned else []
+    if turn == max_turns:
+        texts.append(last_turn_notice(turn, max_turns).text)
+    return TextMessage(text=" ".join(texts)) if texts else None
 
 
 def last_turn_notice(turn: int, max_turns: int) -> TextMessage:

@@ -12,7 +12,6 @@ did.  :meth:`Lineage.statuses` is the ``_status`` of each call of the plan messa
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -20,10 +19,10 @@ from typing import Any, Literal
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.loop.revisions import (
     Change,
+    Pool,
     Revision,
     RevisionDiff,
     Seen,
-    identity,
     match,
     refresh,
     written_content,
@@ -129,9 +128,7 @@ class StreamKeeper:
 
     def __init__(self, lineage: Lineage, registry: Registry, log: Sequence[WriteEntry]) -> None:
         self.lineage, self.registry, self.log = lineage, registry, log
-        self.free: dict[str, deque[int]] = {}
-        for at, entry in enumerate(lineage.seen):
-            self.free.setdefault(entry.key, deque()).append(at)
+        self.pool = Pool(lineage.seen)
         self.plan = TurnPlan(Revision(0, 0, [], RevisionDiff()), len(log))
 
     def keep(self, index: int, raw: Any) -> tuple[CallOutcome, tuple[str, ...]] | None:
@@ -139,10 +136,10 @@ class StreamKeeper:
         the paths it wrote before, or ``None``: it runs."""
         if not isinstance(raw, dict) or not isinstance(raw.get("_tool"), str):
             return None
-        waiting = self.free.get(identity(raw))
-        if not waiting:
+        at = self.pool.take(raw)
+        if at is None:
             return None
-        entry = self.lineage.seen[waiting.popleft()]
+        entry = self.lineage.seen[at]
         tool = self.registry.get(raw["_tool"])
         if entry.status != "succeeded" or tool is None or refreshable(tool):
             return None

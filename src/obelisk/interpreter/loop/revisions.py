@@ -5,7 +5,8 @@ The calls of each answer are a new *revision* of the session's plan.  Every call
 the new revision is matched, in order and one to one, against the calls seen in
 earlier revisions: by ``_id`` when the call has one, otherwise by its
 :func:`identity`, the canonical JSON of its tool, its arguments as written and its
-output path (its other meta keys but ``_reasoningForCall`` and ``_status``).  Two
+output path (its other meta keys but ``_reasoningForCall`` and ``_status``); a
+call written without the ``_id`` it had before matches that call too.  Two
 identical calls inside one answer are two calls: the second matches a second earlier
 call, or none.  Then :func:`match` sorts them into a :class:`RevisionDiff`:
 
@@ -16,8 +17,8 @@ call, or none.  Then :func:`match` sorts them into a :class:`RevisionDiff`:
 * ``carried``: matched a call that never started (planned); it runs now or later;
 * ``changed``: matched by ``_id`` but written differently; it runs;
 * ``added``: matched nothing; it runs;
-* ``superseded``: a call of the previous revision that never started and is not in
-  the new one; it never runs;
+* ``superseded``: a call of the previous revision that never started (planned,
+  awaiting approval, or skipped) and is not in the new one; it never runs;
 * ``dropped``: a call of the previous revision that ran and is not in the new one;
   its writes stand.
 
@@ -37,6 +38,7 @@ __all__ = [
     "KINDS",
     "Change",
     "ChangeKind",
+    "Pool",
     "Revision",
     "RevisionDiff",
     "Seen",
@@ -61,6 +63,7 @@ KINDS: tuple[ChangeKind, ...] = (
 )
 _IGNORED = frozenset({"_id", "_reasoningForCall", "_status"})
 _NOT_STARTED = frozenset({"planned", "superseded", "awaiting_approval"})
+_NEVER_RAN = _NOT_STARTED | {"skipped"}  # left out, these are superseded
 
 
 def written_content(call: Mapping[str, Any]) -> str:
@@ -204,38 +207,65 @@ def _matched(index: int, call: Mapping[str, Any], seen: Seen, at: int) -> Change
 def _left_out(seen: Seen, at: int, number: int) -> Change:
     """The change of a call of the previous revision the new one leaves out."""
     label = _label(seen.index, seen.data)
-    if seen.status in _NOT_STARTED:
+    if seen.status in _NEVER_RAN:
         why = f"not in revision {number} and never started: it never runs"
         return Change("superseded", None, label, why, at)
     why = f"not in revision {number}; {seen.status} in revision {seen.ran_in}, writes stand"
     return Change("dropped", None, label, why, at)
 
 
+class Pool:
+    """The earlier calls ``seen`` a new revision's calls may still match, one to one
+    and in order: a call with an ``_id`` matches by it; a call without one matches an
+    earlier call written the same way, first one without an ``_id``, then one whose
+    ``_id`` the model left out this time (it is still the call it repeats)."""
+
+    def __init__(self, seen: Sequence[Seen]) -> None:
+        self.by_key: dict[str, deque[int]] = {}
+        self.by_content: dict[str, deque[int]] = {}
+        for at, entry in enumerate(seen):
+            self.by_key.setdefault(entry.key, deque()).append(at)
+            if "_id" in entry.data:
+                self.by_content.setdefault(written_content(entry.data), deque()).append(at)
+        self.taken: set[int] = set()
+
+    def take(self, call: Mapping[str, Any]) -> int | None:
+        """The earlier call ``call`` matches (no longer free), or ``None``."""
+        found = self._first(self.by_key.get(identity(call)))
+        if found is None and "_id" not in call:
+            found = self._first(self.by_content.get(written_content(call)))
+        if found is not None:
+            self.taken.add(found)
+        return found
+
+    def _first(self, waiting: deque[int] | None) -> int | None:
+        while waiting:
+            at = waiting.popleft()
+            if at not in self.taken:
+                return at
+        return None
+
+
 def match(seen: Sequence[Seen], calls: Sequence[Mapping[str, Any]], number: int) -> RevisionDiff:
     """The diff of revision ``number`` (``calls``, as written) against the calls
     ``seen`` in earlier revisions (see the module docstring).  Each new call takes
-    the first earlier call of its identity that no call before it took.
+    the first earlier call it matches that no call before it took (:class:`Pool`).
 
     >>> earlier = [Seen({"_tool": "a"}, 1, "succeeded", 1), Seen({"_tool": "b"}, 1, index=1)]
     >>> diff = match(earlier, [{"_tool": "a"}, {"_tool": "a"}], 2)
     >>> [(c.kind, c.label) for c in diff.changes]
     [('kept', '#0 a'), ('added', '#1 a'), ('superseded', '#1 b')]
     """
-    free: dict[str, deque[int]] = {}
-    for at, entry in enumerate(seen):
-        free.setdefault(entry.key, deque()).append(at)
+    pool = Pool(seen)
     changes: list[Change] = []
-    taken: set[int] = set()
     for index, call in enumerate(calls):
-        waiting = free.get(identity(call))
-        if waiting:
-            at = waiting.popleft()
-            taken.add(at)
+        at = pool.take(call)
+        if at is not None:
             changes.append(_matched(index, call, seen[at], at))
         else:
             changes.append(Change("added", index, _label(index, call), "a new call"))
     for at, entry in enumerate(seen):
-        if entry.current and at not in taken:
+        if entry.current and at not in pool.taken:
             changes.append(_left_out(entry, at, number))
     return RevisionDiff(changes)
 

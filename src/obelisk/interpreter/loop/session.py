@@ -28,9 +28,9 @@ from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
 from obelisk.interpreter.loop.context import (
-    last_turn_notice,
     resolve_output,
     turn_context,
+    turn_notice,
 )
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
@@ -159,7 +159,8 @@ class Session:
 
     def request(self, number: int) -> Request:
         loop = self.loop
-        notice = last_turn_notice(number, loop.max_turns) if number == loop.max_turns else None
+        planned = loop.advance == "step" and self.lineage.has_planned()
+        notice = turn_notice(number, loop.max_turns, planned)
         context = turn_context(
             mode=loop.mode,
             instructions=loop.instructions,
@@ -236,6 +237,9 @@ class Session:
             errors = self.absorb(run, solution.calls)
             if run.status == "awaiting_approval" and start is not None:
                 self.pause(turn, start, run)
+        elif solution.output is not None and self.lineage.has_planned():
+            self.lineage.revise([], number)  # a step's planned calls left out: superseded
+            self.carried = []
         turn.run, turn.entries = run, self.state.log[before:]
         finished = time.perf_counter()
         turn.timings = {

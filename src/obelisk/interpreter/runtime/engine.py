@@ -219,8 +219,11 @@ class Engine(Settling):
             self._emit(RunStarted(time.time(), len(self.records)))
         timeout = self.settings.timeout  # the deadline is set before the first call starts
         deadline = None if timeout is None else loop.call_later(timeout, self._time_up)
-        for index, reason in self._deferred.items():  # left for a later step of a loop
-            self.reject(index, reason)
+        # left for a later step of a loop: none may start (settling one wakes the calls
+        # after it, which may be deferred too), then each settles as skipped
+        deferred = [index for index in self._deferred if self._calls.reject(index)]
+        for index in deferred:
+            self._skipped(self.records[index], self._deferred[index])
         for index in self._calls.prepare():
             self._ready_event(index)
         self._dispatch()

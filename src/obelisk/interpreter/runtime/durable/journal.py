@@ -222,7 +222,7 @@ class Journal(Lineage):
         "idempotency_key"}], "counts": {status: n}, "pending": [{"id", "call", "label",
         "tool", "arguments", "hash"}], "unknown": [{"call", "label", "tool",
         "arguments", "idempotency_key", "started"}], "writes", "turns", "retries":
-        [{"call", "session", "time", "status", "error", "attempts"}]}``.
+        [{"call", "session", "time", "status", "error", "attempts"}], "revision"}``.
 
         A call's ``status`` is ``waiting`` (not started), ``running`` (started; its
         process still runs the run), ``unknown`` (started and never finished: in flight
@@ -231,6 +231,9 @@ class Journal(Lineage):
         ``replaces`` and ``replaced_by`` link runs that replace each other, and
         ``retries`` lists what each ``retry="failed"`` superseded: a call's earlier
         end (``status``, ``error``), in the session that ran it again (docs/durable.md).
+        ``revision`` is, for a durable loop's turn, the revision of the loop's plan its
+        calls are, with its diff (``{"revision", "turn", "calls", "diff"}``,
+        docs/loop.md); ``None`` for other runs.
         """
         run = self.run_row(run_id)
         calls_of_plan = plan_calls(run.plan)
@@ -277,6 +280,7 @@ class Journal(Lineage):
             "writes": writes,
             "turns": turns,
             "retries": self.retries(run_id),
+            "revision": run.settings.get("revision"),
         }
 
 
