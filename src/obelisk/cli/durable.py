@@ -160,6 +160,11 @@ def resume_command(
     run cannot be resumed (nothing ran).
     """
     chosen = _resolutions(retry, succeeded, failed)
+    if retry_failed and chosen:
+        fail(
+            "--retry-failed takes no --retry, --succeeded or --failed: a failed run has no "
+            "call whose outcome is unknown"
+        )
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     approver = TerminalApprover(err, model=False) if approve else None
     with _journal(journal) as book:

@@ -134,6 +134,20 @@ class _Progress:
         )
 
 
+def _check_options(
+    mode: str | None, advance: str, *, stream: bool, approve: bool, input: str | None
+) -> None:
+    """Exit 2 (:func:`~obelisk.cli.io.fail`) for options that do not go together."""
+    if mode not in (None, "eager", "lazy"):
+        fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
+    if advance not in ("all", "step"):
+        fail(f"unknown --advance {advance!r}; expected 'all' or 'step'")
+    if advance == "step" and stream:
+        fail("--advance step and --stream cannot go together (a step starts no call early)")
+    if approve and input == "-":
+        fail("--input - and --approve cannot both read standard input")
+
+
 def _revision_part(revision: Revision | None) -> str:
     """``", revision 2: 1 kept, 1 added"`` for a revision that kept, refreshed, retried,
     carried, changed or superseded calls (docs/loop.md, "How a plan evolves"), else
@@ -146,6 +160,14 @@ def _revision_part(revision: Revision | None) -> str:
     return f", revision {revision.number}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
+def _shown_status(status: str, reason: str | None) -> str:
+    """A call record's status as ``--verbose`` counts it: a call a step left for later
+    (skipped with the reason ``planned: ...``, docs/loop.md) is ``planned``."""
+    if status == "skipped" and reason is not None and reason.startswith("planned:"):
+        return "planned"
+    return status
+
+
 def _turn_line(turn: Turn, revision: Revision | None = None) -> str:
     """One line per turn for ``--verbose``: calls by status, what its revision kept,
     retried or superseded (:func:`_revision_part`), then the error records."""
@@ -154,7 +176,8 @@ def _turn_line(turn: Turn, revision: Revision | None = None) -> str:
         return f"turn {turn.index}: not a solution"
     counts: dict[str, int] = {}
     for record in turn.run.calls if turn.run is not None else ():
-        counts[record.status] = counts.get(record.status, 0) + 1
+        status = _shown_status(record.status, record.reason)
+        counts[status] = counts.get(status, 0) + 1
     calls = len(solution.calls)
     line = f"turn {turn.index}: {plural(calls, 'call')}"
     if counts:
@@ -331,12 +354,7 @@ def loop_command(
     """
     from obelisk.interpreter.loop.loop import Loop
 
-    if mode not in (None, "eager", "lazy"):
-        fail(f"unknown --mode {mode!r}; expected 'eager' or 'lazy'")
-    if advance not in ("all", "step"):
-        fail(f"unknown --advance {advance!r}; expected 'all' or 'step'")
-    if approve and input == "-":
-        fail("--input - and --approve cannot both read standard input")
+    _check_options(mode, advance, stream=stream, approve=approve, input=input)
     chosen = model_from_spec(model, base_url)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
