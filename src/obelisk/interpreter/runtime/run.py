@@ -30,7 +30,7 @@ from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking", "run_sync"]
+__all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking"]
 
 T = TypeVar("T")
 
@@ -161,53 +161,6 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
         return run_sheltered(coroutine)
     coroutine.close()
     raise UsageError("run_sync() cannot be called from a running event loop; await run()")
-
-
-def run_sync(
-    plan: PlanOrChecked,
-    tools: ToolsLike,
-    input: Any = None,
-    state: Mapping[str, Any] | None = None,
-    *,
-    data: Mapping[str, Any] | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    fail_fast: bool = False,
-    on_event: EventHandlers = None,
-    context: Any = None,
-    timeout: float | None = None,
-    limits: Limits | None = None,
-    journal: Any = None,
-    run_id: str | None = None,
-    output_validation: OutputValidation = "strict",
-    replaces: str | None = None,
-    latent: LatentFactory | None = None,
-) -> RunResult:
-    """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
-    sheltered from tools that attack it: docs/limits.md).
-
-    Raises :class:`~obelisk.errors.UsageError` when called from a running event
-    loop; ``await obelisk.run(...)`` there instead.
-    """
-    return run_blocking(
-        run(
-            plan,
-            tools,
-            input,
-            state,
-            data=data,
-            concurrency=concurrency,
-            fail_fast=fail_fast,
-            on_event=on_event,
-            context=context,
-            timeout=timeout,
-            limits=limits,
-            journal=journal,
-            run_id=run_id,
-            output_validation=output_validation,
-            replaces=replaces,
-            latent=latent,
-        )
-    )
 
 
 def resume_sync(
