@@ -29,6 +29,7 @@ from obelisk.limits import int_digits_limit
 from obelisk.stdlib_tools import default_registry
 
 __all__ = [
+    "BaseUrlOption",
     "FilesRootOption",
     "InputOption",
     "InputOrStdinOption",
@@ -63,6 +64,12 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 PlanArgument = Annotated[
     str, typer.Argument(metavar="PLAN", help="Plan JSON file, or - for standard input.")
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
+    ),
 ]
 ToolsOption = Annotated[
     list[str] | None,

@@ -24,6 +24,7 @@ import typer
 
 from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.io import (
+    BaseUrlOption,
     FilesRootOption,
     InputOrStdinOption,
     NoStdlibOption,
@@ -272,12 +273,6 @@ _MaxCorrectionsOption = Annotated[
         "--max-corrections", min=0, metavar="N", help="Unusable answers in a row allowed."
     ),
 ]
-_BaseUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
-    ),
-]
 _ModelTimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -337,7 +332,7 @@ def loop_command(
     instructions: _InstructionsOption = None,
     max_turns: _MaxTurnsOption = 8,
     max_corrections: _MaxCorrectionsOption = 3,
-    base_url: _BaseUrlOption = None,
+    base_url: BaseUrlOption = None,
     model_timeout: _ModelTimeoutOption = None,
     max_requests: _MaxRequestsOption = 1000,
     approve: _ApproveOption = False,

@@ -16,6 +16,7 @@ import typer
 from obelisk.cli.approve import TerminalApprover, print_pending
 from obelisk.cli.hints import durable_hint
 from obelisk.cli.io import (
+    BaseUrlOption,
     FilesRootOption,
     InputOrStdinOption,
     JournalOption,
@@ -225,12 +226,6 @@ _ModelOption = Annotated[
         "openai:MODEL, or scripted:FILE (JSON lines of answers).",
     ),
 ]
-_BaseUrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url", metavar="URL", help="Base URL of an OpenAI-compatible server (openai:)."
-    ),
-]
 _OutputValidationOption = Annotated[
     str,
     typer.Option(
@@ -261,7 +256,7 @@ def run_command(
     output_validation: _OutputValidationOption = "strict",
     replaces: _ReplacesOption = None,
     model: _ModelOption = None,
-    base_url: _BaseUrlOption = None,
+    base_url: BaseUrlOption = None,
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
