@@ -38,6 +38,10 @@ RUN_TIMEOUT = 0.1
 SLACK = 0.5
 """Seconds past ``RUN_TIMEOUT + GIVE_UP + GRACE`` a run may take (a loaded machine)."""
 
+ATTEMPTS = 3
+"""Runs of one plan before its time counts as too long: a shared CI machine can stall a
+process for most of a second, once (a run that really overstays does so every time)."""
+
 
 # -- ordinary tools -------------------------------------------------------------------
 
@@ -198,6 +202,19 @@ def check_misbehaving(record: obelisk.CallRecord, state: Any) -> None:
         assert record.status == "failed" and arm is None
 
 
+def run_within_bound(plan: list[dict[str, Any]]) -> obelisk.RunResult:
+    """Run ``plan``; fail if each of ``ATTEMPTS`` runs took longer than the bound."""
+    bound = RUN_TIMEOUT + GIVE_UP + GRACE + SLACK
+    times: list[float] = []
+    for _ in range(ATTEMPTS):
+        started = time.monotonic()
+        result = obelisk.run_sync(plan, TOOLS, timeout=RUN_TIMEOUT)
+        times.append(time.monotonic() - started)
+        if times[-1] < bound:
+            return result
+    pytest.fail(f"every run took longer than {bound:.2f} s: {times}")
+
+
 @settings(
     max_examples=300 if _CI else 40,
     deadline=None,
@@ -208,10 +225,7 @@ def test_a_run_with_misbehaving_tools_returns_keeps_results_and_prints_nothing(
     plan: list[dict[str, Any]], capfd: pytest.CaptureFixture[str]
 ) -> None:
     capfd.readouterr()
-    started = time.monotonic()
-    result = obelisk.run_sync(plan, TOOLS, timeout=RUN_TIMEOUT)
-    elapsed = time.monotonic() - started
-    assert elapsed < RUN_TIMEOUT + GIVE_UP + GRACE + SLACK, elapsed
+    result = run_within_bound(plan)
     attacked = any(call["_tool"] in ATTACKERS for call in plan)
     for record in result.calls:
         if record.tool in GOOD:
