@@ -6,12 +6,18 @@ Profiles:
 
 The profile named by ``HYPOTHESIS_PROFILE`` is loaded; without it, ``ci`` when the
 ``CI`` environment variable is set, otherwise ``dev``.
+
+Integration tests (``@pytest.mark.integration("postgresql")``) need a real server or
+browser. They run only where ``OBELISK_INTEGRATION=1`` (``.ci/run`` sets it for one run
+of the suite, not for every Python version); elsewhere they are skipped with that reason,
+which ``-ra`` prints. A test whose component cannot start skips itself with the reason.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
@@ -26,3 +32,19 @@ def _profile_name() -> str:
 
 
 settings.load_profile(_profile_name())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip integration tests, with the reason, unless ``OBELISK_INTEGRATION=1``."""
+    if os.environ.get("OBELISK_INTEGRATION") == "1":
+        return
+    for item in items:
+        marker = item.get_closest_marker("integration")
+        if marker is not None:
+            component = marker.args[0] if marker.args else "a server"
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"integration test ({component}): runs with OBELISK_INTEGRATION=1,"
+                    " as .ci/run's first run of the suite does"
+                )
+            )
