@@ -34,6 +34,7 @@ from obelisk.interpreter.analysis.edges import (
 from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.world import WorldOrder
 from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.tools.effects import call_effects, is_templated
 
 __all__ = ["PlanGraph", "Read", "Write"]
 
@@ -228,13 +229,18 @@ class PlanGraph:
         self, effects: Callable[[str], Mapping[str, str]]
     ) -> list[tuple[int, Mapping[str, str]]]:
         """The calls whose tools touch the world, with their effects (asked once per
-        tool name), in plan order."""
-        of_tool: dict[str, Mapping[str, str]] = {}
+        tool name, an ``{argument}`` in a resource replaced by the call's own literal
+        path: :func:`call_effects`), in plan order."""
+        of_tool: dict[str, tuple[Mapping[str, str], bool]] = {}
         touching: list[tuple[int, Mapping[str, str]]] = []
         for call in self.plan.calls:
-            mine = of_tool.get(call.tool)
-            if mine is None:
-                mine = of_tool[call.tool] = effects(call.tool)
+            known = of_tool.get(call.tool)
+            if known is None:
+                declared = effects(call.tool)
+                known = of_tool[call.tool] = (declared, is_templated(declared))
+            mine, templated = known
+            if templated:  # files:{path}: the call's own path (tools/effects.py)
+                mine = call_effects(mine, call.arguments)
             if mine:
                 touching.append((call.index, mine))
         return touching
