@@ -40,6 +40,17 @@ def test_a_write_then_a_read_of_one_file_is_an_effect_edge() -> None:
     }
 
 
+def test_the_graph_holds_each_calls_own_resources() -> None:
+    graph = obelisk.check(WRITE_THEN_READ, default_registry(".")).graph
+    assert graph is not None
+    assert graph.world_effects == {
+        0: {"files:notes/a.txt": "write"},
+        1: {"files:notes/a.txt": "read"},
+        2: {"files:other.txt": "read"},
+        3: {"files:other.txt": "write"},
+    }
+
+
 def test_the_plan_runs_in_order_every_time(tmp_path: Path) -> None:
     registry = default_registry(tmp_path)
     for round_ in range(30):

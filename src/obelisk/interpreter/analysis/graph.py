@@ -140,7 +140,10 @@ class PlanGraph:
       (empty when the graph is acyclic);
     * ``order_edges``: the order-only edges among those, ``(before, after) ->
       why`` (``"after"`` for ``_after``, else the world resource both touch), and
-      ``unknown_after``: ``(call, target)`` for each ``_after`` that names no other call.
+      ``unknown_after``: ``(call, target)`` for each ``_after`` that names no other call;
+    * ``world_effects``: each call that touches the world -> the resources it touches
+      and how, ``{0: {"files:notes/a.txt": "write"}}`` (a tool's ``{argument}`` replaced
+      by the call's own path, docs/semantics.md, "World effects and order-only edges").
 
     The runtime schedules from ``predecessors`` and ``successors`` (a call is
     ready when every call that may write what it reads has settled,
@@ -172,6 +175,7 @@ class PlanGraph:
         predecessors = self._find_sources()
         self.order_edges: dict[tuple[int, int], str] = {}
         self.unknown_after: list[tuple[int, str | int]] = []
+        self.world_effects: dict[int, Mapping[str, str]] = {}
         self._add_order_edges(predecessors, effects)
         self.predecessors: list[tuple[int, ...]] = sorted_shared(predecessors)
         self._groups = Groups(self.predecessors, self.size)
@@ -255,6 +259,7 @@ class PlanGraph:
         touching = self._touching(effects)
         if not touching:
             return  # the common case: no call touches the world, no order to add
+        self.world_effects = dict(touching)
         successors: list[set[int]] = [set() for _ in range(self.size)]
         backward = False  # an edge against plan order: only then can a later call come first
         for node, preds in enumerate(predecessors):
