@@ -72,7 +72,8 @@ def test_a_trace_gives_each_calls_status_arguments_output_and_skip_reason(tmp_pa
     document = trace_document(_trace(), "t", plan=PLAN)
     calls = _by_index(document)
     assert document["kind"] == "trace" and document["status"] == "completed"
-    assert [calls[i]["status"] for i in range(4)] == ["succeeded", "succeeded", "succeeded", "skipped"]
+    statuses = [calls[i]["status"] for i in range(4)]
+    assert statuses == ["succeeded", "succeeded", "succeeded", "skipped"]
     assert calls[1]["arguments"] == {"customer": "c-7", "amount": 3.5}
     assert calls[1]["output"] == "r-c-7"
     assert "was not written: #1 charge wrote †state.receipt" in calls[3]["reason"]
@@ -157,9 +158,7 @@ def test_a_dry_run_report_gives_scenarios_side_by_side() -> None:
     calls = _by_index(document)
     assert calls[0]["status"] == "succeeded"
     assert calls[2]["status"] == "varies" and "scenario" in calls[2]["reason"]
-    assert document["critical"] == [
-        str(_index(label)) for label in first["critical_path"]
-    ]
+    assert document["critical"] == [str(_index(label)) for label in first["critical_path"]]
 
 
 def _index(label: str) -> int:
@@ -197,13 +196,14 @@ def test_a_loop_transcript_gives_turns_requests_answers_and_revision_diffs() -> 
 
 
 def _embedded(page: str) -> dict[str, Any]:
-    found = re.search(r'<script type="application/json" id="obelisk-data">(.*?)</script>', page, re.S)
+    data_element = r'<script type="application/json" id="obelisk-data">(.*?)</script>'
+    found = re.search(data_element, page, re.S)
     assert found is not None
     data: dict[str, Any] = json.loads(found.group(1))
     return data
 
 
-PAYLOAD = "</script><img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>\u2028&"
+PAYLOAD = '</script><img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\u2028&'
 
 
 def test_tool_output_cannot_break_out_of_the_embedded_json() -> None:
