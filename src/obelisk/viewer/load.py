@@ -60,7 +60,7 @@ def read_document(
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise UsageError(f"cannot read {source!r}: {reason}") from None
-    return _text_document(text, source, plan, tools)
+    return _text_document(text, path.name, plan, tools)
 
 
 def _text_document(text: str, name: str, plan: Any, tools: ToolsLike) -> dict[str, Any]:

@@ -130,8 +130,8 @@ def _call_event(entry: dict[str, Any], name: str, event: Mapping[str, Any]) -> N
         entry["attempts"] = max(entry["attempts"], 1)
     elif name in _ENDS:
         entry["status"] = _ENDS[name]
-        entry["started"] = at if entry["started"] is None else entry["started"]
-        entry["finished"] = at
+        if entry["started"] is not None:  # a skipped call never started: no times
+            entry["finished"] = at
     elif name == "call_ready" and entry["status"] == "waiting":
         entry["status"] = "ready"
     entry.update({field: event[key] for key, field in _EVENT_FIELDS.items() if key in event})

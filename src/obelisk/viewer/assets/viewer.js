@@ -267,7 +267,7 @@
     var table = el("dl");
     FIELDS.forEach(function (name) {
       var value = call[name];
-      if (value === null || value === undefined) return;
+      if (value === null || value === undefined || (name === "attempts" && value === 0)) return;
       table.appendChild(el("dt", null, name));
       var cell = el("dd", { id: "detail-" + name });
       if (typeof value === "object") cell.appendChild(el("pre", null, json(value)));
