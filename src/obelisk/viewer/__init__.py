@@ -5,6 +5,6 @@ report or a loop's transcript into one JSON document (:mod:`obelisk.viewer.docum
 :func:`~obelisk.viewer.page.render_page` draws the page from it;
 :mod:`obelisk.viewer.serve` serves it on 127.0.0.1, following a run in progress.
 
-The modules, from the top: ``serve`` > ``page``, ``load`` > ``plays`` > ``runs`` >
-``document``.  The viewer sits above the interpreter and below the CLI.
+The modules, from the top: ``serve`` > ``page``, ``load`` > ``journaled``, ``plays``
+> ``runs`` > ``document``.  The viewer sits above the interpreter and below the CLI.
 """

@@ -18,8 +18,9 @@ from typing import Any
 from obelisk.errors import UsageError
 from obelisk.interpreter.tools.registry import ToolsLike
 from obelisk.json_values import loads_strict
+from obelisk.viewer.journaled import journal_document
 from obelisk.viewer.plays import loop_document, simulation_document
-from obelisk.viewer.runs import journal_document, trace_document
+from obelisk.viewer.runs import trace_document
 
 __all__ = ["is_journal", "read_document"]
 

@@ -1,9 +1,9 @@
-"""Runs into the viewer's document: a JSON-lines trace and a journaled run
-(docs/viewer.md; the document's shape is in :mod:`obelisk.viewer.document`).
+"""A run's trace into the viewer's document (docs/viewer.md; the document's shape is
+in :mod:`obelisk.viewer.document`), and what every kind of run shares: the state
+replayed from the write log, the critical path.
 
 :func:`trace_document` reads the events ``obelisk run --trace`` writes (and
-``on_event`` listeners see); :func:`journal_document` reads one run of a journal,
-finished or still running, without taking its lock.
+``on_event`` listeners see).
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from typing import Any
 
 from obelisk.errors import ObeliskError
 from obelisk.grammar.parser import parse_reference
-from obelisk.interpreter.runtime.durable.data import load, plan_calls
-from obelisk.interpreter.runtime.durable.journal import Journal
+from obelisk.interpreter.runtime.durable.data import plan_calls
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import ToolsLike
 from obelisk.viewer.document import call_entry, critical_path, empty_document, plan_edges
 
-__all__ = ["finish", "journal_document", "replayed_state", "trace_document"]
+__all__ = ["finish", "replayed_state", "trace_document"]
 
 _ENDS = {
     "call_succeeded": "succeeded",
@@ -137,84 +136,3 @@ def _call_event(entry: dict[str, Any], name: str, event: Mapping[str, Any]) -> N
     entry.update({field: event[key] for key, field in _EVENT_FIELDS.items() if key in event})
     if "approval" in event:
         entry["approval"] = {"id": event["approval"], "decision": None, "reason": None}
-
-
-# -- a journaled run --------------------------------------------------------------------------
-def journal_document(
-    path: str, run_id: str | None = None, tools: ToolsLike = None
-) -> dict[str, Any]:
-    """The document of run ``run_id`` of the journal at ``path`` (its newest run when
-    ``None``), as far as it got.  Raises :class:`~obelisk.errors.JournalError` for a
-    missing or damaged journal or an unknown run."""
-    book = Journal(path, create=False)
-    try:
-        if run_id is None:
-            runs = book.runs()
-            if not runs:
-                return empty_document("journal", f"{path}: no runs")
-            run_id = str(runs[-1]["run_id"])
-        described = book.describe(run_id)
-        row = book.run_row(run_id)
-        progress = book.progress(run_id)
-        log = [_log_entry(seq, entry) for seq, entry in enumerate(book.log(run_id))]
-        turns = book.turns(run_id)
-    finally:
-        book.close()
-    document = empty_document("journal", f"run {run_id}")
-    document["status"] = described["status"]
-    made = described.get("revision")
-    revision = made.get("revision") if isinstance(made, dict) else None
-    document["calls"] = [_journal_call(info, progress, revision) for info in described["calls"]]
-    document["edges"] = plan_edges(row.plan, tools)
-    document["log"] = log
-    document["state"] = replayed_state(log, row.state, document["notes"])
-    document["turns"] = [
-        {"turn": turn, "request": request, "answer": answer} for turn, request, answer in turns
-    ]
-    return finish(document)
-
-
-def _log_entry(seq: int, row: Sequence[Any]) -> dict[str, Any]:
-    """A write log entry from a journal's ``writes`` row (numbered across sessions)."""
-    call, instance, path, method, value, at = row
-    return {
-        "seq": seq,
-        "call": call,
-        "instance": instance,
-        "path": path,
-        "method": method,
-        "value": load(value, "write"),
-        "time": at,
-    }
-
-
-def _journal_call(info: Mapping[str, Any], progress: Any, revision: Any) -> dict[str, Any]:
-    """One call of :meth:`Journal.describe`, with its intent's arguments, its outcome's
-    output, its approval and ``revision`` (a durable loop turn's plan revision)."""
-    index = info["index"]
-    intent, outcome = progress.intents.get(index), progress.outcomes.get(index)
-    approvals = [a for a in progress.approvals.values() if a.call == index]
-    approval = None
-    if approvals:
-        decision = progress.decisions.get(approvals[-1].id)
-        approval = {
-            "id": approvals[-1].id,
-            "decision": None if decision is None else decision.action,
-            "reason": None if decision is None else decision.reason,
-        }
-    return call_entry(
-        str(index),
-        index,
-        info["tool"],
-        id=info["id"],
-        status=info["status"],
-        reason=info["reason"],
-        arguments=intent.arguments if intent is not None else None,
-        output=outcome.output if outcome is not None else None,
-        error=info["error"],
-        attempts=info["attempts"],
-        approval=approval,
-        revision=revision,
-        started=info["started"],
-        finished=info["finished"],
-    )

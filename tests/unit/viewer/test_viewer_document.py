@@ -286,3 +286,70 @@ def test_obelisk_view_refuses_what_it_cannot_read_with_one_line(
     assert result.exit_code == 2
     assert "obelisk: error:" in result.output and message in result.output
     assert "Traceback" not in result.output
+
+
+@obelisk.tool(requires_approval=True)
+def refund(customer: str) -> str:
+    """Refund a customer (a person approves each call)."""
+    return f"refunded {customer}"
+
+
+APPROVAL_PLAN = [
+    PLAN[0],
+    {"_tool": "refund", "customer": "†state.customer.id", "_outputPath": "†state.refund"},
+]
+
+
+def test_a_call_awaiting_approval_shows_its_approval_in_a_trace_and_a_journal(
+    tmp_path: Path,
+) -> None:
+    from obelisk.viewer.runs import trace_document
+
+    events: list[dict[str, Any]] = []
+    journal = str(tmp_path / "runs.db")
+    paused = obelisk.run_sync(
+        APPROVAL_PLAN,
+        [get_customer, refund],
+        input=ORDER,
+        journal=journal,
+        run_id="ask-1",
+        on_event=lambda e: events.append(e.to_dict()),
+    )
+    wanted = paused.pending[0].id
+    traced = _by_index(trace_document(json.loads(json.dumps(events)), "t"))[1]
+    assert traced["status"] == "awaiting_approval"
+    assert traced["approval"] == {"id": wanted, "decision": None, "reason": None}
+    journaled = _by_index(read_document("ask-1", journal=journal))[1]
+    assert journaled["status"] == "awaiting_approval"
+    assert journaled["approval"] == {"id": wanted, "decision": None, "reason": None}
+    obelisk.resume_sync(
+        "ask-1",
+        tools=[get_customer, refund],
+        journal=journal,
+        decisions={wanted: obelisk.Decision.reject("not today")},
+    )
+    decided = _by_index(read_document("ask-1", journal=journal))[1]
+    assert decided["approval"] == {"id": wanted, "decision": "reject", "reason": "not today"}
+
+
+def test_a_durable_loop_gives_its_turns_with_each_turns_calls_and_revision(
+    tmp_path: Path,
+) -> None:
+    journal = str(tmp_path / "loops.db")
+    answers = [
+        {"calls": [PLAN[0], {**PLAN[1], "amount": -1}], "output": None},
+        {"calls": [PLAN[3]], "output": "†state.sorry"},
+    ]
+    result = obelisk.Loop(obelisk.ScriptedModel(answers), TOOLS, journal=journal).run_sync(ORDER)
+    document = read_document(None, journal=journal)  # the newest run of its own: the loop
+    assert document["kind"] == "loop" and document["title"] == f"loop run {result.run_id}"
+    assert [turn["turn"] for turn in document["turns"]] == [1, 2]
+    assert document["turns"][0]["answer"]["calls"] == answers[0]["calls"]
+    assert "schema" not in document["turns"][0]["request"]
+    assert document["turns"][1]["revision"]["diff"]["added"][0]["label"] == "#0 notify"
+    keys = {call["key"]: call for call in document["calls"]}
+    assert sorted(keys) == ["1.0", "1.1", "2.0"]
+    assert keys["1.1"]["revision"] == 1 and keys["2.0"]["revision"] == 2
+    assert keys["1.1"]["arguments"] == {"customer": "c-7", "amount": -1}
+    assert keys["2.0"]["label"] == "turn 2: #0 notify" and keys["2.0"]["started"] is not None
+    assert document["state"] == result.state
