@@ -228,6 +228,40 @@ def test_a_skipped_call_shows_its_reason(visit: tuple[Visit, Any]) -> None:
     assert skipped["reason"] in seen.page.inner_text("#skipped")
 
 
+@obelisk.tool
+async def pause(n: int) -> int:
+    """Wait 50 ms, then return ``n``."""
+    import asyncio
+
+    await asyncio.sleep(0.05)
+    return n
+
+
+def test_calls_that_ran_together_overlap_on_the_timeline(browser: Any, tmp_path: Path) -> None:
+    plan = [
+        {"_tool": "pause", "n": 1, "_outputPath": "†state.a"},
+        {"_tool": "pause", "n": 2, "_outputPath": "†state.b"},
+        {"_tool": "notify", "text": "done", "_after": [1], "_outputPath": "†state.c"},
+    ]
+    url = _page_file(tmp_path, _trace(None, plan, [pause, notify]), plan)
+    seen = Visit(browser, url)
+    try:
+        page = seen.open(url)
+        assert page.get_attribute("#in-flight", "data-peak") == "2"
+        first, second = (
+            page.locator(f'#timeline-svg .bar[data-key="{key}"] rect').bounding_box()
+            for key in ("0", "1")
+        )
+        assert first is not None and second is not None
+        assert (
+            first["x"] < second["x"] + second["width"] and second["x"] < first["x"] + first["width"]
+        )
+        assert seen.page.locator("#graph-svg .edge-after").count() == 1
+        assert seen.requests == [] and seen.errors == []
+    finally:
+        seen.close()
+
+
 def test_a_hostile_tool_output_stays_text(browser: Any, tmp_path: Path) -> None:
     @obelisk.tool
     def hostile(text: str) -> str:

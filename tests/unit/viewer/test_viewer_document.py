@@ -353,3 +353,23 @@ def test_a_durable_loop_gives_its_turns_with_each_turns_calls_and_revision(
     assert keys["1.1"]["arguments"] == {"customer": "c-7", "amount": -1}
     assert keys["2.0"]["label"] == "turn 2: #0 notify" and keys["2.0"]["started"] is not None
     assert document["state"] == result.state
+
+
+@obelisk.tool(effects={"billing": "write"})
+def bill(amount: float) -> str:
+    """Write to the billing system."""
+    return f"billed {amount}"
+
+
+def test_order_edges_are_kinds_of_their_own_after_and_effect() -> None:
+    from obelisk.viewer.document import plan_edges
+
+    plan = [
+        {"_tool": "bill", "amount": 1, "_outputPath": "†state.a"},
+        {"_tool": "bill", "amount": 2, "_outputPath": "†state.b"},
+        {"_tool": "notify", "text": "x", "_after": [0], "_outputPath": "†state.c"},
+    ]
+    edges = {(e["source"], e["target"]): e for e in plan_edges(plan, [bill, notify])}
+    assert edges[("0", "1")]["kind"] == "effect" and edges[("0", "1")]["label"] == "effect: billing"
+    assert edges[("0", "2")]["kind"] == "after" and edges[("0", "2")]["label"] == "_after"
+    assert ("0", "1") not in {(e["source"], e["target"]) for e in plan_edges(plan)}  # no tools

@@ -202,26 +202,19 @@
     timed.sort(function (a, b) { return a.started - b.started || a.index - b.index; });
     var start = Math.min.apply(null, timed.map(function (c) { return c.started; }));
     var end = Math.max.apply(null, timed.map(function (c) { return c.finished === null ? c.started : c.finished; }));
-    var span = Math.max(end - start, 1e-6), left = 220, W = 640, row = 22;
-    var picture = svg("svg", { id: "timeline-svg", width: left + W + 40, height: timed.length * row + 40 });
+    var axis = { start: start, end: end, span: Math.max(end - start, 1e-6), left: 220, width: 640 };
+    var row = 22, strip = 48, top = strip + 12;
+    var picture = svg("svg", { id: "timeline-svg", width: axis.left + axis.width + 40, height: top + timed.length * row + 40 });
     var onPath = {};
     doc.critical.forEach(function (k) { onPath[k] = true; });
     for (var t = 0; t <= 4; t++) {
-      var x = left + (W * t) / 4;
-      picture.appendChild(svg("line", { x1: x, x2: x, y1: 0, y2: timed.length * row + 8, stroke: "#ddd" }));
-      picture.appendChild(svg("text", { x: x, y: timed.length * row + 24, "text-anchor": "middle", "class": "tick" }, ((span * t) / 4 * 1000).toFixed(1) + " ms"));
+      var x = axis.left + (axis.width * t) / 4;
+      picture.appendChild(svg("line", { x1: x, x2: x, y1: 0, y2: top + timed.length * row + 8, stroke: "#ddd" }));
+      picture.appendChild(svg("text", { x: x, y: top + timed.length * row + 24, "text-anchor": "middle", "class": "tick" }, ((axis.span * t) / 4 * 1000).toFixed(1) + " ms"));
     }
-    timed.forEach(function (c, i) {
-      var finished = c.finished === null ? end : c.finished;
-      var x0 = left + ((c.started - start) / span) * W, x1 = left + ((finished - start) / span) * W;
-      var g = svg("g", { "class": "bar" + (onPath[c.key] ? " critical" : ""), "data-key": c.key });
-      g.appendChild(svg("text", { x: left - 6, y: i * row + 15, "text-anchor": "end" }, clip(c.label, 30)));
-      g.appendChild(svg("rect", { x: x0, y: i * row + 4, width: Math.max(x1 - x0, 2), height: row - 8, fill: colour(c.status), stroke: onPath[c.key] ? "#b71c1c" : "#555", "stroke-width": onPath[c.key] ? 2 : 1 }));
-      g.appendChild(svg("title", null, c.label + ": " + ((finished - c.started) * 1000).toFixed(2) + " ms" + (onPath[c.key] ? " (critical path)" : "")));
-      g.addEventListener("click", function () { show(c.key); });
-      picture.appendChild(g);
-    });
-    box.appendChild(el("p", null, "Peak concurrency: " + peak(timed) + (doc.critical_basis ? "; critical path (" + doc.critical_basis + "): " : "") +
+    var most = inFlight(picture, timed, axis, strip);
+    timed.forEach(function (c, i) { picture.appendChild(bar(c, i, axis, top, row, onPath[c.key])); });
+    box.appendChild(el("p", null, "Peak concurrency: " + most + (doc.critical_basis ? "; critical path (" + doc.critical_basis + "): " : "") +
       doc.critical.map(function (k) { return labelOf(k); }).join(" \u2192 ")));
     var scroll = el("div", { "class": "scroll" });
     scroll.appendChild(picture);
@@ -229,15 +222,36 @@
     return box;
   }
 
-  function peak(timed) {
+  function bar(c, i, axis, top, row, critical) {
+    var finished = c.finished === null ? axis.end : c.finished;
+    var x0 = axis.left + ((c.started - axis.start) / axis.span) * axis.width;
+    var x1 = axis.left + ((finished - axis.start) / axis.span) * axis.width;
+    var g = svg("g", { "class": "bar" + (critical ? " critical" : ""), "data-key": c.key });
+    g.appendChild(svg("text", { x: axis.left - 6, y: top + i * row + 15, "text-anchor": "end" }, clip(c.label, 30)));
+    g.appendChild(svg("rect", { x: x0, y: top + i * row + 4, width: Math.max(x1 - x0, 2), height: row - 8, fill: colour(c.status), stroke: critical ? "#b71c1c" : "#555", "stroke-width": critical ? 2 : 1 }));
+    g.appendChild(svg("title", null, c.label + ": " + ((finished - c.started) * 1000).toFixed(2) + " ms" + (critical ? " (critical path)" : "")));
+    g.addEventListener("click", function () { show(c.key); });
+    return g;
+  }
+
+  // The calls in flight over time, as a step chart above the bars; returns the peak.
+  function inFlight(picture, timed, axis, height) {
     var points = [];
-    timed.forEach(function (c) {
-      if (c.finished === null) return;
-      points.push([c.started, 1], [c.finished, -1]);
-    });
+    timed.forEach(function (c) { points.push([c.started, 1], [c.finished === null ? axis.end : c.finished, -1]); });
     points.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
-    var now = 0, most = 0;
-    points.forEach(function (p) { now += p[1]; most = Math.max(most, now); });
+    var now = 0, most = 0, steps = [];
+    points.forEach(function (p) { now += p[1]; most = Math.max(most, now); steps.push([p[0], now]); });
+    var scale = most ? (height - 14) / most : 0, base = height;
+    var d = "M " + axis.left + " " + base;
+    steps.forEach(function (p) {
+      var x = axis.left + ((p[0] - axis.start) / axis.span) * axis.width;
+      d += " H " + x + " V " + (base - p[1] * scale);
+    });
+    d += " H " + (axis.left + axis.width) + " V " + base + " Z";
+    picture.appendChild(svg("text", { x: axis.left - 6, y: base - 4, "text-anchor": "end" }, "in flight (peak " + most + ")"));
+    var area = svg("path", { id: "in-flight", d: d, fill: "#90caf9", stroke: "#1565c0", "data-peak": most });
+    area.appendChild(svg("title", null, "calls in flight; peak " + most));
+    picture.appendChild(area);
     return most;
   }
 
@@ -393,7 +407,7 @@
     if (doc.scenarios.length) root.appendChild(scenarios());
     root.appendChild(timeline());
     if (doc.turns.length) root.appendChild(turns());
-    root.appendChild(state());
+    if (doc.state !== null || doc.log.length) root.appendChild(state());
     if (selected !== null) show(selected);
     document.body.setAttribute("data-rendered", String(doc.calls.length));
   }
