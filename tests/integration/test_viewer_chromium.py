@@ -372,11 +372,11 @@ def screenshot(target: Path) -> None:
     url = _page_file(work, _trace(order, plan, tools), plan)
     with sync_playwright() as driver:
         launched = driver.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
-        page = launched.new_page(viewport={"width": 1200, "height": 900})
+        page = launched.new_page(viewport={"width": 1200, "height": 1000})
         page.goto(url)
         page.wait_for_selector("body[data-rendered]")
         page.click('#graph-svg .node[data-key="3"]')
-        page.screenshot(path=str(target), clip={"x": 0, "y": 0, "width": 1200, "height": 900})
+        page.screenshot(path=str(target), clip={"x": 0, "y": 0, "width": 1200, "height": 1000})
         launched.close()
 
 
