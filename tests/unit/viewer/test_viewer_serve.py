@@ -101,3 +101,33 @@ def test_the_server_answers_only_its_loopback_host_and_its_two_paths(tmp_path: P
     with ViewServer(lambda: read_document("nope", journal=journal)) as server:
         status, _, body = _get(server, "/data.json")
         assert status == 503 and b"nope" in body
+
+
+def test_obelisk_view_serve_prints_its_loopback_address_and_serves_the_run(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    journal = str(tmp_path / "runs.db")
+    release.set()
+    obelisk.run_sync(PLAN, [first, slow], journal=journal, run_id="cli-1")
+    env = {**os.environ, "PYTHONPATH": str(Path(obelisk.__file__).parents[1])}
+    command = [sys.executable, "-m", "obelisk", "view", "cli-1", "--journal", journal]
+    server = subprocess.Popen(
+        [*command, "--serve", "--port", "0"], stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert line.startswith("serving http://127.0.0.1:"), line
+        port = int(line.split("127.0.0.1:", 1)[1].split("/", 1)[0])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/data.json")
+        document = json.loads(connection.getresponse().read())
+        connection.close()
+        assert document["title"] == "run cli-1" and document["status"] == "completed"
+    finally:
+        server.terminate()
+        server.wait(10)
