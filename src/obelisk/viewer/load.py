@@ -87,13 +87,18 @@ def _whole(text: str) -> Any:
 
 
 def _lines(text: str, name: str) -> list[Mapping[str, Any]]:
+    """The JSON objects of ``text``'s lines.  A last line without its newline that is not
+    JSON is left out: the file is still being written (``--serve`` reads it again)."""
     records: list[Mapping[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             record = loads_strict(line)
         except json.JSONDecodeError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                break
             raise UsageError(f"{name!r} line {number} is not JSON: {exc.msg}") from None
         if isinstance(record, Mapping):
             records.append(record)

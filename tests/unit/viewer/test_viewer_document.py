@@ -373,3 +373,14 @@ def test_order_edges_are_kinds_of_their_own_after_and_effect() -> None:
     assert edges[("0", "1")]["kind"] == "effect" and edges[("0", "1")]["label"] == "effect: billing"
     assert edges[("0", "2")]["kind"] == "after" and edges[("0", "2")]["label"] == "_after"
     assert ("0", "1") not in {(e["source"], e["target"]) for e in plan_edges(plan)}  # no tools
+
+
+def test_a_trace_still_being_written_is_read_up_to_its_last_whole_line(tmp_path: Path) -> None:
+    whole = "".join(json.dumps(event) + "\n" for event in _trace())
+    cut = tmp_path / "growing.jsonl"
+    cut.write_text(whole + '{"event": "call_sta', encoding="utf-8")
+    assert len(read_document(str(cut))["calls"]) == 4
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"event": "x"}\n{oops\n{"event": "y"}\n', encoding="utf-8")
+    with pytest.raises(obelisk.UsageError, match="line 2 is not JSON"):
+        read_document(str(broken))

@@ -52,7 +52,7 @@
     line.appendChild(el("span", { "class": "kind" }, doc.kind));
     if (doc.status) line.appendChild(el("span", { id: "run-status", "class": "status" }, doc.status));
     line.appendChild(el("span", null, doc.calls.length + " calls"));
-    if (doc.live) line.appendChild(el("span", { "class": "live" }, "following the journal"));
+    if (doc.live) line.appendChild(el("span", { "class": "live" }, "live: read again every second"));
     box.appendChild(line);
     doc.notes.forEach(function (note) { box.appendChild(el("p", { "class": "note" }, note)); });
     return box;
