@@ -59,41 +59,46 @@
   }
 
   // -- the graph ----------------------------------------------------------------------
+  // Each call's row in the graph: the longest chain of edges above it (Kahn's order, so
+  // linear in calls and edges); calls left in a cycle go below the rest. A loop's calls
+  // are grouped by turn, each turn below the one before.
   function layers() {
-    var layer = {}, keys = doc.calls.map(function (c) { return c.key; });
-    keys.forEach(function (k) { layer[k] = 0; });
-    var base = {};
-    if (doc.kind === "loop") {
-      var turnLayer = 0, seen = {};
-      doc.calls.forEach(function (c) {
-        if (!(c.turn in seen)) { seen[c.turn] = turnLayer; }
-        base[c.key] = seen[c.turn];
-        layer[c.key] = base[c.key];
-        turnLayer = Math.max(turnLayer, base[c.key] + 1);
-      });
-    }
-    var edges = doc.edges.filter(function (e) { return e.source in layer && e.target in layer; });
-    for (var round = 0; round < keys.length; round++) {
-      var moved = false;
-      edges.forEach(function (e) {
-        if (layer[e.target] < layer[e.source] + 1 && layer[e.source] + 1 <= keys.length) {
-          layer[e.target] = layer[e.source] + 1;
-          moved = true;
-        }
-      });
-      if (doc.kind === "loop") {  // each turn below the one before
-        var top = {};
-        doc.calls.forEach(function (c) { top[c.turn] = Math.max(top[c.turn] || 0, layer[c.key]); });
-        var shift = 0, last = null;
-        doc.calls.forEach(function (c) {
-          if (c.turn !== last && last !== null) shift = Math.max(shift, top[last] + 1);
-          if (layer[c.key] < shift) { layer[c.key] = shift; moved = true; }
-          last = c.turn;
-        });
-      }
-      if (!moved) break;
-    }
+    var layer = {}, groups = [], byTurn = {};
+    doc.calls.forEach(function (c) {
+      var name = doc.kind === "loop" ? String(c.turn) : "";
+      if (!(name in byTurn)) { byTurn[name] = []; groups.push(byTurn[name]); }
+      byTurn[name].push(c.key);
+    });
+    var base = 0;
+    groups.forEach(function (keys) { base = layerGroup(keys, base, layer) + 1; });
     return layer;
+  }
+
+  function layerGroup(keys, base, layer) {
+    var inGroup = {}, indegree = {}, out = {};
+    keys.forEach(function (k) { inGroup[k] = true; indegree[k] = 0; out[k] = []; layer[k] = base; });
+    doc.edges.forEach(function (e) {
+      if (inGroup[e.source] && inGroup[e.target] && e.source !== e.target) {
+        out[e.source].push(e.target);
+        indegree[e.target] += 1;
+      }
+    });
+    var ready = keys.filter(function (k) { return indegree[k] === 0; }), done = 0, deepest = base;
+    for (var at = 0; at < ready.length; at++) {
+      var key = ready[at];
+      done += 1;
+      deepest = Math.max(deepest, layer[key]);
+      out[key].forEach(function (next) {
+        layer[next] = Math.max(layer[next], layer[key] + 1);
+        indegree[next] -= 1;
+        if (indegree[next] === 0) ready.push(next);
+      });
+    }
+    if (done < keys.length) {  // a cycle: its calls in one row below
+      deepest += 1;
+      keys.forEach(function (k) { if (indegree[k] > 0) layer[k] = deepest; });
+    }
+    return deepest;
   }
 
   function graph() {
