@@ -131,8 +131,7 @@
       var a = pos[e.source], b = pos[e.target];
       if (!a || !b) return;
       var line = svg("path", {
-        d: "M " + (a.x + W / 2) + " " + (a.y + H) + " C " + (a.x + W / 2) + " " + (a.y + H + GY / 2) + " " +
-          (b.x + W / 2) + " " + (b.y - GY / 2) + " " + (b.x + W / 2) + " " + b.y,
+        d: edgePath(a, b, W, H, GX, GY),
         "class": "edge edge-" + e.kind + (critical[e.source + ">" + e.target] ? " edge-critical" : ""),
         "data-kind": e.kind, "data-source": e.source, "data-target": e.target,
         "marker-end": "url(#arrow)", fill: "none"
@@ -155,6 +154,20 @@
     box.appendChild(legend());
     box.appendChild(skipped());
     return box;
+  }
+
+  // An edge to the next row goes straight down; one that skips rows goes around the
+  // boxes between, on the side the target lies on, into the target's side.
+  function edgePath(a, b, W, H, GX, GY) {
+    if (b.y - a.y <= H + GY) {
+      return "M " + (a.x + W / 2) + " " + (a.y + H) + " C " + (a.x + W / 2) + " " + (a.y + H + GY / 2) + " " +
+        (b.x + W / 2) + " " + (b.y - GY / 2) + " " + (b.x + W / 2) + " " + b.y;
+    }
+    var left = b.x < a.x;  // around the side the target lies on
+    var side = left ? Math.min(a.x, b.x) - GX * 0.8 : Math.max(a.x, b.x) + W + GX * 0.8;
+    var from = left ? a.x : a.x + W, to = left ? b.x : b.x + W;
+    return "M " + from + " " + (a.y + H / 2) + " C " + side + " " + (a.y + H / 2) + " " +
+      side + " " + (b.y + H / 2) + " " + to + " " + (b.y + H / 2);
   }
 
   function node(call, at, W, H, critical) {
