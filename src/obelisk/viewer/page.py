@@ -75,7 +75,8 @@ def render_page(document: dict[str, Any]) -> str:
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f"<title>{title} · obelisk</title>\n<style>{style}</style>\n</head>\n<body>\n"
-        '<main id="app"></main>\n'
+        '<main id="app"><noscript>This page draws the run with JavaScript; the run itself is'
+        " the JSON in the obelisk-data element of its source.</noscript></main>\n"
         f'<script type="application/json" id="obelisk-data">{data}</script>\n'
         f"<script>{script}</script>\n</body>\n</html>\n"
     )
