@@ -462,17 +462,10 @@ class OpenAIChatModel:
             ]
         except AttributeError as exc:
             raise self._malformed("a tool call", f"{type(exc).__name__}: {exc}"[:300]) from None
-        if not calls and not message.content:
-            raise SolutionError(
-                f"the model's answer is empty (finish_reason={finish_reason!r})", ""
-            )
-        try:
-            return tool_calls.solution_of(request, calls, message.content)
-        except SolutionError as exc:
-            if finish_reason != "length":
-                raise
-            limit = f"max_tokens={self.max_tokens}" if self.max_tokens else "the token limit"
-            raise tool_calls.cut_off(exc, limit, "finish_reason='length'") from None
+        limit = f"max_tokens={self.max_tokens}" if self.max_tokens else "the token limit"
+        cut = limit if finish_reason == "length" else None
+        stop = ("finish_reason", finish_reason)
+        return tool_calls.answer_of(request, calls, message.content, stop=stop, cut=cut)
 
     def stream(self, request: Request) -> ChatStream:
         """The answer's JSON text, one content delta at a time (a :class:`ChatStream`,
@@ -532,7 +525,7 @@ class OpenAIChatModel:
                     yield content
             if calls is not None and not refusal:
                 wrote = True
-                yield calls.finish()
+                yield calls.finish(into.finish_reason == "length")
         finally:
             await chunks.close()
         if refusal and not wrote:

@@ -41,6 +41,7 @@ __all__ = [
     "StreamedCalls",
     "TOOLS_SYSTEM_PROMPT",
     "ToolCall",
+    "answer_of",
     "check_protocol",
     "conversation",
     "cut_off",
@@ -48,6 +49,7 @@ __all__ = [
     "openai_messages",
     "openai_stream_text",
     "openai_tools",
+    "schema_problem",
     "solution_of",
     "unfenced",
 ]
@@ -354,6 +356,18 @@ def _arguments(call: ToolCall, index: int) -> dict[str, Any]:
     return arguments
 
 
+def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    """Where and how ``value`` misses ``schema`` (``"output: 'x' is not of type
+    'integer'"``), or ``None`` when it fits; patterns are matched by RE2."""
+    validator = linear_validator_class(Draft202012Validator)(schema)
+    error = best_match(validator.iter_errors(value))
+    if error is None:
+        return None
+    where = ".".join(str(part) for part in error.absolute_path) or "the top level"
+    message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    return f"{where}: {message}"
+
+
 def _text_output(text: str, request: Request) -> Any:
     """The output an answer's text gives when it fits the output schema (JSON, or
     the text itself as a string); a SolutionError otherwise."""
@@ -361,14 +375,11 @@ def _text_output(text: str, request: Request) -> Any:
         value: Any = loads_strict(unfenced(text))
     except json.JSONDecodeError:
         value = text
-    schema = output_schema(request)
-    validator = linear_validator_class(Draft202012Validator)(schema)  # patterns by RE2
-    error = best_match(validator.iter_errors(value))
-    if error is not None:
-        message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    problem = schema_problem(value, output_schema(request))
+    if problem is not None:
         raise SolutionError(
-            "the answer has no tool call, and its text does not fit the output schema: "
-            f"{message}; call the tools, or {FINAL_OUTPUT} with the final answer",
+            "the answer has no tool call, and its text does not fit the output schema at "
+            f"{problem}; call the tools, or {FINAL_OUTPUT} with the final answer",
             text,
         )
     return value
@@ -421,6 +432,31 @@ def cut_off(exc: SolutionError, limit: str, reason: str) -> SolutionError:
         f"the answer was cut off at {limit} ({reason}), write a shorter one: {exc.reason}",
         exc.text,
     )
+
+
+def answer_of(
+    request: Request,
+    calls: list[ToolCall],
+    text: str | None,
+    *,
+    stop: tuple[str, Any],
+    cut: str | None,
+) -> Solution:
+    """:func:`solution_of` for a whole answer that stopped for ``stop`` (``("finish_reason",
+    "length")``); ``cut`` names the token limit it was cut off at (``"max_tokens=64"``),
+    or is ``None`` when it was not cut off.  An answer with neither a call nor text, or
+    (cut off) no call, is a :class:`SolutionError`; a cut-off answer's error says so."""
+    name, reason = stop
+    if not calls and not (text or "").strip():
+        raise SolutionError(f"the model's answer is empty ({name}={reason!r})", "")
+    try:
+        if cut is not None and not calls:
+            raise SolutionError("the answer has no tool call", text)
+        return solution_of(request, calls, text)
+    except SolutionError as exc:
+        if cut is None:
+            raise
+        raise cut_off(exc, cut, f"{name}={reason!r}") from None
 
 
 class StreamedCalls:
@@ -476,13 +512,16 @@ class StreamedCalls:
     def content(self, text: str) -> None:
         self._text.append(text)
 
-    def finish(self) -> str:
+    def finish(self, cut: bool = False) -> str:
         """The rest of the solution's text; raises :class:`SolutionError` for an
-        answer with neither a call nor text, or as :func:`solution_of` does."""
+        answer with neither a call nor text, one ``cut`` off at the token limit with no
+        call, or as :func:`solution_of` does."""
         tail = "".join(self.done(key) for key in list(self._open))
         text = "".join(self._text)
         if not self._calls and not text.strip():
             raise SolutionError("the model's answer is empty", "")
+        if cut and not self._calls:
+            raise SolutionError("the answer has no tool call", text)
         solution = solution_of(self._request, self._calls, text)
         head = "" if self._written else '{"calls": ['
         return f'{tail}{head}], "output": {json.dumps(solution.output, ensure_ascii=False)}}}'

@@ -3,10 +3,10 @@
 their real HTTP clients.
 
 ``loopback`` is a :class:`Loopback`: ``url`` its root (``http://127.0.0.1:PORT``),
-``answer(...)`` queues a response, ``recorded(name)`` reads one,
-``answer(...)`` queues a response (a status, JSON or an SSE text, headers),
-``bodies`` the JSON bodies received and ``paths`` their paths. A request with no
-queued response gets HTTP 599, which fails the test that sent it.
+``recorded(name)`` reads a recorded response, ``answer(...)`` queues one (a status,
+JSON or an SSE text, headers), ``hang()`` queues an answer that never comes,
+``bodies`` holds the JSON bodies received and ``paths`` their paths. A request with
+no queued response gets HTTP 599, which fails the test that sent it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Loopback:
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
+        self.release = threading.Event()  # set when the test ends: hanging answers stop
         self.url = ""
 
     @staticmethod
@@ -55,6 +56,11 @@ class Loopback:
             kind, data = "application/json", json.dumps(body).encode()
         for _ in range(times):
             self.responses.append((status, kind, data, dict(headers or {})))
+
+    def hang(self, times: int = 1) -> None:
+        """Queue an answer that never comes (until the test ends)."""
+        for _ in range(times):
+            self.responses.append((0, "", b"", {}))
 
     def take(
         self, path: str, body: bytes, headers: dict[str, str]
@@ -82,6 +88,10 @@ def _handler(server: Loopback) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length)
             status, kind, data, extra = server.take(self.path, body, dict(self.headers))
+            if status == 0:  # hang
+                server.release.wait(20)
+                self.close_connection = True
+                return
             self.send_response(status)
             self.send_header("content-type", kind)
             self.send_header("content-length", str(len(data)))
@@ -104,5 +114,6 @@ def loopback() -> Iterator[Loopback]:
     try:
         yield server
     finally:
+        server.release.set()
         http.shutdown()
         http.server_close()
