@@ -26,7 +26,7 @@ except ImportError:
         "pip install 'obelisk[litellm]' (from a clone: pip install '.[litellm]')"
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
-from obelisk.models import tool_calls
+from obelisk.models import openai_shapes, tool_calls
 from obelisk.models.clients import Deadline, check_settings, shortened
 from obelisk.models.openai_chat import SYSTEM_PROMPT
 
@@ -140,8 +140,8 @@ class LiteLLMModel:
         if self.protocol == "tools":
             talk = tool_calls.conversation(request)
             return {
-                "messages": tool_calls.openai_messages(talk),
-                "tools": tool_calls.openai_tools(request),
+                "messages": openai_shapes.openai_messages(talk),
+                "tools": openai_shapes.openai_tools(request),
             }
         system = SYSTEM_PROMPT + (_JSON_NOTE if request.schema else "")
         return {
@@ -234,7 +234,7 @@ class LiteLLMModel:
             into.finish_reason = choice.finish_reason or into.finish_reason
         if calls is None:
             return str(content)
-        return tool_calls.openai_stream_text(chunk, content, calls)
+        return openai_shapes.openai_stream_text(chunk, content, calls)
 
     async def _stream(self, request: Request, into: LiteLLMStream) -> AsyncGenerator[str, None]:
         self.requests.append(request)

@@ -40,7 +40,7 @@ except ImportError:
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 from obelisk.interpreter.tools.patterns import linear_validator_class
-from obelisk.models import tool_calls
+from obelisk.models import openai_shapes, tool_calls
 
 __all__ = ["ChatStream", "OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -299,8 +299,8 @@ class OpenAIChatModel:
         if self.protocol == "tools":  # native tool calls instead (models/tool_calls.py)
             del params["response_format"]
             talk = tool_calls.conversation(request)
-            params.update(messages=tool_calls.openai_messages(talk))
-            params.update(tools=tool_calls.openai_tools(request))
+            params.update(messages=openai_shapes.openai_messages(talk))
+            params.update(tools=openai_shapes.openai_tools(request))
         if stream:
             params["stream"] = True
             if self._stream_usage:
@@ -519,7 +519,7 @@ class OpenAIChatModel:
                 content, refused = self._delta(chunk, into)
                 refusal += refused
                 if calls is not None:
-                    content = tool_calls.openai_stream_text(chunk, content, calls)
+                    content = openai_shapes.openai_stream_text(chunk, content, calls)
                 if content:
                     wrote = True
                     yield content

@@ -1,7 +1,8 @@
 """The ``tools`` protocol: a request as native tool calls, the answer's tool calls as a
 plan (docs/loop.md, "Protocols").  Provider-neutral and SDK-free: the adapters
 (:mod:`obelisk.models.openai_chat`, :mod:`obelisk.models.anthropic_messages`,
-:mod:`obelisk.models.litellm_chat`) put these pieces in their own wire shapes.
+:mod:`obelisk.models.litellm_chat`) put these pieces in their own wire shapes
+(:mod:`obelisk.models.openai_shapes` for the OpenAI chat format).
 
 * :func:`functions`: each tool of the request's solution schema as a function
   ``{"name", "description", "parameters"}`` whose parameters are the tool's (each may
@@ -46,9 +47,6 @@ __all__ = [
     "conversation",
     "cut_off",
     "functions",
-    "openai_messages",
-    "openai_stream_text",
-    "openai_tools",
     "schema_problem",
     "solution_of",
     "unfenced",
@@ -286,45 +284,6 @@ def conversation(request: Request, system: str = TOOLS_SYSTEM_PROMPT) -> Convers
     )
 
 
-def openai_tools(request: Request) -> list[dict[str, Any]]:
-    """:func:`functions` in the OpenAI chat-completions ``tools`` shape."""
-    return [{"type": "function", "function": function} for function in functions(request)]
-
-
-def openai_messages(talk: Conversation) -> list[dict[str, Any]]:
-    """A :class:`Conversation` as OpenAI chat messages: system, user (opening), the
-    carried calls as an assistant message with ``tool_calls`` answered by ``tool``
-    messages, then user (closing)."""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": talk.system},
-        {"role": "user", "content": talk.opening},
-    ]
-    if talk.calls:
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call.id,
-                        "type": "function",
-                        "function": {
-                            "name": call.name,
-                            "arguments": json.dumps(call.arguments, ensure_ascii=False),
-                        },
-                    }
-                    for call in talk.calls
-                ],
-            }
-        )
-        messages += [
-            {"role": "tool", "tool_call_id": call.id, "content": result}
-            for call, result in zip(talk.calls, talk.results, strict=True)
-        ]
-    messages.append({"role": "user", "content": talk.closing})
-    return messages
-
-
 def unfenced(text: str) -> str:
     """The JSON inside a Markdown code fence (```` ```json ... ``` ````), or ``text``."""
     stripped = text.strip()
@@ -525,23 +484,6 @@ class StreamedCalls:
         solution = solution_of(self._request, self._calls, text)
         head = "" if self._written else '{"calls": ['
         return f'{tail}{head}], "output": {json.dumps(solution.output, ensure_ascii=False)}}}'
-
-
-def openai_stream_text(chunk: Any, content: str, calls: StreamedCalls) -> str:
-    """The text an OpenAI chat-completion stream ``chunk`` adds to the solution: the calls it
-    completes (its tool-call deltas go to ``calls``, its ``content`` is kept)."""
-    calls.content(content)
-    text = ""
-    for choice in chunk.choices[:1]:
-        for delta in getattr(choice.delta, "tool_calls", None) or []:
-            function = getattr(delta, "function", None)
-            name = getattr(function, "name", None)
-            if not calls.is_open(delta.index):
-                text += calls.start(delta.index, getattr(delta, "id", None), None)
-            if name:
-                calls.name(delta.index, name)
-            calls.piece(delta.index, getattr(function, "arguments", None) or "")
-    return text
 
 
 def check_protocol(protocol: Any) -> None:

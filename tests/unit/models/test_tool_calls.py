@@ -11,7 +11,7 @@ import pytest
 import obelisk
 from obelisk.errors import SolutionError
 from obelisk.interpreter.loop.messages import ErrorMessage, PlanMessage, TextMessage
-from obelisk.models import tool_calls
+from obelisk.models import openai_shapes, tool_calls
 from obelisk.models.tool_calls import FINAL_OUTPUT, ToolCall
 
 DOTTED = obelisk.Tool.from_schema(
@@ -151,5 +151,5 @@ def test_the_carried_calls_are_answered_with_their_status_and_errors() -> None:
     closing = json.loads(talk.closing)
     assert closing["config"]["turn"] == 2
     assert [m["type"] for m in closing["context"]] == ["plan", "error"]
-    roles = [m["role"] for m in tool_calls.openai_messages(talk)]
+    roles = [m["role"] for m in openai_shapes.openai_messages(talk)]
     assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
