@@ -76,7 +76,7 @@ class LiteLLMModel:
     ``extra`` (more keyword arguments for ``litellm.acompletion``, e.g.
     ``{"drop_params": True}``) go with every request.  ``timeout`` (seconds, default
     none) bounds each call of :meth:`complete` or :meth:`stream` as a whole, retries and
-    a whole stream included; ``max_retries`` (count, default 0) is LiteLLM's
+    a whole stream included; ``max_retries`` (count, default LiteLLM's) is LiteLLM's
     ``num_retries``.
 
     ``requests`` lists every request received, ``usage`` the token counts
