@@ -194,3 +194,11 @@ def test_without_the_extra_the_import_error_names_it() -> None:
         "LiteLLMModel needs the litellm package, an optional extra: "
         "pip install 'obelisk[litellm]' (from a clone: pip install '.[litellm]')",
     ]
+
+
+def test_one_model_serves_many_run_sync_calls(loopback: Any) -> None:
+    llm = model(loopback)
+    for _ in range(3):
+        loopback.answer(loopback.recorded("openai_tools_final.json").replace("†state.refund", "7"))
+        assert obelisk.Loop(llm, TOOLS).run_sync({"order": "A1"}).output == "7"
+    assert len(llm.requests) == 3
