@@ -165,3 +165,15 @@ def test_protocol_is_checked() -> None:
     with pytest.raises(UsageError, match="protocol must be 'json' or 'tools'"):
         OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", protocol="xml")  # type: ignore[arg-type]
     assert OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1").protocol == "json"
+
+
+def test_lazy_mode_takes_the_tool_calls_as_the_plan(loopback: Any) -> None:
+    loopback.answer(loopback.recorded("openai_tools_parallel.json"))
+    loopback.answer(loopback.recorded("openai_tools_final.json"))
+    loop = obelisk.Loop(model(loopback), TOOLS, mode="lazy", max_turns=3)
+    result = loop.run_sync({"order": "A1"})
+    assert result.output == {"order": "A1", "refunded": 50}
+    second = loopback.bodies[1]["messages"]
+    statuses = [json.loads(m["content"])["status"] for m in second if m["role"] == "tool"]
+    assert statuses == ["succeeded", "succeeded"]
+    assert json.loads(second[-1]["content"])["config"]["mode"] == "lazy"
