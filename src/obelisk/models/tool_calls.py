@@ -66,7 +66,11 @@ starting with †, such as "†state.x" or "†input.y", replaced by that value 
 call runs. Give "_outputPath" (e.g. "†state.result") to keep a call's result in the \
 state, where later calls and turns read it.
 When the task is done, call final_output with the final answer as "output" (it may \
-hold references such as "†state.summary", read once the turn's calls have run)."""
+hold references such as "†state.summary", read once the turn's calls have run).
+The instructions in the user messages describe an answer as JSON, {"calls": [...], \
+"output": ...}: here, each call {"_tool": name, ...} is a call of the function of that \
+name with the other keys as its arguments, and the output is final_output's. Do not \
+write that JSON as text."""
 
 META_DESCRIPTIONS = {
     "_outputPath": (
@@ -327,13 +331,25 @@ def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
     return f"{where}: {message}"
 
 
-def _text_output(text: str, request: Request) -> Any:
-    """The output an answer's text gives when it fits the output schema (JSON, or
-    the text itself as a string); a SolutionError otherwise."""
+def _written_solution(value: Any) -> bool:
+    """Whether a decoded text is a solution written out, ``{"calls": [...], "output"?}``."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("calls"), list)
+        and set(value) <= {"calls", "output"}
+    )
+
+
+def _text_answer(text: str, request: Request) -> Solution | Any:
+    """What an answer's text without a tool call gives: a solution written out as
+    JSON (as the ``json`` protocol's answer), or the output when the text fits the
+    output schema (JSON, or the text itself as a string); a SolutionError otherwise."""
     try:
         value: Any = loads_strict(unfenced(text))
     except json.JSONDecodeError:
         value = text
+    if _written_solution(value):
+        return parse_solution(value)
     problem = schema_problem(value, output_schema(request))
     if problem is not None:
         raise SolutionError(
@@ -363,7 +379,8 @@ def _plan_entry(names: dict[str, str], call: ToolCall, index: int) -> dict[str, 
 def solution_of(request: Request, calls: list[ToolCall], text: str | None) -> Solution:
     """The :class:`Solution` of one answer: its tool ``calls`` (all of them one plan,
     in order) and its message ``text``.  ``final_output``'s ``output`` is the output;
-    without any call, the text is, when it fits the output schema.  Raises
+    without any call, the text is a solution written out as JSON (``{"calls": [...],
+    "output": ...}``), or else the output, when it fits the output schema.  Raises
     :class:`~obelisk.errors.SolutionError` for arguments that are not a JSON object,
     ``final_output`` called twice or without ``output``, or (no call) a text that does
     not fit."""
@@ -380,7 +397,10 @@ def solution_of(request: Request, calls: list[ToolCall], text: str | None) -> So
         raise SolutionError(f"{FINAL_OUTPUT} was called {len(outputs)} times: call it once")
     output = outputs[0] if outputs else None
     if not calls and text and text.strip():
-        output = _text_output(text, request)
+        answer = _text_answer(text, request)
+        if isinstance(answer, Solution):
+            return answer
+        output = answer
     return parse_solution({"calls": plan, "output": output})
 
 
@@ -482,6 +502,8 @@ class StreamedCalls:
         if cut and not self._calls:
             raise SolutionError("the answer has no tool call", text)
         solution = solution_of(self._request, self._calls, text)
+        if not self._calls:  # nothing streamed yet: the text's solution, whole
+            return json.dumps(solution.to_data(), ensure_ascii=False)
         head = "" if self._written else '{"calls": ['
         return f'{tail}{head}], "output": {json.dumps(solution.output, ensure_ascii=False)}}}'
 

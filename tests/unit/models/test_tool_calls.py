@@ -153,3 +153,19 @@ def test_the_carried_calls_are_answered_with_their_status_and_errors() -> None:
     assert [m["type"] for m in closing["context"]] == ["plan", "error"]
     roles = [m["role"] for m in openai_shapes.openai_messages(talk)]
     assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
+
+
+def test_a_solution_written_as_text_is_taken() -> None:
+    made = request(DOTTED, output={"type": "object"})
+    text = '```json\n{"calls": [{"_tool": "crm.find", "who": "†input.who"}], "output": null}\n```'
+    solution = tool_calls.solution_of(made, [], text)
+    assert solution.calls == [{"_tool": "crm.find", "who": "†input.who"}]
+    assert solution.output is None
+    assert tool_calls.solution_of(made, [], '{"calls": [], "output": {"id": 1}}').output == {
+        "id": 1
+    }
+    assert tool_calls.solution_of(made, [], '{"id": 1}').output == {"id": 1}  # fits the schema
+    streamed = tool_calls.StreamedCalls(made)
+    streamed.content(text[:20])
+    streamed.content(text[20:])
+    assert json.loads(streamed.finish()) == solution.to_data()
