@@ -61,7 +61,12 @@ if TYPE_CHECKING:
 
 __all__ = ["loop_command", "model_from_spec"]
 
-_MODEL_FORMS = "openai:MODEL or scripted:FILE"
+_MODEL_FORMS = "openai:MODEL, anthropic:MODEL, litellm:MODEL or scripted:FILE"
+_PROVIDERS = {  # --model KIND:MODEL → the adapter of obelisk.models (docs/loop.md, "Providers")
+    "openai": "OpenAIChatModel",
+    "anthropic": "AnthropicModel",
+    "litellm": "LiteLLMModel",
+}
 
 
 def _one_line(text: str) -> str:
@@ -69,29 +74,32 @@ def _one_line(text: str) -> str:
 
 
 def model_from_spec(spec: str, base_url: str | None) -> Model:
-    """The model ``--model SPEC`` names (``openai:MODEL``, ``scripted:FILE``), as
-    ``obelisk loop`` and ``obelisk run`` take it; exits 2 for a bad spec, a transcript
-    that cannot be read, or ``--base-url`` with a scripted model."""
+    """The model ``--model SPEC`` names (``openai:MODEL``, ``anthropic:MODEL``,
+    ``litellm:MODEL``, ``scripted:FILE``), as ``obelisk loop`` and ``obelisk run`` take
+    it; exits 2 for a bad spec, a missing extra, a transcript that cannot be read, or
+    ``--base-url`` with a scripted model."""
     kind, _, target = spec.partition(":")
-    if kind not in ("openai", "scripted") or not target:
+    if kind not in (*_PROVIDERS, "scripted") or not target:
         fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
     if kind == "scripted":
         from obelisk.models.scripted import ScriptedModel
 
         if base_url is not None:
-            fail("--base-url applies to openai: models only")
+            fail("--base-url applies to openai:, anthropic: and litellm: models only")
         try:
             return ScriptedModel.from_jsonl(target)
         except OSError as exc:
             fail(f"cannot read transcript {target!r}: {exc.strerror or exc}")
         except ObeliskError as exc:
             fail(str(exc))
+    import obelisk.models
+
     try:
-        from obelisk.models.openai_chat import OpenAIChatModel
+        adapter = getattr(obelisk.models, _PROVIDERS[kind])
     except ImportError as exc:  # MissingDependencyError names the extra to install
-        fail(f"--model openai:...: {exc}")
+        fail(f"--model {kind}:...: {exc}")
     try:
-        return OpenAIChatModel(target, base_url=base_url)
+        return adapter(target, base_url=base_url)  # type: ignore[no-any-return]
     except ObeliskError as exc:
         fail(str(exc))
 
@@ -223,7 +231,8 @@ _ModelOption = Annotated[
         "--model",
         "-m",
         metavar="SPEC",
-        help="openai:MODEL, or scripted:FILE (a JSON-lines transcript).",
+        help="openai:MODEL, anthropic:MODEL, litellm:MODEL, or scripted:FILE (a JSON-lines "
+        "transcript).",
     ),
 ]
 _ModeOption = Annotated[

@@ -223,7 +223,8 @@ _ModelOption = Annotated[
         "-m",
         metavar="SPEC",
         help="Answer latent calls and delegates with this model, one request per call: "
-        "openai:MODEL, or scripted:FILE (JSON lines of answers).",
+        "openai:MODEL, anthropic:MODEL, litellm:MODEL, or scripted:FILE (JSON lines of "
+        "answers).",
     ),
 ]
 _OutputValidationOption = Annotated[

@@ -24,7 +24,7 @@ import json
 import os
 import weakref
 from collections.abc import AsyncGenerator, Awaitable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -40,6 +40,7 @@ except ImportError:
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 from obelisk.interpreter.tools.patterns import linear_validator_class
+from obelisk.models import openai_shapes, tool_calls
 
 __all__ = ["ChatStream", "OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -167,6 +168,9 @@ class OpenAIChatModel:
     and a whole stream included; ``max_retries`` (count, default the SDK's, 2) is
     how often the SDK sends a request again after a connection error, a timeout, 429
     or 5xx.
+    ``protocol``: ``"json"`` (default) asks for a JSON solution; ``"tools"`` offers
+    each tool as a function and takes the answer's tool calls as one plan
+    (:mod:`obelisk.models.tool_calls`; docs/loop.md, "Protocols").
 
     Without ``client=``, one model serves any number of event loops: each gets its
     own SDK client, closed when that loop shuts down (so ``Loop.run_sync`` may be
@@ -202,10 +206,12 @@ class OpenAIChatModel:
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_body: dict[str, Any] | None = None,
+        protocol: Literal["json", "tools"] = "json",
     ) -> None:
         if client is not None and (base_url is not None or api_key is not None):
             raise UsageError("give OpenAIChatModel either client= or base_url=/api_key=, not both")
         _positive_seconds("timeout", timeout)
+        tool_calls.check_protocol(protocol)
         if max_retries is not None and (type(max_retries) is not int or max_retries < 0):
             raise UsageError(f"max_retries must be an integer >= 0 or None, got {max_retries!r}")
         self._settings: dict[str, Any] | None = None  # how to make a client per event loop
@@ -231,6 +237,7 @@ class OpenAIChatModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self.extra_body = dict(extra_body) if extra_body else None
+        self.protocol = protocol
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
         self._json_mode = structured is False
@@ -289,6 +296,11 @@ class OpenAIChatModel:
             "extra_body": self.extra_body,
         }
         params.update({name: value for name, value in optional.items() if value is not None})
+        if self.protocol == "tools":  # native tool calls instead (models/tool_calls.py)
+            del params["response_format"]
+            talk = tool_calls.conversation(request)
+            params.update(messages=openai_shapes.openai_messages(talk))
+            params.update(tools=openai_shapes.openai_tools(request))
         if stream:
             params["stream"] = True
             if self._stream_usage:
@@ -429,6 +441,10 @@ class OpenAIChatModel:
         refusal = getattr(message, "refusal", None)
         if refusal:
             raise SolutionError(f"the model refused: {refusal}")
+        if self.protocol == "tools":
+            if usage is not None:
+                self.usage.append(usage)
+            return self._tool_answer(message, request, finish_reason).with_usage(usage)
         if not message.content:
             raise SolutionError(
                 f"the model's answer is empty (finish_reason={finish_reason!r})", ""
@@ -436,6 +452,20 @@ class OpenAIChatModel:
         if usage is not None:
             self.usage.append(usage)
         return self._check(message.content, request, finish_reason).with_usage(usage)
+
+    def _tool_answer(self, message: Any, request: Request, finish_reason: Any) -> Solution:
+        """The solution of a ``tools`` protocol answer: its tool calls and text."""
+        try:
+            calls = [
+                tool_calls.ToolCall(call.id, call.function.name, call.function.arguments)
+                for call in message.tool_calls or []
+            ]
+        except AttributeError as exc:
+            raise self._malformed("a tool call", f"{type(exc).__name__}: {exc}"[:300]) from None
+        limit = f"max_tokens={self.max_tokens}" if self.max_tokens else "the token limit"
+        cut = limit if finish_reason == "length" else None
+        stop = ("finish_reason", finish_reason)
+        return tool_calls.answer_of(request, calls, message.content, stop=stop, cut=cut)
 
     def stream(self, request: Request) -> ChatStream:
         """The answer's JSON text, one content delta at a time (a :class:`ChatStream`,
@@ -474,6 +504,7 @@ class OpenAIChatModel:
         except (ValueError, TypeError, AttributeError) as exc:
             raise self._malformed("not a stream", f"{type(exc).__name__}: {exc}") from None
         wrote, refusal = False, ""
+        calls = tool_calls.StreamedCalls(request) if self.protocol == "tools" else None
         try:
             while True:
                 try:
@@ -487,9 +518,14 @@ class OpenAIChatModel:
                     raise self._malformed("a stream chunk", detail) from None
                 content, refused = self._delta(chunk, into)
                 refusal += refused
+                if calls is not None:
+                    content = openai_shapes.openai_stream_text(chunk, content, calls)
                 if content:
                     wrote = True
                     yield content
+            if calls is not None and not refusal:
+                wrote = True
+                yield calls.finish(into.finish_reason == "length")
         finally:
             await chunks.close()
         if refusal and not wrote:

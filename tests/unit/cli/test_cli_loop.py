@@ -34,6 +34,9 @@ AGAIN = {"_tool": "double", "n": "†state.twice", "_outputPath": "†state.four
 DONE = {"calls": [], "output": {"result": "†state.twice"}}
 
 
+MUST = "--model must be openai:MODEL, anthropic:MODEL, litellm:MODEL or scripted:FILE"
+
+
 @pytest.fixture()
 def tmp(tmp_path: Path) -> Path:
     (tmp_path / "tools.py").write_text(TOOLS)
@@ -149,10 +152,10 @@ def test_a_model_that_stops_exits_1_with_one_line(tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("gpt-4o", "--model must be openai:MODEL or scripted:FILE, got 'gpt-4o'"),
-        ("claude:opus", "--model must be openai:MODEL or scripted:FILE, got 'claude:opus'"),
-        ("scripted:", "--model must be openai:MODEL or scripted:FILE, got 'scripted:'"),
-        ("openai:", "--model must be openai:MODEL or scripted:FILE, got 'openai:'"),
+        ("gpt-4o", f"{MUST}, got 'gpt-4o'"),
+        ("claude:opus", f"{MUST}, got 'claude:opus'"),
+        ("scripted:", f"{MUST}, got 'scripted:'"),
+        ("openai:", f"{MUST}, got 'openai:'"),
         ("scripted:/no/such/file.jsonl", "cannot read transcript '/no/such/file.jsonl'"),
     ],
 )

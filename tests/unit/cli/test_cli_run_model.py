@@ -37,6 +37,9 @@ PLAN = [
 ]
 
 
+MUST = "--model must be openai:MODEL, anthropic:MODEL, litellm:MODEL or scripted:FILE"
+
+
 @pytest.fixture()
 def tmp(tmp_path: Path) -> Path:
     (tmp_path / "tools.py").write_text(TOOLS)
@@ -103,7 +106,7 @@ def test_a_model_that_runs_out_of_answers_fails_the_call(tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--model", "nope"], "--model must be openai:MODEL or scripted:FILE, got 'nope'"),
+        (["--model", "nope"], f"{MUST}, got 'nope'"),
         (["--base-url", "http://localhost:8000/v1"], "--base-url applies to --model openai"),
         (["--model", "scripted:missing.jsonl"], "cannot read transcript 'missing.jsonl'"),
     ],
