@@ -1,8 +1,9 @@
 """What the execution loop sends a model and what it gets back (docs/loop.md).
 
-A :class:`Request` is ``{"config", "schema", "context"}``: the loop's settings,
-the JSON schema a :class:`Solution` must fit, and the context messages, rebuilt
-from scratch for every request (there is no hidden chat history).  Context
+A :class:`Request` is ``{"schema", "context", "config"}``: the JSON schema a
+:class:`Solution` must fit, the context messages, rebuilt from scratch for every
+request (there is no hidden chat history), and the loop's settings, last because
+its turn number changes every turn.  Context
 messages are tagged by ``type``:
 
 * ``{"type": "text", "text"}``: an instruction or a notice;
@@ -17,8 +18,8 @@ messages are tagged by ``type``:
 A :class:`Solution` is ``{"calls": [call, ...], "output": <user schema> | null}``.
 :func:`solution_schema` builds its schema from a registry: one item schema per
 tool in ``calls`` (its arguments, ``_tool`` as a const, ``_outputPath`` as a
-string starting with ``†``, ``_output`` for latent tools in eager mode), and the
-caller's output schema, made nullable, for ``output``, where any value may be a
+string starting with ``†``, required for tools with a result, ``_output`` for
+latent tools in eager mode), and the caller's output schema, made nullable, for ``output``, where any value may be a
 reference (``"†state.summary"``), as the loop reads them in every mode.
 """
 
@@ -61,7 +62,10 @@ IDENTICAL_CALLS = (  # the instructions say it too (docs/loop.md)
     "the same _id) runs once: if it succeeded it is kept, not run again; to run an "
     "identical call again on purpose, give it a new _id."
 )
-_EXPRESSION = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
+_EXPRESSION = {"type": "string", "pattern": "^†.*$", "description": "a reference, e.g. †state.x"}
+"""A reference string.  The pattern is anchored at both ends: grammar converters of
+constrained decoders (llama.cpp's) refuse a pattern without ``^...$`` and fall back
+to unconstrained JSON."""
 
 
 class _Message(BaseModel):
@@ -169,11 +173,14 @@ class Request(_Message):
         return self.schema_
 
     def to_data(self) -> dict[str, Any]:
-        """``{"config", "schema", "context": [message, ...]}`` as plain JSON values."""
+        """``{"schema", "context": [message, ...], "config"}`` as plain JSON values, in
+        that order: what stays the same from turn to turn first, ``config`` (whose
+        ``turn`` changes every turn) last, so a server's prefix cache reuses the start
+        of the request (docs/loop.md)."""
         return {
-            "config": self.config,
             "schema": self.schema_,
             "context": [message_data(m) for m in self.context],
+            "config": self.config,
         }
 
     def to_json(self) -> str:
@@ -432,7 +439,7 @@ def output_schema_with_references(schema: Mapping[str, Any] | None) -> dict[str,
     ``None`` (no output schema) gives ``{}``: any value.
 
     >>> output_schema_with_references({"type": "integer"})["anyOf"][1]
-    {'type': 'string', 'pattern': '^†', 'description': 'a reference, e.g. †state.x'}
+    {'type': 'string', 'pattern': '^†.*$', 'description': 'a reference, e.g. †state.x'}
     """
     if schema is None:
         return {}
@@ -450,6 +457,12 @@ def _nullable(schema: Mapping[str, Any] | None, defs: dict[str, Any]) -> dict[st
     return _hoist(output_schema_with_references(schema), "output.", defs)
 
 
+def _has_result(tool: Tool) -> bool:
+    """Whether a call of ``tool`` gives a result worth keeping: every tool but one
+    whose output schema admits only ``null`` (a Python function ``-> None``)."""
+    return tool.output_schema != {"type": "null"}
+
+
 def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     prefix = f"{tool.name}."
     parameters = _hoist(tool.parameters, prefix, defs)
@@ -462,6 +475,8 @@ def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     properties["_id"] = {"type": ["string", "integer"]}
     properties["_reasoningForCall"] = {"type": "string"}
     required = ["_tool", *(parameters.get("required") or [])]
+    if _has_result(tool):  # a result written nowhere is lost: the model must place it
+        required.append("_outputPath")
     if tool.latent and not tool.delegate and mode == "eager":
         output = tool.output_schema
         properties["_output"] = _hoist(output, f"{prefix}output.", defs) if output else {}
@@ -482,7 +497,9 @@ def solution_schema(
     """The JSON schema (draft 2020-12) of a :class:`Solution` for ``tools``.
 
     ``calls`` items are ``anyOf`` one object schema per tool; each argument
-    accepts its own schema or an expression string (``^†``).  ``output`` is
+    accepts its own schema or an expression string (``^†.*$``); ``_outputPath``
+    is required for every tool whose result is not always ``null``, so no result is
+    written nowhere (docs/loop.md).  ``output`` is
     ``output_schema``, a reference, or ``null`` (any JSON value or ``null`` when
     no schema is given); inside it too, any value may be a reference
     (:func:`output_schema_with_references`), as the loop reads them
@@ -494,7 +511,7 @@ def solution_schema(
     >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
     >>> output = schema["properties"]["output"]["anyOf"]
     >>> [option.get("pattern", option["type"]) for option in output]
-    ['string', '^†', 'null']
+    ['string', '^†.*$', 'null']
     >>> schema["properties"]["calls"]["items"]["anyOf"][0]["properties"]["_tool"]
     {'const': 'ask'}
     """

@@ -81,6 +81,8 @@ class LoopSettings(Parent, Protocol):
     def settings(self) -> RunSettings: ...
     @property
     def listeners(self) -> tuple[Listener, ...]: ...
+    @property
+    def primer_text(self) -> str | None: ...
 
 
 @dataclass(slots=True)
@@ -173,6 +175,7 @@ class Session:
             errors=self.errors,
             notice=notice,
             state_schema=loop.state_schema,
+            primer=loop.primer_text,
         )
         config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
         if loop.depth:
