@@ -68,10 +68,15 @@ def _one_line(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
-def model_from_spec(spec: str, base_url: str | None) -> Model:
+def model_from_spec(
+    spec: str, base_url: str | None, options: dict[str, Any] | None = None
+) -> Model:
     """The model ``--model SPEC`` names (``openai:MODEL``, ``scripted:FILE``), as
     ``obelisk loop`` and ``obelisk run`` take it; exits 2 for a bad spec, a transcript
-    that cannot be read, or ``--base-url`` with a scripted model."""
+    that cannot be read, or ``--base-url`` with a scripted model.  ``options``: more
+    keywords of ``OpenAIChatModel`` (``structured``, ``temperature``, ``max_tokens``,
+    ``timeout``), those that are not ``None``; a scripted model takes none."""
+    given = {name: value for name, value in (options or {}).items() if value is not None}
     kind, _, target = spec.partition(":")
     if kind not in ("openai", "scripted") or not target:
         fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
@@ -80,6 +85,8 @@ def model_from_spec(spec: str, base_url: str | None) -> Model:
 
         if base_url is not None:
             fail("--base-url applies to openai: models only")
+        if given.keys() - {"timeout"}:
+            fail("--json-mode, --temperature and --max-tokens apply to openai: models only")
         try:
             return ScriptedModel.from_jsonl(target)
         except OSError as exc:
@@ -91,7 +98,7 @@ def model_from_spec(spec: str, base_url: str | None) -> Model:
     except ImportError as exc:  # MissingDependencyError names the extra to install
         fail(f"--model openai:...: {exc}")
     try:
-        return OpenAIChatModel(target, base_url=base_url)
+        return OpenAIChatModel(target, base_url=base_url, **given)
     except ObeliskError as exc:
         fail(str(exc))
 
@@ -282,6 +289,22 @@ _ModelTimeoutOption = Annotated[
         help="Stop when one model answer takes longer than SECONDS.",
     ),
 ]
+_JsonModeOption = Annotated[
+    bool,
+    typer.Option(
+        "--json-mode",
+        help="Ask an openai: model for plain JSON (the schema goes in the request) instead "
+        "of structured output.",
+    ),
+]
+_TemperatureOption = Annotated[
+    float | None,
+    typer.Option("--temperature", min=0.0, metavar="T", help="Sampling temperature (openai:)."),
+]
+_MaxTokensOption = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, metavar="N", help="Tokens per answer at most (openai:)."),
+]
 _MaxRequestsOption = Annotated[
     int,
     typer.Option(
@@ -334,6 +357,9 @@ def loop_command(
     max_corrections: _MaxCorrectionsOption = 3,
     base_url: BaseUrlOption = None,
     model_timeout: _ModelTimeoutOption = None,
+    json_mode: _JsonModeOption = False,
+    temperature: _TemperatureOption = None,
+    max_tokens: _MaxTokensOption = None,
     max_requests: _MaxRequestsOption = 1000,
     approve: _ApproveOption = False,
     as_json: _JsonOption = False,
@@ -350,7 +376,13 @@ def loop_command(
     from obelisk.interpreter.loop.loop import Loop
 
     _check_options(mode, advance, stream=stream, approve=approve, input=input)
-    chosen = model_from_spec(model, base_url)
+    options = {
+        "structured": False if json_mode else None,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "timeout": model_timeout,  # the adapter's HTTP timeout matches the loop's bound
+    }
+    chosen = model_from_spec(model, base_url, options)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
     start_plan = read_plan(str(plan)) if plan is not None else None
