@@ -19,6 +19,8 @@ from pydantic import BaseModel, ValidationError
 import obelisk
 from obelisk import Registry, Request, ScriptedModel, Solution, SolutionError, Tool
 from obelisk.interpreter.loop.messages import (
+    OUTPUT_PATH_PATTERN,
+    REFERENCE_PATTERN,
     DataMessage,
     ErrorMessage,
     InputMessage,
@@ -351,7 +353,7 @@ def test_empty_registry_allows_only_no_calls() -> None:
 def test_output_path_must_be_an_expression() -> None:
     schema = solution_schema(REGISTRY)
     item = items_by_tool(schema)["double"]
-    assert item["properties"]["_outputPath"]["pattern"] == "^†.*$"
+    assert item["properties"]["_outputPath"]["pattern"] == OUTPUT_PATH_PATTERN
 
     def call(path: Any) -> dict[str, Any]:
         return {"calls": [{"_tool": "double", "n": 2, "_outputPath": path}], "output": None}
@@ -455,7 +457,11 @@ def test_latent_tool_without_output_schema_takes_any_output() -> None:
 
 def test_output_is_the_user_schema_made_nullable() -> None:
     schema = solution_schema(REGISTRY, {"type": "integer", "minimum": 0})
-    reference = {"type": "string", "pattern": "^†.*$", "description": "a reference, e.g. †state.x"}
+    reference = {
+        "type": "string",
+        "pattern": REFERENCE_PATTERN,
+        "description": "a reference, e.g. †state.x",
+    }
     assert schema["properties"]["output"] == {
         "anyOf": [{"type": "integer", "minimum": 0}, reference, {"type": "null"}]
     }  # a reference too (issue 24: the schema allows what the instructions ask for)

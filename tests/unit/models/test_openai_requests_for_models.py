@@ -7,7 +7,6 @@ OpenAI-compatible server: it records each JSON body and answers from a script.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,8 +16,8 @@ import pytest
 
 pytest.importorskip("openai")
 
-import obelisk  # noqa: E402
-from obelisk.models import OpenAIChatModel  # noqa: E402
+import obelisk
+from obelisk.models import OpenAIChatModel
 
 Answer = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
@@ -120,7 +119,11 @@ CHARGE = {
 
 
 def common_prefix(a: str, b: str) -> int:
-    return len(os.path.commonprefix([a, b]))
+    """How many characters ``a`` and ``b`` have in common at their start."""
+    for n, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return n
+    return min(len(a), len(b))
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -196,10 +199,10 @@ def test_a_5xx_answer_to_json_schema_falls_back_to_json_mode(
 def test_schema_strict_sends_the_strict_form_and_reads_answers_back(
     serve: Callable[[Answer], Loopback],
 ) -> None:
-    strict_charge = {**CHARGE, "_outputMethod": None, "_instance": None, "_id": None,
-                     "_reasoningForCall": None}  # fmt: skip
-    receipt = {"_tool": "send_receipt", "charge": "†state.charge", "_outputPath": "†state.r",
-               "_outputMethod": None, "_instance": None, "_id": None, "_reasoningForCall": None}  # fmt: skip
+    left_out = {"_outputMethod": None, "_instance": None, "_id": None, "_reasoningForCall": None}
+    strict_charge = {**CHARGE, **left_out}
+    receipt = {"_tool": "send_receipt", "charge": "†state.charge", "_outputPath": "†state.r"}
+    receipt = {**receipt, **left_out}
     server = serve(scripted(json.dumps({"calls": [strict_charge, receipt], "output": "†state.r"})))
     model = server.model(schema="strict")
     result = obelisk.Loop(model, TOOLS).run_sync(INPUT)

@@ -19,8 +19,9 @@ A :class:`Solution` is ``{"calls": [call, ...], "output": <user schema> | null}`
 :func:`solution_schema` builds its schema from a registry: one item schema per
 tool in ``calls`` (its arguments, ``_tool`` as a const, ``_outputPath`` as a
 string starting with ``†``, required for tools with a result, ``_output`` for
-latent tools in eager mode), and the caller's output schema, made nullable, for ``output``, where any value may be a
-reference (``"†state.summary"``), as the loop reads them in every mode.
+latent tools in eager mode), and the caller's output schema, made nullable, for
+``output``, where any value may be a reference (``"†state.summary"``), as the loop
+reads them in every mode.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from obelisk.limits import DEFAULT_LIMITS, int_digits_limit
 
 __all__ = [
     "IDENTICAL_CALLS",
+    "OUTPUT_PATH_PATTERN",
+    "REFERENCE_PATTERN",
     "DataMessage",
     "ErrorMessage",
     "InputMessage",
@@ -62,10 +65,35 @@ IDENTICAL_CALLS = (  # the instructions say it too (docs/loop.md)
     "the same _id) runs once: if it succeeded it is kept, not run again; to run an "
     "identical call again on purpose, give it a new _id."
 )
-_EXPRESSION = {"type": "string", "pattern": "^†.*$", "description": "a reference, e.g. †state.x"}
-"""A reference string.  The pattern is anchored at both ends: grammar converters of
-constrained decoders (llama.cpp's) refuse a pattern without ``^...$`` and fall back
-to unconstrained JSON."""
+_NAME = "[A-Za-z_][A-Za-z0-9_-]*"
+_INT = "-?(0|[1-9][0-9]*)"
+_KEY = r"""\['[^'"\\\x00-\x1f]*'\]"""
+_STEP = rf"(\.{_NAME}|\.{_INT}|\[{_INT}\]|{_KEY})"
+_REFERENCE = rf"†{_NAME}({_STEP}|\[\*\])*"
+_TARGET = rf"†{_NAME}{_STEP}*"
+REFERENCE_PATTERN = rf"^{_REFERENCE}( *(\|\||&&) *{_REFERENCE})*$"
+"""The pattern of a reference string in the answer schema: the reference language
+of docs/language.md (``†state.a.b[0]``, ``['a b']``, ``[*]``, ``||``, ``&&``) with
+ASCII names, and no ``"``, backslash or control character, so that a constrained
+decoder, which applies the pattern to the JSON text, writes only references that
+parse and cannot end the string early (with ``^†.*$``, xgrammar and llama.cpp accept
+``"†a"a"``).  Anchored at both ends, since llama.cpp's grammar converter refuses a
+pattern without ``^...$`` (its server then falls back to unconstrained JSON).  A
+reference it does not admit (a name outside ASCII, a ``["key"]`` in double quotes)
+is still read by the loop when a model writes it unconstrained."""
+OUTPUT_PATH_PATTERN = rf"^{_TARGET}( *\|\| *{_TARGET})*$"
+"""The pattern of ``_outputPath``: a path without wildcard, or alternatives joined
+by ``||`` (docs/language.md), constrained as :data:`REFERENCE_PATTERN` is."""
+_EXPRESSION = {
+    "type": "string",
+    "pattern": REFERENCE_PATTERN,
+    "description": "a reference, e.g. †state.x",
+}
+_OUTPUT_PATH = {
+    "type": "string",
+    "pattern": OUTPUT_PATH_PATTERN,
+    "description": "where the result is written, e.g. †state.x or †state.ok || †state.error",
+}
 
 
 class _Message(BaseModel):
@@ -438,8 +466,9 @@ def output_schema_with_references(schema: Mapping[str, Any] | None) -> dict[str,
     read once the turn's calls have run, docs/loop.md), or ``null`` to go on.
     ``None`` (no output schema) gives ``{}``: any value.
 
-    >>> output_schema_with_references({"type": "integer"})["anyOf"][1]
-    {'type': 'string', 'pattern': '^†.*$', 'description': 'a reference, e.g. †state.x'}
+    >>> made = output_schema_with_references({"type": "integer"})
+    >>> made["anyOf"][1]["pattern"] == REFERENCE_PATTERN
+    True
     """
     if schema is None:
         return {}
@@ -457,6 +486,22 @@ def _nullable(schema: Mapping[str, Any] | None, defs: dict[str, Any]) -> dict[st
     return _hoist(output_schema_with_references(schema), "output.", defs)
 
 
+def _output_path(tool: Tool, mode: str) -> dict[str, Any]:
+    """The schema of a call's ``_outputPath``: one alternative per declared outcome,
+    in order (``outcome_mismatch``); one path for a latent call that carries
+    ``_output`` (``ambiguous_output``); else any path or alternatives."""
+    if tool.outcomes:
+        count = len(tool.outcomes)
+        pattern = rf"^{_TARGET}( *\|\| *{_TARGET}){{{count - 1}}}$"
+        names = ", ".join(tool.outcomes)
+        described = f"one path per outcome ({names}), in that order, joined by ||"
+        return {"type": "string", "pattern": pattern, "description": described}
+    if tool.latent and not tool.delegate and mode == "eager":
+        described = "the one path you write _output to, e.g. †state.x"
+        return {"type": "string", "pattern": f"^{_TARGET}$", "description": described}
+    return _OUTPUT_PATH
+
+
 def _has_result(tool: Tool) -> bool:
     """Whether a call of ``tool`` gives a result worth keeping: every tool but one
     whose output schema admits only ``null`` (a Python function ``-> None``)."""
@@ -469,7 +514,7 @@ def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     properties: dict[str, Any] = {"_tool": {"const": tool.name}}
     for name, schema in (parameters.get("properties") or {}).items():
         properties[name] = {"anyOf": [schema, _EXPRESSION]}
-    properties["_outputPath"] = _EXPRESSION
+    properties["_outputPath"] = _output_path(tool, mode)
     properties["_outputMethod"] = {"enum": ["set", "merge", "assign", "push", "concat", "erase"]}
     properties["_instance"] = {"type": "string"}
     properties["_id"] = {"type": ["string", "integer"]}
@@ -497,7 +542,7 @@ def solution_schema(
     """The JSON schema (draft 2020-12) of a :class:`Solution` for ``tools``.
 
     ``calls`` items are ``anyOf`` one object schema per tool; each argument
-    accepts its own schema or an expression string (``^†.*$``); ``_outputPath``
+    accepts its own schema or an expression string (:data:`REFERENCE_PATTERN`); ``_outputPath``
     is required for every tool whose result is not always ``null``, so no result is
     written nowhere (docs/loop.md).  ``output`` is
     ``output_schema``, a reference, or ``null`` (any JSON value or ``null`` when
@@ -510,8 +555,8 @@ def solution_schema(
     >>> from obelisk.interpreter.tools.tool import Tool
     >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
     >>> output = schema["properties"]["output"]["anyOf"]
-    >>> [option.get("pattern", option["type"]) for option in output]
-    ['string', '^†.*$', 'null']
+    >>> [option["type"] for option in output], output[1]["pattern"] == REFERENCE_PATTERN
+    (['string', 'string', 'null'], True)
     >>> schema["properties"]["calls"]["items"]["anyOf"][0]["properties"]["_tool"]
     {'const': 'ask'}
     """
