@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import json
+import string
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -70,7 +71,40 @@ _INT = "-?(0|[1-9][0-9]*)"
 _KEY = r"""\['[^'"\\\x00-\x1f]*'\]"""
 _STEP = rf"(\.{_NAME}|\.{_INT}|\[{_INT}\]|{_KEY})"
 _REFERENCE = rf"†{_NAME}({_STEP}|\[\*\])*"
-_TARGET = rf"†{_NAME}{_STEP}*"
+
+
+def _char_class(chars: str) -> str:
+    """A regex character class of ``chars`` (ASCII), runs written as ranges."""
+    codes = sorted({ord(c) for c in chars if c != "-"})
+    parts: list[str] = []
+    run_start = 0
+    for n in range(1, len(codes) + 1):
+        if n == len(codes) or codes[n] != codes[n - 1] + 1:
+            low, high = chr(codes[run_start]), chr(codes[n - 1])
+            parts.append(low if low == high else f"{low}-{high}")
+            run_start = n
+    return "[" + "".join(parts) + ("\\-" if "-" in chars else "") + "]"
+
+
+_FIRST = string.ascii_letters + "_"
+_LATER = _FIRST + string.digits + "-"
+
+
+def _name_except(word: str) -> str:
+    """A regex of every :data:`_NAME` but ``word`` (grammar engines have no
+    lookahead): a name that leaves ``word`` at some letter, stops inside it, or goes
+    on after it."""
+    rest = "[A-Za-z0-9_-]*"
+    options = [
+        word[:n] + _char_class((_FIRST if n == 0 else _LATER).replace(word[n], "")) + rest
+        for n in range(len(word))
+    ]
+    options += [word[:n] for n in range(1, len(word))]
+    options.append(word + "[A-Za-z0-9_-]+")
+    return "(" + "|".join(options) + ")"
+
+
+_TARGET = rf"†{_name_except('input')}{_STEP}*"  # the input is read-only
 REFERENCE_PATTERN = rf"^{_REFERENCE}( *(\|\||&&) *{_REFERENCE})*$"
 """The pattern of a reference string in the answer schema: the reference language
 of docs/language.md (``†state.a.b[0]``, ``['a b']``, ``[*]``, ``||``, ``&&``) with
