@@ -123,6 +123,12 @@ def _positive_seconds(name: str, value: Any) -> None:
         raise UsageError(f"{name} must be a number of seconds > 0 or None, got {value!r}")
 
 
+def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        listed = " or ".join(repr(option) for option in allowed)
+        raise UsageError(f"{name} must be {listed}, got {value!r}")
+
+
 class ChatStream:
     """One streamed answer: an async iterator of its text, one content delta at a
     time (what :meth:`OpenAIChatModel.stream` returns).
@@ -217,8 +223,7 @@ class OpenAIChatModel:
         if client is not None and (base_url is not None or api_key is not None):
             raise UsageError("give OpenAIChatModel either client= or base_url=/api_key=, not both")
         _positive_seconds("timeout", timeout)
-        if schema not in ("loose", "strict"):
-            raise UsageError(f"schema must be 'loose' or 'strict', got {schema!r}")
+        _one_of("schema", schema, ("loose", "strict"))
         if max_retries is not None and (type(max_retries) is not int or max_retries < 0):
             raise UsageError(f"max_retries must be an integer >= 0 or None, got {max_retries!r}")
         self._settings: dict[str, Any] | None = None  # how to make a client per event loop

@@ -109,6 +109,13 @@ def diagnostic_errors(diagnostics: tuple[Diagnostic, ...]) -> list[ErrorMessage]
     return found
 
 
+def _instructions(mode: str, instructions: str | None, primer: str | None) -> list[Message]:
+    """The static start of every request: the mode's instructions, the caller's, the
+    primer."""
+    default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
+    return [TextMessage(text=text) for text in (default, instructions, primer) if text]
+
+
 def turn_context(
     *,
     mode: Literal["eager", "lazy"],
@@ -130,12 +137,7 @@ def turn_context(
     the same from turn to turn first, so a server's prefix cache reuses it.
     ``statuses``: each carried call's ``_status`` (docs/language.md), put in its copy
     in the plan message."""
-    default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
-    context: list[Message] = [TextMessage(text=default)]
-    if instructions:
-        context.append(TextMessage(text=instructions))
-    if primer:
-        context.append(TextMessage(text=primer))
+    context: list[Message] = _instructions(mode, instructions, primer)
     context.append(ToolMessage(tools=[tool_description(tool) for tool in registry]))
     if input is not None:
         context.append(InputMessage(input=input))

@@ -99,6 +99,16 @@ def _merged(schemas: list[Any]) -> dict[str, Any]:
     return merged
 
 
+def _flattened(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``allOf`` merged in and ``oneOf`` made ``anyOf``."""
+    made = dict(schema)
+    if "allOf" in made:
+        made = _merged([{k: v for k, v in made.items() if k != "allOf"}, *made["allOf"]])
+    if "oneOf" in made:
+        made["anyOf"] = [*made.pop("oneOf"), *made.get("anyOf", [])]
+    return made
+
+
 class _Strict:
     """One rewrite into the strict subset; remembers whether the any value was used."""
 
@@ -115,19 +125,9 @@ class _Strict:
             return {"type": "array", "maxItems": 0, "items": _NULL}  # an empty list only
         if _is_any(schema):
             return self.any(schema)
-        schema = dict(schema)
-        if "allOf" in schema:
-            schema = _merged([{k: v for k, v in schema.items() if k != "allOf"}, *schema["allOf"]])
-        if "oneOf" in schema:
-            schema["anyOf"] = [*schema.pop("oneOf"), *schema.get("anyOf", [])]
+        schema = _flattened(schema)
         if "anyOf" in schema:
-            rest = {k: v for k, v in schema.items() if k != "anyOf"}
-            shared = rest if _CONSTRAINING & rest.keys() else {}
-            branches = [self.convert({**shared, **branch}) for branch in schema["anyOf"]]
-            made: dict[str, Any] = {"anyOf": branches}
-            if "description" in schema:
-                made["description"] = schema["description"]
-            return made
+            return self.options(schema)
         if isinstance(schema.get("type"), list):
             types = schema["type"]
             return {"anyOf": [self.convert({**schema, "type": name}) for name in types]}
@@ -138,6 +138,17 @@ class _Strict:
         if schema.get("type") == "array" or "items" in schema or "prefixItems" in schema:
             return self.array(schema)
         return self.scalar(schema)
+
+    def options(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """``anyOf``: each branch converted, with the keywords beside it."""
+        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+        shared = rest if _CONSTRAINING & rest.keys() else {}
+        made: dict[str, Any] = {
+            "anyOf": [self.convert({**shared, **branch}) for branch in schema["anyOf"]]
+        }
+        if "description" in schema:
+            made["description"] = schema["description"]
+        return made
 
     def object(self, schema: dict[str, Any]) -> dict[str, Any]:
         properties = schema.get("properties")
@@ -295,22 +306,24 @@ def from_strict(value: Any, schema: Any, root: Mapping[str, Any] | None = None) 
     if not isinstance(root, Mapping):
         root = {}
     branches = _branches(schema, root)
-    if any(_is_any(branch) for branch in branches) and not isinstance(value, dict | list):
-        return value
     if isinstance(value, dict):
-        branch = _object_branch(value, branches)
-        if branch is None:
-            return _any_back(value) if any(_is_any(b) for b in branches) else value
-        required = set(branch.get("required") or ())
-        properties = branch["properties"]
-        return {
-            name: from_strict(item, properties[name], root) if name in properties else item
-            for name, item in value.items()
-            if item is not None or name in required
-        }
+        return _object_back(value, branches, root)
     if isinstance(value, list):
         return _list_back(value, branches, root)
     return value
+
+
+def _object_back(value: dict[str, Any], branches: list[Any], root: Mapping[str, Any]) -> Any:
+    branch = _object_branch(value, branches)
+    if branch is None:
+        return _any_back(value) if any(_is_any(b) for b in branches) else value
+    required = set(branch.get("required") or ())
+    properties = branch["properties"]
+    return {
+        name: from_strict(item, properties[name], root) if name in properties else item
+        for name, item in value.items()
+        if item is not None or name in required
+    }
 
 
 def _list_back(value: list[Any], branches: list[Any], root: Mapping[str, Any]) -> Any:
