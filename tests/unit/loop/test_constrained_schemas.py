@@ -60,7 +60,6 @@ def example_schemas() -> Iterator[tuple[str, Registry, str, dict[str, Any]]]:
 
 
 SCHEMAS = list(example_schemas())
-IDS = [label for label, *_ in SCHEMAS]
 
 
 def walk(schema: Any) -> Iterator[dict[str, Any]]:
@@ -82,17 +81,15 @@ def test_there_are_example_registries() -> None:
     assert len(REGISTRIES) >= 10 and all(len(registry) for registry in REGISTRIES.values())
 
 
-@pytest.mark.parametrize(("label", "registry", "mode", "schema"), SCHEMAS, ids=IDS)
-def test_every_pattern_is_anchored(
-    label: str, registry: Registry, mode: str, schema: dict[str, Any]
-) -> None:
+def test_every_pattern_is_anchored() -> None:
     """llama.cpp's converter refuses a pattern without ^...$ (its server then falls
     back to unconstrained JSON): the loop's own patterns are anchored."""
-    for form in (schema, strict_schema(schema)):
-        for item in walk(form):
-            pattern = item.get("pattern")
-            if isinstance(pattern, str) and "†" in pattern:
-                assert pattern.startswith("^") and pattern.endswith("$"), pattern
+    for label, _, _, schema in SCHEMAS:
+        for form in (schema, strict_schema(schema)):
+            for item in walk(form):
+                pattern = item.get("pattern")
+                if isinstance(pattern, str) and "†" in pattern:
+                    assert pattern.startswith("^") and pattern.endswith("$"), (label, pattern)
 
 
 def test_a_tool_with_a_result_must_say_where_it_goes() -> None:
@@ -172,13 +169,11 @@ def strict_problems(schema: dict[str, Any]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize(("label", "registry", "mode", "schema"), SCHEMAS, ids=IDS)
-def test_the_strict_form_keeps_openais_rules(
-    label: str, registry: Registry, mode: str, schema: dict[str, Any]
-) -> None:
-    strict = strict_schema(schema)
-    Draft202012Validator.check_schema(strict)
-    assert strict_problems(strict) == []
+def test_the_strict_form_keeps_openais_rules() -> None:
+    for label, _, _, schema in SCHEMAS:
+        strict = strict_schema(schema)
+        Draft202012Validator.check_schema(strict)
+        assert strict_problems(strict) == [], label
 
 
 def test_strict_nulls_and_pairs_read_back() -> None:
@@ -245,32 +240,28 @@ def import_xgrammar() -> Any:
     return xgrammar
 
 
-@pytest.mark.parametrize(("label", "registry", "mode", "schema"), SCHEMAS, ids=IDS)
-def test_example_schemas_compile_in_xgrammar(
-    label: str, registry: Registry, mode: str, schema: dict[str, Any]
-) -> None:
+def test_example_schemas_compile_in_xgrammar() -> None:
     xgr = import_xgrammar()
     compiler = xgr.GrammarCompiler(xgr.TokenizerInfo(["<eos>", "a"], stop_token_ids=[0]))
-    compiler.compile_json_schema(json.dumps(schema))
-    compiler.compile_json_schema(json.dumps(strict_schema(schema)))
+    for _, _, _, schema in SCHEMAS:  # raises when it cannot
+        compiler.compile_json_schema(json.dumps(schema))
+        compiler.compile_json_schema(json.dumps(strict_schema(schema)))
 
 
-@pytest.mark.parametrize(("label", "registry", "mode", "schema"), SCHEMAS, ids=IDS)
-def test_example_schemas_compile_in_outlines_core(
-    label: str, registry: Registry, mode: str, schema: dict[str, Any]
-) -> None:
-    outlines = pytest.importorskip("outlines_core.json_schema")
-    assert outlines.build_regex_from_schema(json.dumps(schema))
+def test_example_schemas_compile_in_outlines_core() -> None:
+    outlines = pytest.importorskip(
+        "outlines_core.json_schema", reason="outlines-core is not installed: '.[constrained]'"
+    )
+    for _, _, _, schema in SCHEMAS:
+        assert outlines.build_regex_from_schema(json.dumps(schema))
 
 
-@pytest.mark.parametrize(("label", "registry", "mode", "schema"), SCHEMAS, ids=IDS)
-def test_example_schemas_compile_in_llama_cpps_converter(
-    label: str, registry: Registry, mode: str, schema: dict[str, Any]
-) -> None:
+def test_example_schemas_compile_in_llama_cpps_converter() -> None:
     grammar = pytest.importorskip(
         "llama_cpp.llama_grammar", reason="llama-cpp-python is not installed (no PyPI wheel)"
     )
-    assert "root ::=" in grammar.json_schema_to_gbnf(json.dumps(schema))  # raises when it cannot
+    for _, _, _, schema in SCHEMAS:  # the converter raises when it cannot
+        assert "root ::=" in grammar.json_schema_to_gbnf(json.dumps(schema))
 
 
 # -- constrained decoding from random tokens -------------------------------------------
@@ -371,22 +362,19 @@ def assert_fits_and_checks(text: str, registry: Registry, mode: str, loose: dict
         assert literal_admits(registry, call, diagnostic.path or ""), (str(diagnostic), text)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRIES))
-def test_xgrammar_constrained_answers_parse_fit_and_pass_check(name: str) -> None:
-    registry = REGISTRIES[name]
-    for mode in ("eager", "lazy"):
-        loose = solution_schema(registry, OUTPUT, mode=mode)
-        for text in constrained_answers(loose, 4, seed=sum(map(ord, name + mode))):
-            assert_fits_and_checks(text, registry, mode, loose)
+def test_xgrammar_constrained_answers_parse_fit_and_pass_check() -> None:
+    for name, registry in REGISTRIES.items():
+        for mode in ("eager", "lazy"):
+            loose = solution_schema(registry, OUTPUT, mode=mode)
+            for text in constrained_answers(loose, 4, seed=sum(map(ord, name + mode))):
+                assert_fits_and_checks(text, registry, mode, loose)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRIES))
-def test_xgrammar_constrained_strict_answers_read_back_fit_and_pass_check(name: str) -> None:
-    registry = REGISTRIES[name]
-    loose = solution_schema(registry, None)
-    strict = strict_schema(loose)
-    assert strict_problems(strict) == []
-    for text in constrained_answers(strict, 4, seed=len(name)):
-        back = json.dumps(from_strict(json.loads(text), loose), ensure_ascii=False)
-        assert_fits_and_checks(back, registry, "eager", loose)
-    assert ANY_DEF in strict["$defs"]  # output: any value, as pairs and lists
+def test_xgrammar_constrained_strict_answers_read_back_fit_and_pass_check() -> None:
+    for name, registry in REGISTRIES.items():
+        loose = solution_schema(registry, None)
+        strict = strict_schema(loose)
+        assert ANY_DEF in strict["$defs"]  # output: any value, as pairs and lists
+        for text in constrained_answers(strict, 4, seed=len(name)):
+            back = json.dumps(from_strict(json.loads(text), loose), ensure_ascii=False)
+            assert_fits_and_checks(back, registry, "eager", loose)

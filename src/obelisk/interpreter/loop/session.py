@@ -27,11 +27,7 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
-from obelisk.interpreter.loop.context import (
-    resolve_output,
-    turn_context,
-    turn_notice,
-)
+from obelisk.interpreter.loop.context import resolve_output, turn_context, turn_notice
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
