@@ -353,7 +353,9 @@ def test_empty_registry_allows_only_no_calls() -> None:
 def test_output_path_must_be_an_expression() -> None:
     schema = solution_schema(REGISTRY)
     item = items_by_tool(schema)["double"]
-    assert item["properties"]["_outputPath"]["pattern"] == OUTPUT_PATH_PATTERN
+    assert item["properties"]["_outputPath"] == {"$ref": "#/$defs/outputPath"}
+    assert schema["$defs"]["outputPath"]["pattern"] == OUTPUT_PATH_PATTERN
+    assert schema["$defs"]["reference"]["pattern"] == REFERENCE_PATTERN
 
     def call(path: Any) -> dict[str, Any]:
         return {"calls": [{"_tool": "double", "n": 2, "_outputPath": path}], "output": None}
@@ -457,11 +459,7 @@ def test_latent_tool_without_output_schema_takes_any_output() -> None:
 
 def test_output_is_the_user_schema_made_nullable() -> None:
     schema = solution_schema(REGISTRY, {"type": "integer", "minimum": 0})
-    reference = {
-        "type": "string",
-        "pattern": REFERENCE_PATTERN,
-        "description": "a reference, e.g. †state.x",
-    }
+    reference = {"$ref": "#/$defs/reference"}  # held once in $defs (issue 29)
     assert schema["properties"]["output"] == {
         "anyOf": [{"type": "integer", "minimum": 0}, reference, {"type": "null"}]
     }  # a reference too (issue 24: the schema allows what the instructions ask for)
@@ -482,7 +480,7 @@ def test_without_output_schema_any_output_is_allowed() -> None:
 def test_defs_are_hoisted_and_refs_rewritten() -> None:
     assert "$defs" in ship.parameters  # the premise: pydantic put Address in $defs
     schema = solution_schema(REGISTRY)
-    assert set(schema["$defs"]) == {"ship.Address"}
+    assert set(schema["$defs"]) == {"ship.Address", "reference", "outputPath"}
     assert schema["$defs"]["ship.Address"] == ship.parameters["$defs"]["Address"]
     item = items_by_tool(schema)["ship"]
     assert not has_key(item, "$defs")
@@ -520,7 +518,7 @@ def test_defs_with_the_same_name_in_two_tools_do_not_clash() -> None:
         }
     )
     schema = solution_schema(Registry([ship, weigh]))
-    assert set(schema["$defs"]) == {"ship.Address", "weigh.Address"}
+    assert set(schema["$defs"]) == {"ship.Address", "weigh.Address", "reference", "outputPath"}
     ship_call = {
         "_tool": "ship",
         "address": {"city": "Oslo", "zip": "0150"},

@@ -37,7 +37,10 @@ from obelisk.errors import SolutionError
 from obelisk.interpreter.loop.reference_patterns import (
     OUTPUT_PATH_PATTERN,
     REFERENCE_PATTERN,
+    REFERENCE_SCHEMA,
+    SHARED,
     output_path_schema,
+    shared_definitions,
 )
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -70,11 +73,7 @@ IDENTICAL_CALLS = (  # the instructions say it too (docs/loop.md)
     "the same _id) runs once: if it succeeded it is kept, not run again; to run an "
     "identical call again on purpose, give it a new _id."
 )
-_EXPRESSION = {
-    "type": "string",
-    "pattern": REFERENCE_PATTERN,
-    "description": "a reference, e.g. †state.x",
-}
+_EXPRESSION = REFERENCE_SCHEMA
 
 
 class _Message(BaseModel):
@@ -514,14 +513,17 @@ def solution_schema(
     no schema is given); inside it too, any value may be a reference
     (:func:`output_schema_with_references`), as the loop reads them
     (docs/loop.md).  Tools' ``$defs`` are hoisted to the top as ``<tool>.<name>``,
-    the output schema's as ``output.<name>``.
+    the output schema's as ``output.<name>``; the reference and output-path schemas
+    are there once, as ``reference`` and ``outputPath``, each use a ``$ref`` to them
+    (their patterns are long).
 
     >>> from obelisk.interpreter.tools.registry import Registry
     >>> from obelisk.interpreter.tools.tool import Tool
     >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
-    >>> output = schema["properties"]["output"]["anyOf"]
-    >>> [option["type"] for option in output], output[1]["pattern"] == REFERENCE_PATTERN
-    (['string', 'string', 'null'], True)
+    >>> schema["properties"]["output"]["anyOf"]
+    [{'type': 'string'}, {'$ref': '#/$defs/reference'}, {'type': 'null'}]
+    >>> schema["$defs"]["reference"]["pattern"] == REFERENCE_PATTERN
+    True
     >>> schema["properties"]["calls"]["items"]["anyOf"][0]["properties"]["_tool"]
     {'const': 'ask'}
     """
@@ -538,6 +540,10 @@ def solution_schema(
         "required": ["calls", "output"],
         "additionalProperties": False,
     }
+    used: set[str] = set()
+    schema = shared_definitions(schema, used)
+    defs = shared_definitions(defs, used)
+    defs.update({name: SHARED[name] for name in sorted(used)})
     if defs:
         schema["$defs"] = defs
     return schema

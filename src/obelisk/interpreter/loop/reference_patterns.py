@@ -16,7 +16,14 @@ from typing import Any
 
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["OUTPUT_PATH_PATTERN", "REFERENCE_PATTERN", "output_path_schema"]
+__all__ = [
+    "OUTPUT_PATH_PATTERN",
+    "REFERENCE_PATTERN",
+    "REFERENCE_SCHEMA",
+    "SHARED",
+    "output_path_schema",
+    "shared_definitions",
+]
 
 _NAME = "[A-Za-z_][A-Za-z0-9_-]*"
 _INT = "-?(0|[1-9][0-9]*)"
@@ -70,11 +77,35 @@ is still read by the loop when a model writes it unconstrained."""
 OUTPUT_PATH_PATTERN = rf"^{_TARGET}( *\|\| *{_TARGET})*$"
 """The pattern of ``_outputPath``: a path without wildcard, or alternatives joined
 by ``||`` (docs/language.md), constrained as :data:`REFERENCE_PATTERN` is."""
+REFERENCE_SCHEMA = {
+    "type": "string",
+    "pattern": REFERENCE_PATTERN,
+    "description": "a reference, e.g. †state.x",
+}
 _OUTPUT_PATH = {
     "type": "string",
     "pattern": OUTPUT_PATH_PATTERN,
     "description": "where the result is written, e.g. †state.x or †state.ok || †state.error",
 }
+SHARED = {"reference": REFERENCE_SCHEMA, "outputPath": _OUTPUT_PATH}
+"""The schemas a solution schema holds once, in ``$defs`` under these names (no
+dot, so no tool's or output's hoisted definition can take them), and points at with
+``$ref`` wherever they appear: the patterns are long, and a JSON-mode request carries
+the schema in its text."""
+
+
+def shared_definitions(schema: Any, used: set[str]) -> Any:
+    """``schema`` with each value equal to a :data:`SHARED` schema replaced by a
+    ``$ref`` to it; the names used are added to ``used``."""
+    if isinstance(schema, list):
+        return [shared_definitions(item, used) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    for name, shared in SHARED.items():
+        if schema == shared:
+            used.add(name)
+            return {"$ref": f"#/$defs/{name}"}
+    return {key: shared_definitions(value, used) for key, value in schema.items()}
 
 
 def output_path_schema(tool: Tool, mode: str) -> dict[str, Any]:
