@@ -166,8 +166,9 @@ def message_data(message: Message) -> dict[str, Any]:
 
 
 class Request(_Message):
-    """One request to a model: ``config`` (loop settings: mode, turn, ...),
-    ``schema`` (the JSON schema of the expected :class:`Solution`) and ``context``."""
+    """One request to a model: ``schema`` (the JSON schema of the expected
+    :class:`Solution`), ``context`` and ``config`` (loop settings: mode, turn, ...),
+    serialized in that order (:meth:`to_data`)."""
 
     config: dict[str, Any] = {}
     schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
