@@ -378,3 +378,57 @@ def test_xgrammar_constrained_strict_answers_read_back_fit_and_pass_check() -> N
         for text in constrained_answers(strict, 4, seed=len(name)):
             back = json.dumps(from_strict(json.loads(text), loose), ensure_ascii=False)
             assert_fits_and_checks(back, registry, "eager", loose)
+
+
+class ConstrainedRandomModel:
+    """A model whose answers an xgrammar-constrained decoder writes for each request's
+    own schema, from random tokens: what a server that enforces the schema sends."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.answers: list[str] = []
+
+    async def complete(self, request: obelisk.Request) -> obelisk.Solution:
+        (text,) = constrained_answers(request.schema, 1, seed=self.seed + len(self.answers))
+        self.answers.append(text)
+        return parse_solution(text)
+
+
+@pytest.mark.parametrize("mode", ["eager", "lazy"])
+def test_a_loop_takes_every_constrained_answer(mode: str) -> None:
+    """Driven by constrained answers, the loop never asks for a correction of an
+    answer's form: no unusable answer, no error about shapes, tools, arguments or
+    output paths (tools may fail on random arguments: that is not the answer's form)."""
+    calls = 0
+    for name in ("loop_payment", "loop_hotel", "loop_refund"):
+        for seed in (0, 10):
+            model = ConstrainedRandomModel(seed)
+            loop = obelisk.Loop(model, REGISTRIES[name], mode=mode, max_turns=3)  # type: ignore[arg-type]
+            try:
+                turns = loop.run_sync({"customer": "c-1"}).turns
+            except obelisk.LoopError as exc:
+                turns = exc.result.turns  # type: ignore[attr-defined]
+            assert len(turns) == len(model.answers) >= 1
+            for turn in turns:
+                assert turn.solution is not None  # every answer usable
+                calls += len(turn.solution.calls)
+                for error in turn.errors:
+                    assert not is_form_error(error), (error, model.answers)
+    assert calls >= 6  # the answers did call tools
+
+
+FORM_CODES = {
+    "invalid_solution", "json_syntax", "plan_shape", "unknown_meta", "unknown_tool",
+    "invalid_argument", "missing_argument", "invalid_output", "lazy_output",
+    "outcome_mismatch", "ambiguous_output", "readonly_target",
+}  # fmt: skip
+
+
+def is_form_error(record: Any) -> bool:
+    """An error record about the answer's form, which the schema should have ruled
+    out (a plain text argument that starts with ``†`` and two calls with one ``_id``
+    aside: no schema rules them out)."""
+    kind, message = record.error["type"], record.error.get("message", "")
+    if kind == "plan_shape" and "duplicate _id" in message:
+        return False
+    return kind in FORM_CODES
