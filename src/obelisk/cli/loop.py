@@ -73,11 +73,16 @@ def _one_line(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
-def model_from_spec(spec: str, base_url: str | None) -> Model:
+def model_from_spec(
+    spec: str, base_url: str | None, options: dict[str, Any] | None = None
+) -> Model:
     """The model ``--model SPEC`` names (``openai:MODEL``, ``anthropic:MODEL``,
     ``litellm:MODEL``, ``scripted:FILE``), as ``obelisk loop`` and ``obelisk run`` take
     it; exits 2 for a bad spec, a missing extra, a transcript that cannot be read, or
-    ``--base-url`` with a scripted model."""
+    ``--base-url`` with a scripted model.  ``options``: more keywords of the adapter
+    (``structured``, openai: only; ``temperature``, ``max_tokens``, ``timeout``), those
+    that are not ``None``; a scripted model takes only ``timeout``."""
+    given = {name: value for name, value in (options or {}).items() if value is not None}
     kind, _, target = spec.partition(":")
     if kind not in (*_PROVIDERS, "scripted") or not target:
         fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
@@ -86,12 +91,19 @@ def model_from_spec(spec: str, base_url: str | None) -> Model:
 
         if base_url is not None:
             fail("--base-url applies to openai:, anthropic: and litellm: models only")
+        if given.keys() - {"timeout"}:
+            fail(
+                "--json-mode, --temperature and --max-tokens apply to openai:, anthropic:"
+                " and litellm: models only"
+            )
         try:
             return ScriptedModel.from_jsonl(target)
         except OSError as exc:
             fail(f"cannot read transcript {target!r}: {exc.strerror or exc}")
         except ObeliskError as exc:
             fail(str(exc))
+    if kind != "openai" and "structured" in given:
+        fail("--json-mode applies to openai: models only")
     import obelisk.models
 
     try:
@@ -99,7 +111,7 @@ def model_from_spec(spec: str, base_url: str | None) -> Model:
     except ImportError as exc:  # MissingDependencyError names the extra to install
         fail(f"--model {kind}:...: {exc}")
     try:
-        return adapter(target, base_url=base_url)  # type: ignore[no-any-return]
+        return adapter(target, base_url=base_url, **given)  # type: ignore[no-any-return]
     except ObeliskError as exc:
         fail(str(exc))
 
@@ -291,6 +303,22 @@ _ModelTimeoutOption = Annotated[
         help="Stop when one model answer takes longer than SECONDS.",
     ),
 ]
+_JsonModeOption = Annotated[
+    bool,
+    typer.Option(
+        "--json-mode",
+        help="Ask an openai: model for plain JSON (the schema goes in the request) instead "
+        "of structured output.",
+    ),
+]
+_TemperatureOption = Annotated[
+    float | None,
+    typer.Option("--temperature", min=0.0, metavar="T", help="Sampling temperature (openai:)."),
+]
+_MaxTokensOption = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=1, metavar="N", help="Tokens per answer at most (openai:)."),
+]
 _MaxRequestsOption = Annotated[
     int,
     typer.Option(
@@ -343,6 +371,9 @@ def loop_command(
     max_corrections: _MaxCorrectionsOption = 3,
     base_url: BaseUrlOption = None,
     model_timeout: _ModelTimeoutOption = None,
+    json_mode: _JsonModeOption = False,
+    temperature: _TemperatureOption = None,
+    max_tokens: _MaxTokensOption = None,
     max_requests: _MaxRequestsOption = 1000,
     approve: _ApproveOption = False,
     as_json: _JsonOption = False,
@@ -359,7 +390,13 @@ def loop_command(
     from obelisk.interpreter.loop.loop import Loop
 
     _check_options(mode, advance, stream=stream, approve=approve, input=input)
-    chosen = model_from_spec(model, base_url)
+    options = {
+        "structured": False if json_mode else None,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "timeout": model_timeout,  # the adapter's HTTP timeout matches the loop's bound
+    }
+    chosen = model_from_spec(model, base_url, options)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
     start_plan = read_plan(str(plan)) if plan is not None else None

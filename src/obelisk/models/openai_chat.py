@@ -39,6 +39,7 @@ except ImportError:
         "pip install 'obelisk[openai]' (from a clone: pip install '.[openai]')"
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
+from obelisk.interpreter.loop.schema_forms import calls_left_to_check, from_strict, strict_schema
 from obelisk.interpreter.tools.patterns import linear_validator_class
 from obelisk.models import openai_shapes, tool_calls
 
@@ -123,6 +124,12 @@ def _positive_seconds(name: str, value: Any) -> None:
         raise UsageError(f"{name} must be a number of seconds > 0 or None, got {value!r}")
 
 
+def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        listed = " or ".join(repr(option) for option in allowed)
+        raise UsageError(f"{name} must be {listed}, got {value!r}")
+
+
 class ChatStream:
     """One streamed answer: an async iterator of its text, one content delta at a
     time (what :meth:`OpenAIChatModel.stream` returns).
@@ -161,7 +168,16 @@ class OpenAIChatModel:
     ``True`` always sends the schema as structured output,
     ``False`` always uses JSON mode and checks answers here, ``None`` (default)
     tries structured output and falls back to JSON mode, for this and later
-    requests, when the server rejects it.  ``temperature``, ``max_tokens``
+    requests, when the server rejects it (HTTP 400, 422, or a 5xx answer to a
+    structured request, as llama.cpp's server gives).  In JSON mode the answer's
+    ``calls`` are left to the loop's ``check``, whose diagnostics name the call
+    (``#1 chargeCard``); the rest is checked against the schema here.
+    ``schema``: ``"loose"`` (default) sends the solution schema as it is
+    (``strict: false``); ``"strict"`` sends its OpenAI strict form
+    (``strict: true``: every object closed, optional properties nullable) and reads
+    each answer back from it, for providers that demand strict schemas (no
+    :meth:`stream` then; docs/loop.md, "Schemas for constrained decoders").
+    ``temperature``, ``max_tokens``
     (tokens) and ``extra_body`` (extra JSON fields, e.g. ``{"top_k": 20}`` for
     vLLM) are sent with every request.  ``timeout`` (seconds, default none) bounds
     each call of :meth:`complete` or :meth:`stream` as a whole, the SDK's retries
@@ -207,11 +223,13 @@ class OpenAIChatModel:
         max_retries: int | None = None,
         extra_body: dict[str, Any] | None = None,
         protocol: Literal["json", "tools"] = "json",
+        schema: Literal["loose", "strict"] = "loose",
     ) -> None:
         if client is not None and (base_url is not None or api_key is not None):
             raise UsageError("give OpenAIChatModel either client= or base_url=/api_key=, not both")
         _positive_seconds("timeout", timeout)
         tool_calls.check_protocol(protocol)
+        _one_of("schema", schema, ("loose", "strict"))
         if max_retries is not None and (type(max_retries) is not int or max_retries < 0):
             raise UsageError(f"max_retries must be an integer >= 0 or None, got {max_retries!r}")
         self._settings: dict[str, Any] | None = None  # how to make a client per event loop
@@ -238,6 +256,7 @@ class OpenAIChatModel:
         self.max_retries = max_retries
         self.extra_body = dict(extra_body) if extra_body else None
         self.protocol = protocol
+        self.schema: Literal["loose", "strict"] = schema
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
         self._json_mode = structured is False
@@ -284,10 +303,7 @@ class OpenAIChatModel:
             "response_format": (
                 {"type": "json_object"}
                 if json_mode
-                else {
-                    "type": "json_schema",
-                    "json_schema": {"name": "solution", "schema": request.schema, "strict": False},
-                }
+                else {"type": "json_schema", "json_schema": self._json_schema(request)}
             ),
         }
         optional = {
@@ -307,9 +323,22 @@ class OpenAIChatModel:
                 params["stream_options"] = {"include_usage": True}
         return params
 
-    def _fallback(self, exc: openai.APIError) -> bool:
+    def _json_schema(self, request: Request) -> dict[str, Any]:
+        """The ``json_schema`` of ``response_format``: the request's schema, or its
+        strict form with ``strict: true`` (``schema="strict"``, docs/loop.md)."""
+        if self.schema == "strict":
+            return {"name": "solution", "schema": strict_schema(request.schema), "strict": True}
+        return {"name": "solution", "schema": request.schema, "strict": False}
+
+    def _fallback(self, exc: openai.APIError, structured: bool = False) -> bool:
         """Drop a feature the server rejected (structured output, stream usage);
-        ``True`` when the request is worth sending again."""
+        ``True`` when the request is worth sending again.  ``structured``: the
+        request asked for structured output, so a 5xx answer counts as a rejection
+        too (llama.cpp's server answers HTTP 500 to ``json_schema``)."""
+        server_error = isinstance(exc, openai.InternalServerError)
+        if server_error and structured and not self._json_mode and self.structured is None:
+            self._json_mode = True
+            return True
         if not isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)):
             return False
         text = f"{exc.message} {exc.body} {exc.param or ''}".lower()
@@ -372,7 +401,8 @@ class OpenAIChatModel:
                 create = client.chat.completions.with_raw_response.create(**params)
                 return await self._within(deadline, create)
             except openai.APIError as exc:
-                if not self._fallback(exc):
+                sent = params.get("response_format") or {}
+                if not self._fallback(exc, sent.get("type") == "json_schema"):
                     raise self._error(exc) from exc
             except openai.OpenAIError as exc:
                 raise self._error(exc) from exc
@@ -383,8 +413,10 @@ class OpenAIChatModel:
         text = _unfenced(text)
         try:
             solution = parse_solution(text)
-            if self._json_mode and request.schema:
-                self._fits(text, request.schema)
+            if self._json_mode and request.schema:  # the calls are check's (located)
+                self._fits(text, calls_left_to_check(request.schema))
+            elif self.schema == "strict" and request.schema:
+                solution = parse_solution(from_strict(solution.to_data(), request.schema))
         except SolutionError as exc:
             if finish_reason != "length":
                 raise
@@ -472,7 +504,13 @@ class OpenAIChatModel:
         whose ``usage`` holds the token counts once it has ended).  Not checked
         against the schema: the caller parses it.  Raises like :meth:`complete`
         for a refusal, an empty answer, a server error, a malformed chunk or the
-        ``timeout`` (which bounds the whole stream)."""
+        ``timeout`` (which bounds the whole stream).  Not with ``schema="strict"``
+        (a :class:`~obelisk.errors.UsageError`): a strict answer is read back whole."""
+        if self.schema == "strict":
+            raise UsageError(
+                "OpenAIChatModel(schema='strict') cannot stream: its answers are read back "
+                "whole (use stream=False)"
+            )
         return ChatStream(self, request)
 
     def _delta(self, chunk: Any, into: ChatStream) -> tuple[str, str]:

@@ -227,7 +227,7 @@ def test_state_instructions_and_output_schema_reach_the_loop(tmp: Path) -> None:
     first = payload["turns"][0]
     texts = [m["text"] for m in first["request"]["context"] if m["type"] == "text"]
     assert "Be brief." in texts
-    reference = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
+    reference = {"$ref": "#/$defs/reference"}  # held once in $defs (issue 29)
     assert first["request"]["schema"]["properties"]["output"] == {
         "anyOf": [{"type": "integer"}, reference, {"type": "null"}]
     }

@@ -33,6 +33,7 @@ from obelisk import (
     Tool,
 )
 from obelisk.interpreter.loop.messages import output_schema_with_references
+from obelisk.interpreter.loop.reference_patterns import shared_definitions
 
 # -- tools -----------------------------------------------------------------------------
 
@@ -831,7 +832,8 @@ def test_delegate_runs_an_isolated_sub_loop() -> None:
     assert state_of(second_child) == {"seen": True, "w": {"city": "Paris", "temp": 5}}
     assert any("#0 research" in t for t in texts(first_child))
     child_output = first_child.schema["properties"]["output"]
-    assert child_output == output_schema_with_references(CITY)  # references allowed
+    made = output_schema_with_references(CITY)  # references allowed, held once in $defs
+    assert child_output == shared_definitions(made, set())
     assert "w" not in result.state  # the child's writes stay in the child
     (summary,) = result.turns[0].delegated
     assert summary["call"] == "#0 research" and summary["kind"] == "delegate"

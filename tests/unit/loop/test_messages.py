@@ -19,6 +19,8 @@ from pydantic import BaseModel, ValidationError
 import obelisk
 from obelisk import Registry, Request, ScriptedModel, Solution, SolutionError, Tool
 from obelisk.interpreter.loop.messages import (
+    OUTPUT_PATH_PATTERN,
+    REFERENCE_PATTERN,
     DataMessage,
     ErrorMessage,
     InputMessage,
@@ -174,7 +176,8 @@ def test_request_data_shape_of_every_message_type() -> None:
 def test_request_json_is_compact_and_keeps_unicode() -> None:
     text = full_request().to_json()
     assert "†state.x" in text and "\\u2020" not in text  # not escaped
-    assert text.startswith('{"config":{"mode":"eager","turn":2,"max_turns":8},"schema":{')
+    assert text.startswith('{"schema":{')  # what changes every turn comes last (issue 29)
+    assert text.endswith(',"config":{"mode":"eager","turn":2,"max_turns":8}}')
 
 
 def test_request_schema_is_reachable_by_its_alias() -> None:
@@ -325,13 +328,17 @@ def test_one_item_per_tool_with_its_name_as_const() -> None:
     assert schema["required"] == ["calls", "output"]
     for item in items:
         assert "_tool" in item["required"]
-    assert items_by_tool(schema)["ship"]["required"] == ["_tool", "address"]
+    assert items_by_tool(schema)["ship"]["required"] == ["_tool", "address", "_outputPath"]
     assert items_by_tool(schema)["summarize"]["description"] == "Summarize a text."
 
 
 def test_calls_must_name_a_registered_tool() -> None:
     schema = solution_schema(REGISTRY)
-    assert is_valid(schema, {"calls": [{"_tool": "double", "n": 1}], "output": None})
+    assert is_valid(
+        schema, {"calls": [{"_tool": "double", "n": 1, "_outputPath": "†state.x"}], "output": None}
+    )
+    # a tool with a result must say where it goes (issue 29)
+    assert not is_valid(schema, {"calls": [{"_tool": "double", "n": 1}], "output": None})
     assert not is_valid(schema, {"calls": [{"_tool": "triple", "n": 1}], "output": None})
     assert not is_valid(schema, {"calls": [{"n": 1}], "output": None})
     assert not is_valid(schema, {"calls": [{"_tool": "double"}], "output": None})  # n required
@@ -346,7 +353,9 @@ def test_empty_registry_allows_only_no_calls() -> None:
 def test_output_path_must_be_an_expression() -> None:
     schema = solution_schema(REGISTRY)
     item = items_by_tool(schema)["double"]
-    assert item["properties"]["_outputPath"]["pattern"] == "^†"
+    assert item["properties"]["_outputPath"] == {"$ref": "#/$defs/outputPath"}
+    assert schema["$defs"]["outputPath"]["pattern"] == OUTPUT_PATH_PATTERN
+    assert schema["$defs"]["reference"]["pattern"] == REFERENCE_PATTERN
 
     def call(path: Any) -> dict[str, Any]:
         return {"calls": [{"_tool": "double", "n": 2, "_outputPath": path}], "output": None}
@@ -362,7 +371,7 @@ def test_arguments_accept_their_schema_or_an_expression() -> None:
     schema = solution_schema(REGISTRY)
 
     def with_n(n: Any) -> dict[str, Any]:
-        return {"calls": [{"_tool": "double", "n": n}], "output": None}
+        return {"calls": [{"_tool": "double", "n": n, "_outputPath": "†state.x"}], "output": None}
 
     assert is_valid(schema, with_n(2))
     assert is_valid(schema, with_n("†input.n"))
@@ -374,7 +383,7 @@ def test_arguments_accept_their_schema_or_an_expression() -> None:
 
 def test_meta_properties_have_their_shapes() -> None:
     schema = solution_schema(REGISTRY)
-    base = {"_tool": "double", "n": 1}
+    base = {"_tool": "double", "n": 1, "_outputPath": "†state.x"}
     for good in (
         {"_outputMethod": "push"},
         {"_instance": "a"},
@@ -393,7 +402,11 @@ def test_closed_tools_reject_unknown_arguments_open_tools_accept_them() -> None:
     assert items_by_tool(schema)["summarize"]["additionalProperties"] is True
     assert not is_valid(schema, {"calls": [{"_tool": "double", "n": 1, "m": 2}], "output": None})
     assert is_valid(
-        schema, {"calls": [{"_tool": "summarize", "text": "t", "x": 1}], "output": None}
+        schema,
+        {
+            "calls": [{"_tool": "summarize", "text": "t", "x": 1, "_outputPath": "†state.x"}],
+            "output": None,
+        },
     )
 
 
@@ -435,12 +448,18 @@ def test_latent_tool_without_output_schema_takes_any_output() -> None:
     schema = solution_schema(Registry([anything]))
     assert items_by_tool(schema)["guess"]["properties"]["_output"] == {}
     for value in (None, 1, "x", {"a": [1]}):
-        assert is_valid(schema, {"calls": [{"_tool": "guess", "_output": value}], "output": None})
+        assert is_valid(
+            schema,
+            {
+                "calls": [{"_tool": "guess", "_output": value, "_outputPath": "†state.x"}],
+                "output": None,
+            },
+        )
 
 
 def test_output_is_the_user_schema_made_nullable() -> None:
     schema = solution_schema(REGISTRY, {"type": "integer", "minimum": 0})
-    reference = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
+    reference = {"$ref": "#/$defs/reference"}  # held once in $defs (issue 29)
     assert schema["properties"]["output"] == {
         "anyOf": [{"type": "integer", "minimum": 0}, reference, {"type": "null"}]
     }  # a reference too (issue 24: the schema allows what the instructions ask for)
@@ -461,7 +480,7 @@ def test_without_output_schema_any_output_is_allowed() -> None:
 def test_defs_are_hoisted_and_refs_rewritten() -> None:
     assert "$defs" in ship.parameters  # the premise: pydantic put Address in $defs
     schema = solution_schema(REGISTRY)
-    assert set(schema["$defs"]) == {"ship.Address"}
+    assert set(schema["$defs"]) == {"ship.Address", "reference", "outputPath"}
     assert schema["$defs"]["ship.Address"] == ship.parameters["$defs"]["Address"]
     item = items_by_tool(schema)["ship"]
     assert not has_key(item, "$defs")
@@ -474,7 +493,10 @@ def test_nested_model_arguments_validate_through_the_hoisted_defs() -> None:
     schema = solution_schema(REGISTRY)
 
     def with_address(address: Any) -> dict[str, Any]:
-        return {"calls": [{"_tool": "ship", "address": address}], "output": None}
+        return {
+            "calls": [{"_tool": "ship", "address": address, "_outputPath": "†state.x"}],
+            "output": None,
+        }
 
     assert is_valid(schema, with_address({"city": "Oslo", "zip": "0150"}))
     assert is_valid(schema, with_address("†state.customer.address"))
@@ -496,11 +518,15 @@ def test_defs_with_the_same_name_in_two_tools_do_not_clash() -> None:
         }
     )
     schema = solution_schema(Registry([ship, weigh]))
-    assert set(schema["$defs"]) == {"ship.Address", "weigh.Address"}
-    ship_call = {"_tool": "ship", "address": {"city": "Oslo", "zip": "0150"}}
-    weigh_call = {"_tool": "weigh", "address": {"weight": 2.5}}
+    assert set(schema["$defs"]) == {"ship.Address", "weigh.Address", "reference", "outputPath"}
+    ship_call = {
+        "_tool": "ship",
+        "address": {"city": "Oslo", "zip": "0150"},
+        "_outputPath": "†state.x",
+    }
+    weigh_call = {"_tool": "weigh", "address": {"weight": 2.5}, "_outputPath": "†state.x"}
     assert is_valid(schema, {"calls": [ship_call, weigh_call], "output": None})
-    swapped = {"_tool": "weigh", "address": ship_call["address"]}
+    swapped = {"_tool": "weigh", "address": ship_call["address"], "_outputPath": "†state.x"}
     assert not is_valid(schema, {"calls": [swapped], "output": None})
 
 
@@ -516,8 +542,20 @@ def test_latent_output_schema_with_defs_is_usable() -> None:
     assert not has_key(schema["properties"], "$defs")  # hoisted to the top
     good = {"name": "Ann", "address": {"city": "Oslo", "zip": "0150"}}
     bad = {"name": "Ann", "address": {"city": "Oslo"}}
-    assert is_valid(schema, {"calls": [{"_tool": "profile", "_output": good}], "output": None})
-    assert not is_valid(schema, {"calls": [{"_tool": "profile", "_output": bad}], "output": None})
+    assert is_valid(
+        schema,
+        {
+            "calls": [{"_tool": "profile", "_output": good, "_outputPath": "†state.x"}],
+            "output": None,
+        },
+    )
+    assert not is_valid(
+        schema,
+        {
+            "calls": [{"_tool": "profile", "_output": bad, "_outputPath": "†state.x"}],
+            "output": None,
+        },
+    )
 
 
 def test_output_schema_with_defs_is_usable() -> None:

@@ -109,6 +109,13 @@ def diagnostic_errors(diagnostics: tuple[Diagnostic, ...]) -> list[ErrorMessage]
     return found
 
 
+def _instructions(mode: str, instructions: str | None, primer: str | None) -> list[Message]:
+    """The static start of every request: the mode's instructions, the caller's, the
+    primer."""
+    default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
+    return [TextMessage(text=text) for text in (default, instructions, primer) if text]
+
+
 def turn_context(
     *,
     mode: Literal["eager", "lazy"],
@@ -122,15 +129,15 @@ def turn_context(
     notice: TextMessage | None,
     state_schema: dict[str, Any] | None = None,
     statuses: list[str] | None = None,
+    primer: str | None = None,
 ) -> list[Message]:
     """The context messages of one turn's request, in a fixed order: instructions,
-    tools, input(s), state(s), data documents, the carried plan, errors, notice.
+    the caller's instructions, the primer (docs/loop.md, "The primer"), tools,
+    input(s), state(s), data documents, the carried plan, errors, notice: what stays
+    the same from turn to turn first, so a server's prefix cache reuses it.
     ``statuses``: each carried call's ``_status`` (docs/language.md), put in its copy
     in the plan message."""
-    default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
-    context: list[Message] = [TextMessage(text=default)]
-    if instructions:
-        context.append(TextMessage(text=instructions))
+    context: list[Message] = _instructions(mode, instructions, primer)
     context.append(ToolMessage(tools=[tool_description(tool) for tool in registry]))
     if input is not None:
         context.append(InputMessage(input=input))

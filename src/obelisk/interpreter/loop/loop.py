@@ -43,6 +43,7 @@ from obelisk.interpreter.loop.durable import LoopJournal
 from obelisk.interpreter.loop.messages import solution_schema
 from obelisk.interpreter.loop.model import GuardedModel, Model, StreamingModel
 from obelisk.interpreter.loop.plan_history import Advance
+from obelisk.interpreter.loop.primer import primer_text
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
 from obelisk.interpreter.plan.model import Plan
@@ -136,7 +137,10 @@ class Loop:
     without asking the model again and goes on.  ``advance``: ``"all"`` (default) runs
     every call of each revision of the plan that needs to run; ``"step"`` runs only the
     calls ready when the turn starts, then asks the model again (docs/loop.md, "How a
-    plan evolves"; not with ``stream``).
+    plan evolves"; not with ``stream``).  ``primer`` (default on) adds to the
+    instructions a short primer of the plan language with one worked example built
+    from the loop's own tools (docs/loop.md, "The primer"); ``primer=False`` leaves
+    it out, to measure what it does.
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -178,6 +182,7 @@ class Loop:
         journal: Any = None,
         output_validation: OutputValidation = "strict",
         advance: Advance = "all",
+        primer: bool = True,
     ) -> None:
         self.mode_given = mode is not None  # else a plan message's mode may pick it
         if mode is None:
@@ -217,6 +222,8 @@ class Loop:
         self.base: Loop | None = None  # the loop a plan message's mode was applied to
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
+        self.primer = bool(primer)
+        self.primer_text = primer_text(self.registry, mode) if primer else None
 
     @property
     def concurrency(self) -> int:
@@ -272,6 +279,7 @@ class Loop:
             output_validation=self.output_validation,
             depth=self.depth + 1,
             context=self.context,
+            primer=self.primer,
         )
 
     # -- the loop ------------------------------------------------------------------
@@ -464,6 +472,7 @@ class Loop:
         other = copy.copy(self)
         other.mode, other.base = mode, self
         other.schema = solution_schema(self.registry, self.output_schema, mode=mode)
+        other.primer_text = primer_text(self.registry, mode) if self.primer else None
         return other
 
     def run_sync(

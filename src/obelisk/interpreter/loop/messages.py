@@ -1,8 +1,9 @@
 """What the execution loop sends a model and what it gets back (docs/loop.md).
 
-A :class:`Request` is ``{"config", "schema", "context"}``: the loop's settings,
-the JSON schema a :class:`Solution` must fit, and the context messages, rebuilt
-from scratch for every request (there is no hidden chat history).  Context
+A :class:`Request` is ``{"schema", "context", "config"}``: the JSON schema a
+:class:`Solution` must fit, the context messages, rebuilt from scratch for every
+request (there is no hidden chat history), and the loop's settings, last because
+its turn number changes every turn.  Context
 messages are tagged by ``type``:
 
 * ``{"type": "text", "text"}``: an instruction or a notice;
@@ -17,9 +18,10 @@ messages are tagged by ``type``:
 A :class:`Solution` is ``{"calls": [call, ...], "output": <user schema> | null}``.
 :func:`solution_schema` builds its schema from a registry: one item schema per
 tool in ``calls`` (its arguments, ``_tool`` as a const, ``_outputPath`` as a
-string starting with ``†``, ``_output`` for latent tools in eager mode), and the
-caller's output schema, made nullable, for ``output``, where any value may be a
-reference (``"†state.summary"``), as the loop reads them in every mode.
+string starting with ``†``, required for tools with a result, ``_output`` for
+latent tools in eager mode), and the caller's output schema, made nullable, for
+``output``, where any value may be a reference (``"†state.summary"``), as the loop
+reads them in every mode.
 """
 
 from __future__ import annotations
@@ -32,6 +34,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from obelisk.errors import SolutionError
+from obelisk.interpreter.loop.reference_patterns import (
+    OUTPUT_PATH_PATTERN,
+    REFERENCE_PATTERN,
+    REFERENCE_SCHEMA,
+    SHARED,
+    output_path_schema,
+    shared_definitions,
+)
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import decimal_digits, loads_strict
@@ -39,6 +49,8 @@ from obelisk.limits import DEFAULT_LIMITS, int_digits_limit
 
 __all__ = [
     "IDENTICAL_CALLS",
+    "OUTPUT_PATH_PATTERN",
+    "REFERENCE_PATTERN",
     "DataMessage",
     "ErrorMessage",
     "InputMessage",
@@ -61,7 +73,7 @@ IDENTICAL_CALLS = (  # the instructions say it too (docs/loop.md)
     "the same _id) runs once: if it succeeded it is kept, not run again; to run an "
     "identical call again on purpose, give it a new _id."
 )
-_EXPRESSION = {"type": "string", "pattern": "^†", "description": "a reference, e.g. †state.x"}
+_EXPRESSION = REFERENCE_SCHEMA
 
 
 class _Message(BaseModel):
@@ -154,8 +166,9 @@ def message_data(message: Message) -> dict[str, Any]:
 
 
 class Request(_Message):
-    """One request to a model: ``config`` (loop settings: mode, turn, ...),
-    ``schema`` (the JSON schema of the expected :class:`Solution`) and ``context``."""
+    """One request to a model: ``schema`` (the JSON schema of the expected
+    :class:`Solution`), ``context`` and ``config`` (loop settings: mode, turn, ...),
+    serialized in that order (:meth:`to_data`)."""
 
     config: dict[str, Any] = {}
     schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
@@ -169,11 +182,14 @@ class Request(_Message):
         return self.schema_
 
     def to_data(self) -> dict[str, Any]:
-        """``{"config", "schema", "context": [message, ...]}`` as plain JSON values."""
+        """``{"schema", "context": [message, ...], "config"}`` as plain JSON values, in
+        that order: what stays the same from turn to turn first, ``config`` (whose
+        ``turn`` changes every turn) last, so a server's prefix cache reuses the start
+        of the request (docs/loop.md)."""
         return {
-            "config": self.config,
             "schema": self.schema_,
             "context": [message_data(m) for m in self.context],
+            "config": self.config,
         }
 
     def to_json(self) -> str:
@@ -431,8 +447,9 @@ def output_schema_with_references(schema: Mapping[str, Any] | None) -> dict[str,
     read once the turn's calls have run, docs/loop.md), or ``null`` to go on.
     ``None`` (no output schema) gives ``{}``: any value.
 
-    >>> output_schema_with_references({"type": "integer"})["anyOf"][1]
-    {'type': 'string', 'pattern': '^†', 'description': 'a reference, e.g. †state.x'}
+    >>> made = output_schema_with_references({"type": "integer"})
+    >>> made["anyOf"][1]["pattern"] == REFERENCE_PATTERN
+    True
     """
     if schema is None:
         return {}
@@ -465,13 +482,19 @@ _DELEGATE_TOOLS = {
 """A delegate call's ``_tools`` (docs/loop.md, "Delegates")."""
 
 
+def _has_result(tool: Tool) -> bool:
+    """Whether a call of ``tool`` gives a result worth keeping: every tool but one
+    whose output schema admits only ``null`` (a Python function ``-> None``)."""
+    return tool.output_schema != {"type": "null"}
+
+
 def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     prefix = f"{tool.name}."
     parameters = _hoist(tool.parameters, prefix, defs)
     properties: dict[str, Any] = {"_tool": {"const": tool.name}}
     for name, schema in (parameters.get("properties") or {}).items():
         properties[name] = {"anyOf": [schema, _EXPRESSION]}
-    properties["_outputPath"] = _EXPRESSION
+    properties["_outputPath"] = output_path_schema(tool, mode)
     properties["_outputMethod"] = {"enum": ["set", "merge", "assign", "push", "concat", "erase"]}
     properties["_instance"] = {"type": "string"}
     properties["_id"] = {"type": ["string", "integer"]}
@@ -479,6 +502,8 @@ def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     required = ["_tool", *(parameters.get("required") or [])]
     if tool.delegate:
         properties["_tools"] = _DELEGATE_TOOLS
+    if _has_result(tool):  # a result written nowhere is lost: the model must place it
+        required.append("_outputPath")
     if tool.latent and not tool.delegate and mode == "eager":
         output = tool.output_schema
         properties["_output"] = _hoist(output, f"{prefix}output.", defs) if output else {}
@@ -499,19 +524,24 @@ def solution_schema(
     """The JSON schema (draft 2020-12) of a :class:`Solution` for ``tools``.
 
     ``calls`` items are ``anyOf`` one object schema per tool; each argument
-    accepts its own schema or an expression string (``^†``).  ``output`` is
+    accepts its own schema or an expression string (:data:`REFERENCE_PATTERN`); ``_outputPath``
+    is required for every tool whose result is not always ``null``, so no result is
+    written nowhere (docs/loop.md).  ``output`` is
     ``output_schema``, a reference, or ``null`` (any JSON value or ``null`` when
     no schema is given); inside it too, any value may be a reference
     (:func:`output_schema_with_references`), as the loop reads them
     (docs/loop.md).  Tools' ``$defs`` are hoisted to the top as ``<tool>.<name>``,
-    the output schema's as ``output.<name>``.
+    the output schema's as ``output.<name>``; the reference and output-path schemas
+    are there once, as ``reference`` and ``outputPath``, each use a ``$ref`` to them
+    (their patterns are long).
 
     >>> from obelisk.interpreter.tools.registry import Registry
     >>> from obelisk.interpreter.tools.tool import Tool
     >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
-    >>> output = schema["properties"]["output"]["anyOf"]
-    >>> [option.get("pattern", option["type"]) for option in output]
-    ['string', '^†', 'null']
+    >>> schema["properties"]["output"]["anyOf"]
+    [{'type': 'string'}, {'$ref': '#/$defs/reference'}, {'type': 'null'}]
+    >>> schema["$defs"]["reference"]["pattern"] == REFERENCE_PATTERN
+    True
     >>> schema["properties"]["calls"]["items"]["anyOf"][0]["properties"]["_tool"]
     {'const': 'ask'}
     """
@@ -528,6 +558,10 @@ def solution_schema(
         "required": ["calls", "output"],
         "additionalProperties": False,
     }
+    used: set[str] = set()
+    schema = shared_definitions(schema, used)
+    defs = shared_definitions(defs, used)
+    defs.update({name: SHARED[name] for name in sorted(used)})
     if defs:
         schema["$defs"] = defs
     return schema

@@ -27,11 +27,7 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
-from obelisk.interpreter.loop.context import (
-    resolve_output,
-    turn_context,
-    turn_notice,
-)
+from obelisk.interpreter.loop.context import resolve_output, turn_context, turn_notice
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
@@ -81,6 +77,8 @@ class LoopSettings(Parent, Protocol):
     def settings(self) -> RunSettings: ...
     @property
     def listeners(self) -> tuple[Listener, ...]: ...
+    @property
+    def primer_text(self) -> str | None: ...
 
 
 @dataclass(slots=True)
@@ -173,6 +171,7 @@ class Session:
             errors=self.errors,
             notice=notice,
             state_schema=loop.state_schema,
+            primer=loop.primer_text,
         )
         config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
         if loop.depth:
