@@ -84,5 +84,5 @@ def test_model_options_are_refused_for_a_scripted_model(tmp_path: Path) -> None:
     args = ["loop", "--model", f"scripted:{script}", "--no-stdlib"]
     result = runner.invoke(app, [*args, "--temperature", "0.2"])
     assert result.exit_code == 2
-    assert "apply to openai: models only" in result.output
+    assert "apply to openai:, anthropic: and litellm: models only" in result.output
     assert runner.invoke(app, [*args, "--model-timeout", "5"]).exit_code == 0

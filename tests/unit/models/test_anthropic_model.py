@@ -80,7 +80,7 @@ def test_tool_use_blocks_are_one_plan_and_final_output_ends_the_loop(loopback: A
     )
     assert [t["name"] for t in body["tools"]] == ["lookup", "refund", "final_output"]
     schema = body["tools"][1]["input_schema"]
-    assert schema["required"] == ["order", "amount"]
+    assert schema["required"] == ["order", "amount", "_outputPath"]
     assert (
         "Where the call's result is written" in schema["properties"]["_outputPath"]["description"]
     )

@@ -39,7 +39,7 @@ def test_names_providers_refuse_are_mapped_there_and_back() -> None:
     offered = tool_calls.functions(made)
     assert [f["name"] for f in offered] == ["crm_find", "final_output_", FINAL_OUTPUT]
     parameters = offered[0]["parameters"]
-    assert parameters["required"] == ["who"]
+    assert parameters["required"] == ["who", "_outputPath"]  # a result must go somewhere
     assert set(parameters["$defs"]) == {"crm.find.Who"}  # the defs its references need
     calls = [
         ToolCall("1", "crm_find", {"who": {"email": "a@b.c"}}),
@@ -61,7 +61,8 @@ def test_every_meta_property_is_described_in_one_sentence() -> None:
         text = schema["description"]
         assert text == tool_calls.META_DESCRIPTIONS[name]
         assert text.endswith(".") and ". " not in text, text
-    assert "required" not in function["parameters"]  # all optional
+    # all optional but _outputPath: a result written nowhere is lost (docs/loop.md)
+    assert function["parameters"]["required"] == ["_outputPath"]
 
 
 def test_a_latent_sub_request_offers_only_final_output() -> None:
