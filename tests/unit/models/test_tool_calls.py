@@ -40,7 +40,7 @@ def test_names_providers_refuse_are_mapped_there_and_back() -> None:
     assert [f["name"] for f in offered] == ["crm_find", "final_output_", FINAL_OUTPUT]
     parameters = offered[0]["parameters"]
     assert parameters["required"] == ["who", "_outputPath"]  # a result must go somewhere
-    assert set(parameters["$defs"]) == {"crm.find.Who"}  # the defs its references need
+    assert set(parameters["$defs"]) == {"crm.find.Who", "reference"}  # the defs it needs
     calls = [
         ToolCall("1", "crm_find", {"who": {"email": "a@b.c"}}),
         ToolCall("2", "final_output_", ""),
