@@ -46,7 +46,6 @@ from obelisk.interpreter.runtime.durable.data import (
     Progress,
     dump,
     holder,
-    holder_alive,
     label,
     load,
     plan_calls,
@@ -145,17 +144,17 @@ class Journal(Lineage):
         stored = {"action": decision.action, "reason": decision.reason, "plan": decision.plan}
         with self.errors():
             self.set_level("FULL" if self.synchronous == "full" else "NORMAL")
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             changed = self.db.execute(
                 "UPDATE approvals SET decision = ?, decided = ? WHERE run_id = ? AND id = ? "
                 "AND decision IS NULL",
                 (dump(stored, "the decision"), now, run, approval),
             ).rowcount
             if changed != 1:
-                self.db.execute("ROLLBACK")
+                self.db.rollback()
                 raise ApprovalError(f"approval {approval!r} of run {run!r} is decided already")
             self.event(run, now, "approval_decided", pending.call, {"id": approval, **stored})
-            self.db.execute("COMMIT")
+            self.db.commit()
         return run
 
     def _decided(self, approval: str, run_id: str | None) -> str | None:
@@ -249,7 +248,7 @@ class Journal(Lineage):
             ).fetchone()[0]
         progress = self.progress(run_id)
         owner = load(owner_row[0], "owner") if owner_row and owner_row[0] else None
-        live = isinstance(owner, dict) and holder_alive(owner, owner_row[1])
+        live = self.running(run_id, owner, owner_row[1] if owner_row else None)
         final = self.final(run_id)
         # a call started and never finished, in a run not over: resume decides
         interrupted = None if run.status in FINISHED else ("running" if live else "unknown")

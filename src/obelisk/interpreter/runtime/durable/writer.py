@@ -19,6 +19,8 @@ from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["RunWriter"]
 
+_APPROVAL_COLUMNS = ("run_id", "id", "call", "label", "tool", "arguments", "hash", "requested")
+
 
 class RunWriter(Observer):
     """Journals one run as it goes: an
@@ -208,36 +210,23 @@ class RunWriter(Observer):
         full = journal.synchronous == "full" and self._effects
         with journal.errors():
             journal.set_level("FULL" if full else "NORMAL")
-            db.execute("BEGIN IMMEDIATE")
-            if self._intents:
-                db.executemany(
-                    "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?)", self._intents
-                )
-            if self._outcomes:
-                db.executemany(
-                    "INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._outcomes,
-                )
-            if self._writes:
-                db.executemany(
-                    "INSERT OR REPLACE INTO writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._writes,
-                )
+            db.begin()
+            for table, rows in (
+                ("intents", self._intents),
+                ("outcomes", self._outcomes),
+                ("writes", self._writes),
+            ):
+                if rows:
+                    db.upsert(table, rows)
             if self._approvals:
-                db.executemany(
-                    "INSERT OR IGNORE INTO approvals (run_id, id, call, label, tool, arguments, "
-                    "hash, requested) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._approvals,
-                )
+                db.insert_new("approvals", _APPROVAL_COLUMNS, self._approvals)
             if self._events:
-                db.executemany(
-                    "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", self._events
-                )
+                db.upsert("events", self._events)
             db.execute(
                 "UPDATE runs SET heartbeat = ?, updated = ? WHERE run_id = ?",
                 (time.time(), time.time(), self.run_id),
             )
-            db.execute("COMMIT")
+            db.commit()
 
     def close(self) -> None:
         """Flush what is left and stop the heartbeat; raises the failed commit's
