@@ -202,6 +202,31 @@ class Journal(Lineage):
             )
         return found
 
+    def ready(self) -> list[str]:
+        """The ids of the plain runs ready to continue, oldest change first: those that
+        crashed or were interrupted (``running`` or ``interrupted``, and no live process
+        holds them) and those whose approvals were all decided (``awaiting_approval``,
+        none pending).  A run that waits for a person (an approval, an unknown call),
+        is over, aborted or replaced, and a loop or its turns, are not ready
+        (``obelisk worker``, docs/scale.md)."""
+        with self.errors():
+            rows = self.db.execute(
+                "SELECT r.run_id, r.status, r.owner, r.heartbeat, "
+                "(SELECT COUNT(*) FROM approvals a WHERE a.run_id = r.run_id "
+                "AND a.decision IS NULL) FROM runs r WHERE r.kind = 'run' "
+                "AND r.replaced_by IS NULL "
+                "AND r.status IN ('running', 'interrupted', 'awaiting_approval') "
+                "ORDER BY r.updated, r.run_id"
+            ).fetchall()
+            found = []
+            for run_id, status, owner, beat, pending in rows:
+                if status == "awaiting_approval" and pending:
+                    continue
+                holder_info = load(owner, f"run {run_id!r} owner") if owner else None
+                if not self.running(run_id, holder_info, beat):
+                    found.append(str(run_id))
+        return found
+
     def _unknown_calls(self, run_id: str) -> list[int]:
         """Calls with an intent and no outcome whose last event is not final."""
         with self.errors():
