@@ -12,6 +12,7 @@ database shared by many processes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Iterable, Sequence
@@ -79,6 +80,12 @@ class Backend:
     def begin_schema(self) -> None:
         """Start a transaction that makes or migrates the tables, one process at a time."""
         self.begin()
+
+    def batch(self) -> contextlib.AbstractContextManager[Any]:
+        """Send the statements made inside it together (PostgreSQL's pipeline mode: one
+        round trip for a whole transaction that reads nothing back); SQLite, in the
+        process, has nothing to save."""
+        return contextlib.nullcontext()
 
     def commit(self) -> None:
         self.execute("COMMIT")

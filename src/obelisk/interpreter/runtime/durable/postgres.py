@@ -6,6 +6,9 @@ when such a journal is first opened).  The tables are the SQLite journal's, with
 PostgreSQL's types (:func:`~obelisk.interpreter.runtime.durable.schema.postgres_statement`);
 the store's ``?`` placeholders become psycopg's ``%s``.
 
+Durability: ``synchronous="normal"`` commits with ``synchronous_commit=off`` and
+``"full"`` with ``on`` (:meth:`PostgresBackend.set_level`), the SQLite journal's rule.
+
 Locks: a transaction that changes a run locks its row (``SELECT ... FOR UPDATE``), and
 the process that runs a run holds a session-level advisory lock on it
 (:meth:`PostgresBackend.claim`) for as long as its connection lives.  So a second
@@ -15,6 +18,7 @@ run whose process died (its connection closed) is free at once, on any host.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
@@ -46,6 +50,9 @@ def _sql(text: str) -> str:
     return text.replace("%", "%%").replace("?", "%s")
 
 
+_COMMITS = {"NORMAL": "off", "FULL": "on"}
+
+
 def _keys(name: str) -> tuple[int, int]:
     """The two 31-bit keys of the advisory lock named ``name``."""
     digest = hashlib.sha256(name.encode()).digest()
@@ -75,6 +82,7 @@ class PostgresBackend(Backend):
     for_update = " FOR UPDATE"
 
     def __init__(self, url: str) -> None:
+        self._level = ""
         psycopg = _psycopg()
         self.errors = (psycopg.Error,)
         self._idle = psycopg.pq.TransactionStatus.IDLE
@@ -82,6 +90,7 @@ class PostgresBackend(Backend):
             self.connection = psycopg.connect(url, autocommit=True)
             self._schema = str(self.connection.execute("SELECT current_schema()").fetchone()[0])
             self.exists = bool(self.tables())
+            self.set_level("NORMAL")
         except psycopg.Error as exc:
             text = " ".join(str(exc).split())
             raise JournalError(f"cannot open journal {shown(url)!r}: {text}", shown(url)) from None
@@ -100,6 +109,18 @@ class PostgresBackend(Backend):
 
     def begin(self) -> None:
         self.connection.execute("BEGIN")
+
+    def set_level(self, level: str) -> None:
+        """``"NORMAL"``: ``synchronous_commit=off`` (a commit is the server's at once,
+        and reaches its disk within ``3 x wal_writer_delay``, 0.6 s by default: a crash of
+        the server or its machine may lose the last ones, as a power cut may lose
+        SQLite's); ``"FULL"``: ``on``, flushed to disk before the commit returns."""
+        if level != self._level:
+            self.connection.execute(f"SET synchronous_commit = {_COMMITS[level]}")
+            self._level = level
+
+    def batch(self) -> contextlib.AbstractContextManager[Any]:
+        return self.connection.pipeline()  # type: ignore[no-any-return]
 
     def begin_schema(self) -> None:
         self.connection.execute("BEGIN")

@@ -225,8 +225,8 @@ class Store:
         return f"Journal({self.path!r})"
 
     def set_level(self, level: str) -> None:
-        """``PRAGMA synchronous`` for the next commits (outside a transaction; a
-        PostgreSQL journal commits as its server's ``synchronous_commit`` says)."""
+        """``PRAGMA synchronous`` for the next commits (outside a transaction; for a
+        PostgreSQL journal, ``synchronous_commit``: ``"NORMAL"`` off, ``"FULL"`` on)."""
         self.db.set_level(level)
 
     # -- runs -----------------------------------------------------------------------

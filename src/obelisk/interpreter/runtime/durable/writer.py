@@ -10,6 +10,7 @@ from typing import Any
 
 from obelisk.errors import JournalError
 from obelisk.interpreter.runtime.approvals import PendingApproval
+from obelisk.interpreter.runtime.durable.backend import Backend
 from obelisk.interpreter.runtime.durable.data import dump, dump_written, outcome_row
 from obelisk.interpreter.runtime.durable.store import HEARTBEAT, Store
 from obelisk.interpreter.runtime.hooks import Observer
@@ -210,23 +211,28 @@ class RunWriter(Observer):
         full = journal.synchronous == "full" and self._effects
         with journal.errors():
             journal.set_level("FULL" if full else "NORMAL")
-            db.begin()
-            for table, rows in (
-                ("intents", self._intents),
-                ("outcomes", self._outcomes),
-                ("writes", self._writes),
-            ):
-                if rows:
-                    db.upsert(table, rows)
-            if self._approvals:
-                db.insert_new("approvals", _APPROVAL_COLUMNS, self._approvals)
-            if self._events:
-                db.upsert("events", self._events)
-            db.execute(
-                "UPDATE runs SET heartbeat = ?, updated = ? WHERE run_id = ?",
-                (time.time(), time.time(), self.run_id),
-            )
-            db.commit()
+            with db.batch():
+                self._statements(db)
+
+    def _statements(self, db: Backend) -> None:
+        """The statements of one commit (inside :meth:`_commit`'s batch)."""
+        db.begin()
+        for table, rows in (
+            ("intents", self._intents),
+            ("outcomes", self._outcomes),
+            ("writes", self._writes),
+        ):
+            if rows:
+                db.upsert(table, rows)
+        if self._approvals:
+            db.insert_new("approvals", _APPROVAL_COLUMNS, self._approvals)
+        if self._events:
+            db.upsert("events", self._events)
+        db.execute(
+            "UPDATE runs SET heartbeat = ?, updated = ? WHERE run_id = ?",
+            (time.time(), time.time(), self.run_id),
+        )
+        db.commit()
 
     def close(self) -> None:
         """Flush what is left and stop the heartbeat; raises the failed commit's
