@@ -1,6 +1,8 @@
-"""The run journal: durable runs kept in one SQLite file (docs/durable.md).
+"""The run journal: durable runs kept in one SQLite file, or in a PostgreSQL database
+that many processes share (docs/durable.md, docs/scale.md).
 
-:class:`Journal` opens (or creates) the file, in WAL mode.  It holds, per run, the
+:class:`Journal` opens (or creates) the file, in WAL mode, or the tables at a
+``postgresql://`` URL.  It holds, per run, the
 plan and its fingerprint, the input and the starting state, each call's *intent*
 (its resolved arguments, recorded before its tool runs) and *outcome*, every
 write-log entry, the call lifecycle events, the approvals a run waits for and the
@@ -31,7 +33,8 @@ survives a power cut for intents of calls with side effects (each batch of them 
 synced to disk before its tools run).
 
 The lock: ``runs.owner`` names the process that runs a run (pid, host, process
-start time); another process that finds it alive gets :class:`RunLocked`.
+start time); another process that finds it alive gets :class:`RunLocked` (in
+PostgreSQL, the process also holds an advisory lock while its connection lives).
 """
 
 from __future__ import annotations
@@ -57,10 +60,12 @@ __all__ = ["Journal"]
 
 
 class Journal(Lineage):
-    """A run journal: one SQLite file in WAL mode (docs/durable.md).
+    """A run journal: one SQLite file in WAL mode, or a PostgreSQL database
+    (docs/durable.md, docs/scale.md).
 
-    ``Journal(path, synchronous="normal", create=True)``: ``path`` is created when it
-    does not exist, unless ``create=False`` (then a missing file raises
+    ``Journal(path, synchronous="normal", create=True)``: ``path`` is a file's path
+    or a ``postgresql://`` URL (psycopg 3, the ``postgres`` extra).  It is created when
+    it does not exist, unless ``create=False`` (then a missing journal raises
     :class:`~obelisk.errors.JournalError`).  ``synchronous`` is ``"normal"`` (default:
     a process crash loses nothing committed; a power cut may lose the last commits)
     or ``"full"`` (intents of calls with side effects are synced to disk before their
@@ -71,7 +76,8 @@ class Journal(Lineage):
     Pass it (or its path) as ``journal=`` to :func:`obelisk.run`,
     :func:`obelisk.resume` and :class:`obelisk.Loop`.  Use it as a context manager,
     or :meth:`close` it.  Reading: :meth:`runs`, :meth:`describe`, :meth:`pending`;
-    deciding: :meth:`decide`; giving a run up: :meth:`abort`.
+    deciding: :meth:`decide`; giving a run up: :meth:`abort`; the runs a worker takes
+    up: :meth:`ready`.
     """
 
     def pending(self, run_id: str | None = None) -> list[tuple[str, PendingApproval]]:

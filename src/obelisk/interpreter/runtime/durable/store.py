@@ -27,11 +27,13 @@ from obelisk.interpreter.runtime.durable.data import (
     FINISHED,
     Progress,
     RunRow,
+    clipped,
     dump,
     holder,
     holder_alive,
     load,
     me,
+    never_again,
     outcome_row,
 )
 from obelisk.interpreter.runtime.durable.postgres import PostgresBackend, is_postgres, shown
@@ -47,20 +49,6 @@ Synchronous = Literal["normal", "full"]
 
 
 # -- the journal ----------------------------------------------------------------------
-
-
-def _clipped(text: str, width: int = 300) -> str:
-    """sqlite3's message, which may quote a whole column, cut to ``width`` characters."""
-    return text if len(text) <= width else f"{text[: width - 24]}... ({len(text):,} characters)"
-
-
-def _never_again(run_id: str, status: str, reason: str | None, by: str | None) -> str | None:
-    """Why a run can never be locked again (aborted, or replaced), ``None`` if it can."""
-    if status == "aborted":
-        return f"run {run_id!r} was aborted ({reason}): an aborted run is never resumed"
-    if by is not None:
-        return f"run {run_id!r} was replaced by run {by!r}: it is never resumed"
-    return None
 
 
 _RUN_COLUMNS = (
@@ -118,7 +106,7 @@ class Store:
         try:
             return SQLiteBackend(self.location, create=create)
         except sqlite3_module().Error as exc:
-            text = _clipped(str(exc).strip())
+            text = clipped(str(exc).strip())
             raise JournalError(f"cannot open journal {self.path!r}: {text}", self.path) from None
 
     def _prepare(self, create: bool) -> None:
@@ -199,7 +187,7 @@ class Store:
         try:
             yield
         except caught as exc:
-            text = _clipped(str(exc).strip())
+            text = clipped(str(exc).strip())
             with contextlib.suppress(*self.db.errors):  # a closed connection raises here too
                 if self.db.in_transaction:
                     self.db.rollback()
@@ -351,7 +339,7 @@ class Store:
                 "WHERE run_id = ?" + self.db.for_update,
                 (run_id,),
             ).fetchone()
-            over = None if row is None else _never_again(run_id, row[3], row[4], row[5])
+            over = None if row is None else never_again(run_id, row[3], row[4], row[5])
             if row is None or over is not None:
                 self.db.rollback()
                 raise JournalError(over or f"no run {run_id!r} in journal {self.path!r}", self.path)
