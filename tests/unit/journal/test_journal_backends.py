@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -335,3 +336,27 @@ def test_only_one_process_resumes_a_run_at_a_time(journal_at: Where, tmp_path: P
     assert seen[1] == "resumed", seen
     assert "locked: run 'r' is being run by" in seen[0] or "is over" in seen[0], seen
     assert count.read_text().splitlines() == ["a"]  # the tool ran once
+
+
+def test_a_run_left_by_a_process_on_another_host_is_free_at_once_in_postgresql(
+    journal_at: Where, backend: str
+) -> None:
+    """The one difference (docs/scale.md, "The locking rule"): SQLite trusts another
+    host's recent heartbeat for 60 s; PostgreSQL knows the process's connection is gone."""
+    db = journal_at("runs")
+    STOP["at"] = "a"
+    with pytest.raises(KeyboardInterrupt):
+        obelisk.run_sync(PLAN[:1], TOOLS, journal=db, run_id="r")
+    elsewhere = '{"pid": 1, "host": "elsewhere", "start": null, "token": "t", "since": 0}'
+    _raw(
+        db,
+        "DELETE FROM intents",
+        f"UPDATE runs SET status = 'running', owner = '{elsewhere}', heartbeat = {time.time()}",
+    )  # as a process on another machine leaves a run when it dies
+    with Journal(db) as book:
+        assert book.ready() == ([] if backend == "sqlite" else ["r"])
+    if backend == "sqlite":
+        with pytest.raises(obelisk.RunLocked, match="process 1 on elsewhere"):
+            obelisk.resume_sync("r", tools=TOOLS, journal=db)
+    else:
+        assert obelisk.resume_sync("r", tools=TOOLS, journal=db).status == "completed"
