@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from obelisk.errors import JournalError
 from obelisk.interpreter.runtime.durable.schema import COLUMNS, SCHEMA
 
 if TYPE_CHECKING:
@@ -51,12 +52,12 @@ def sqlite3_module() -> ModuleType:
 class Backend:
     """One journal's connection, and the SQL that differs between databases.
 
-    Subclasses set ``name`` (shown in messages), ``errors`` (the exception types of
+    Subclasses set ``name`` (``"an SQLite"``, shown in messages), ``errors`` (the exception types of
     their driver), ``damaged`` (what their messages say of a damaged journal),
     ``for_update`` (appended to a ``SELECT`` of a row the transaction then changes)
     and implement the methods below."""
 
-    name = "database"
+    name = "a"
     errors: tuple[type[BaseException], ...] = ()
     damaged: tuple[str, ...] = ()
     for_update = ""
@@ -76,6 +77,9 @@ class Backend:
     def begin(self) -> None:
         """Start a transaction that writes (SQLite takes its write lock now)."""
         raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Set the connection up, once it is known to hold a journal or nothing."""
 
     def begin_schema(self) -> None:
         """Start a transaction that makes or migrates the tables, one process at a time."""
@@ -140,15 +144,16 @@ class Backend:
         return None
 
 
-@functools.lru_cache(maxsize=64)
-def _columns_marks(table: str) -> str:
-    return ", ".join("?" * len(COLUMNS[table]))
+@functools.lru_cache(maxsize=16)
+def _replace(table: str) -> str:
+    """SQLite's upsert of whole rows of ``table``."""
+    return f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * len(COLUMNS[table]))})"
 
 
 class SQLiteBackend(Backend):
     """One SQLite file in WAL mode (the standard library's :mod:`sqlite3`)."""
 
-    name = "SQLite"
+    name = "an SQLite"
     damaged = (
         "malformed",
         "not a database",
@@ -159,6 +164,7 @@ class SQLiteBackend(Backend):
 
     def __init__(self, path: str, *, create: bool) -> None:
         sqlite = sqlite3_module()
+        self.path = path
         self.errors = (sqlite.Error,)
         self.exists = os.path.exists(path) and os.path.getsize(path) > 0
         self.connection: sqlite3.Connection = sqlite.connect(
@@ -179,6 +185,13 @@ class SQLiteBackend(Backend):
     def begin(self) -> None:
         self.connection.execute("BEGIN IMMEDIATE")
 
+    def prepare(self) -> None:
+        """WAL mode (:class:`JournalError` where the file cannot use it)."""
+        mode = self.connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise JournalError(f"journal {self.path!r} cannot use WAL mode ({mode})", self.path)
+        self.connection.execute("PRAGMA synchronous=NORMAL")
+
     def close(self) -> None:
         self.connection.close()
 
@@ -194,9 +207,7 @@ class SQLiteBackend(Backend):
             self._level = level
 
     def upsert(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
-        self.connection.executemany(
-            f"INSERT OR REPLACE INTO {table} VALUES ({_columns_marks(table)})", rows
-        )
+        self.connection.executemany(_replace(table), rows)
 
     def insert_new(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> int:
         marks = ", ".join("?" * len(columns))

@@ -77,7 +77,7 @@ class PostgresBackend(Backend):
     """A journal in the PostgreSQL database at ``url`` (its current schema), through
     one psycopg connection in autocommit mode with explicit transactions."""
 
-    name = "PostgreSQL"
+    name = "a PostgreSQL"
     damaged = ("does not exist",)
     for_update = " FOR UPDATE"
 

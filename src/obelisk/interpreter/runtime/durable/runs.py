@@ -286,7 +286,7 @@ async def resume_journaled(
         limits = settings.limits
         checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
         checked.raise_for_errors()
-        token, session = book.lock(run_id)
+        token, session = book.lock(run_id, row.status)  # as _resumable read it
         try:
             person = _Person(decisions or {}, unknown or {}, listeners, retry)
             engine, writer = _prepare(book, session, row, checked, registry, settings, person)

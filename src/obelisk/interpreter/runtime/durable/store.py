@@ -101,7 +101,7 @@ class Store:
 
     def _connect(self, create: bool) -> Backend:
         """The connection to the journal; :class:`JournalError` when it cannot be made."""
-        if is_postgres(self.location):
+        if is_postgres(self.location):  # PostgresBackend raises JournalError itself
             return PostgresBackend(self.location)
         try:
             return SQLiteBackend(self.location, create=create)
@@ -112,15 +112,9 @@ class Store:
     def _prepare(self, create: bool) -> None:
         db = self.db
         if db.exists and "meta" not in db.tables():  # damaged or foreign: before any write
-            raise JournalCorrupted(
-                f"{self.path!r} is an {db.name} database but not an obelisk run journal",
-                self.path,
-            )
-        if isinstance(db, SQLiteBackend):
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise JournalError(f"journal {self.path!r} cannot use WAL mode ({mode})", self.path)
-            db.execute("PRAGMA synchronous=NORMAL")
+            text = f"{self.path!r} is {db.name} database but not an obelisk run journal"
+            raise JournalCorrupted(text, self.path)
+        db.prepare()
         if not db.exists:
             if not create:
                 raise JournalError(f"no journal at {self.path!r}", self.path)
@@ -326,11 +320,13 @@ class Store:
                 )
         return RunRow(row)
 
-    def lock(self, run_id: str) -> tuple[str, int]:
+    def lock(self, run_id: str, seen: str | None = None) -> tuple[str, int]:
         """Take the run's lock for this process; returns the lock token and the number
         of this session (0 for the first run, 1 for the first resume, ...).  Raises
-        :class:`RunLocked` naming the process that holds it, and :class:`JournalError`
-        for a run aborted meanwhile (naming the reason)."""
+        :class:`RunLocked` naming the process that holds it, or when the run's status
+        is no longer ``seen`` (what the caller read before: another process took the
+        run up meanwhile), and :class:`JournalError` for a run aborted meanwhile
+        (naming the reason)."""
         mine = me()
         with self.errors():
             self.db.begin()
@@ -344,6 +340,13 @@ class Store:
                 self.db.rollback()
                 raise JournalError(over or f"no run {run_id!r} in journal {self.path!r}", self.path)
             owner = load(row[0], f"run {run_id!r} owner") if row[0] is not None else None
+            if seen not in (None, row[3]) and not self.running(run_id, owner, row[1]):
+                self.db.rollback()
+                raise RunLocked(
+                    f"run {run_id!r} was taken up by another process meanwhile (it was "
+                    f"{seen}, it is {row[3]}); nothing was run",
+                    self.path,
+                )
             self._claim(run_id, owner, row[1])
             now = time.time()
             self.db.execute(
