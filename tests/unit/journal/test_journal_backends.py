@@ -361,3 +361,14 @@ def test_a_run_left_by_a_process_on_another_host_is_free_at_once_in_postgresql(
             obelisk.resume_sync("r", tools=TOOLS, journal=db)
     else:
         assert obelisk.resume_sync("r", tools=TOOLS, journal=db).status == "completed"
+
+
+def test_a_resume_that_finds_the_run_taken_up_meanwhile_runs_nothing(journal_at: Where) -> None:
+    db = journal_at("runs")
+    assert obelisk.run_sync(PLAN[:1], TOOLS, journal=db, run_id="r").status == "completed"
+    with Journal(db) as book:  # it read "interrupted"; another process finished the run since
+        with pytest.raises(obelisk.RunLocked, match="taken up by another process meanwhile"):
+            book.lock("r", "interrupted")
+        assert book.describe("r")["status"] == "completed" and book.runs()[0]["status"] == (
+            "completed"
+        )
