@@ -372,3 +372,20 @@ def test_a_resume_that_finds_the_run_taken_up_meanwhile_runs_nothing(journal_at:
         assert book.describe("r")["status"] == "completed" and book.runs()[0]["status"] == (
             "completed"
         )
+
+
+def test_ready_lists_the_runs_a_worker_takes_up(journal_at: Where) -> None:
+    db = journal_at("runs")
+    STOP["at"] = "a"
+    with pytest.raises(KeyboardInterrupt):  # interrupted: ready
+        obelisk.run_sync(PLAN[:1], TOOLS, journal=db, run_id="stopped")
+    paused_plan = [{"_tool": "pay", "amount": 5, "_outputPath": "†state.p"}]
+    obelisk.run_sync(paused_plan, TOOLS, journal=db, run_id="paused")  # waits for a person
+    obelisk.run_sync(PLAN[:1], TOOLS, journal=db, run_id="done")
+    obelisk.run_sync(paused_plan, TOOLS, journal=db, run_id="gone")
+    with Journal(db) as book:
+        book.abort("gone", "no longer wanted")
+        assert book.ready() == ["stopped"]
+        [(_, pending)] = book.pending("paused")
+        book.decide(pending.id, Decision.accept())
+        assert sorted(book.ready()) == ["paused", "stopped"]
