@@ -175,7 +175,8 @@ def _child(db: Path, effects: Path, kill: tuple[str, int], resume: bool) -> None
         _count["tools"] = 0
         book = Journal(db)
         if kill[0] == "sql":
-            book.db = KillingConnection(book.db, kill[1])  # type: ignore[assignment]
+            # the SQLite connection under the journal's backend (durable/backend.py)
+            book.db.connection = KillingConnection(book.db.connection, kill[1])  # type: ignore[attr-defined]
         if resume:
             obelisk.resume_sync("crash", tools=TOOLS, journal=book)
         else:

@@ -34,6 +34,7 @@ from obelisk.cli.run import run_command
 from obelisk.cli.simulate import simulate_command
 from obelisk.cli.tools import tools_command
 from obelisk.cli.view import view_command
+from obelisk.cli.worker import worker_command
 
 __all__ = ["app", "main"]
 
@@ -77,6 +78,7 @@ for _name, _command in (
     ("approve", approve_command),
     ("reject", reject_command),
     ("view", view_command),
+    ("worker", worker_command),
 ):
     app.command(_name, cls=_Command)(_command)
 

@@ -14,7 +14,6 @@ import functools
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -52,8 +51,12 @@ __all__ = [
 ]
 
 RequiredJournal = Annotated[
-    Path,
-    typer.Option("--journal", metavar="FILE", help="The run journal (an existing SQLite file)."),
+    str,
+    typer.Option(
+        "--journal",
+        metavar="FILE|URL",
+        help="The run journal (an existing SQLite file, or a postgresql:// URL).",
+    ),
 ]
 RunOption = Annotated[
     str | None,
@@ -63,7 +66,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 @contextlib.contextmanager
-def _journal(path: Path) -> Iterator[Journal]:
+def _journal(path: str) -> Iterator[Journal]:
     """The journal at ``path`` (it must exist); its errors exit 2 through :func:`fail`."""
     try:
         book = Journal(path, create=False)
@@ -209,13 +212,14 @@ def approvals_list_command(
     err.print(plural(len(waiting), "approval") + " pending", markup=False)
 
 
-def _decide(journal: Path, approval: str, decision: Decision, run: str | None) -> None:
+def _decide(journal: str, approval: str, decision: Decision, run: str | None) -> None:
     with _journal(journal) as book:
         run_id = book.decide(approval, decision, run_id=run)
     verb = "approved" if decision.action == "accept" else "rejected"
     err.print(
         printable(
-            f"{approval} {verb}; continue the run with: obelisk resume {run_id} --journal {journal}"
+            f"{approval} {verb}; continue the run with: obelisk resume {run_id} "
+            f"--journal {book.path}"
         ),
         markup=False,
     )

@@ -101,11 +101,12 @@ InputOrStdinOption = Annotated[
     typer.Option("--input", "-i", metavar="FILE", help="JSON file with the input, or - for stdin."),
 ]
 JournalOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--journal",
-        metavar="FILE",
-        help="Run journal (SQLite): the run is durable and can be resumed (docs/durable.md).",
+        metavar="FILE|URL",
+        help="Run journal (an SQLite file, or a postgresql:// URL): the run is durable and "
+        "can be resumed (docs/durable.md, docs/scale.md).",
     ),
 ]
 StateOption = Annotated[

@@ -45,6 +45,7 @@ from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.fixed_plan import run_sync
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
+from obelisk.interpreter.runtime.durable.postgres import shown
 from obelisk.interpreter.runtime.durable.runs import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
@@ -98,13 +99,13 @@ def settle(start: Callable[[], RunResult]) -> RunResult:
         return result
 
 
-def _announce(run_id: str, journal: Path) -> Callable[[Event], None]:
+def _announce(run_id: str, journal: str) -> Callable[[Event], None]:
     """An event handler that names the durable run on standard error when it starts, so
     that it can be found (and resumed) even if its process is killed."""
 
     def announce(event: Event) -> None:
         if event.event == "run_started":
-            err.print(f"run {run_id} (journal {printable(str(journal))})", markup=False)
+            err.print(f"run {run_id} (journal {printable(shown(journal))})", markup=False)
             sys.stderr.flush()
 
     return announce
@@ -321,7 +322,7 @@ def run_command(
 def _check_options(
     plan: str,
     input: str | None,
-    journal: Path | None,
+    journal: str | None,
     durable: tuple[str | None, str | None],
     validation: str,
 ) -> None:
@@ -336,7 +337,7 @@ def _check_options(
         fail("the plan and --input cannot both be read from standard input")
 
 
-def _model(spec: str | None, base_url: str | None, journal: Path | None) -> Model | None:
+def _model(spec: str | None, base_url: str | None, journal: str | None) -> Model | None:
     """The model of ``--model SPEC`` (``None`` without it); exits 2 for a bad spec,
     ``--base-url`` without ``--model`` and ``--model`` with ``--journal``."""
     if spec is None:
@@ -352,7 +353,7 @@ def _model(spec: str | None, base_url: str | None, journal: Path | None) -> Mode
 
 
 def _handlers(
-    journal: Path | None, run_id: str | None, trace: Path | None
+    journal: str | None, run_id: str | None, trace: Path | None
 ) -> tuple[list[Any], str | None, IO[str] | None]:
     """The run's event handlers (naming a durable run when it starts, writing
     ``--trace``), its run id (a new one for a durable run without ``--run-id``) and

@@ -35,6 +35,7 @@ __all__ = [
     "Progress",
     "RunRow",
     "canonical",
+    "clipped",
     "dump",
     "dump_written",
     "holder",
@@ -42,6 +43,7 @@ __all__ = [
     "label",
     "load",
     "me",
+    "never_again",
     "outcome_row",
     "plan_calls",
     "run_settings",
@@ -110,6 +112,21 @@ def load(text: Any, where: str) -> Any:
 def canonical(value: Any) -> str:
     """JSON text with sorted keys and no spaces, ASCII only: what fingerprints hash."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=repr)
+
+
+def clipped(text: str, width: int = 300) -> str:
+    """A database driver's message, which may quote a whole column, cut to ``width``
+    characters."""
+    return text if len(text) <= width else f"{text[: width - 24]}... ({len(text):,} characters)"
+
+
+def never_again(run_id: str, status: str, reason: str | None, by: str | None) -> str | None:
+    """Why a run can never be locked again (aborted, or replaced), ``None`` if it can."""
+    if status == "aborted":
+        return f"run {run_id!r} was aborted ({reason}): an aborted run is never resumed"
+    if by is not None:
+        return f"run {run_id!r} was replaced by run {by!r}: it is never resumed"
+    return None
 
 
 # -- processes and the lock -----------------------------------------------------------

@@ -1,6 +1,8 @@
-"""The run journal: durable runs kept in one SQLite file (docs/durable.md).
+"""The run journal: durable runs kept in one SQLite file, or in a PostgreSQL database
+that many processes share (docs/durable.md, docs/scale.md).
 
-:class:`Journal` opens (or creates) the file, in WAL mode.  It holds, per run, the
+:class:`Journal` opens (or creates) the file, in WAL mode, or the tables at a
+``postgresql://`` URL.  It holds, per run, the
 plan and its fingerprint, the input and the starting state, each call's *intent*
 (its resolved arguments, recorded before its tool runs) and *outcome*, every
 write-log entry, the call lifecycle events, the approvals a run waits for and the
@@ -31,7 +33,8 @@ survives a power cut for intents of calls with side effects (each batch of them 
 synced to disk before its tools run).
 
 The lock: ``runs.owner`` names the process that runs a run (pid, host, process
-start time); another process that finds it alive gets :class:`RunLocked`.
+start time); another process that finds it alive gets :class:`RunLocked` (in
+PostgreSQL, the process also holds an advisory lock while its connection lives).
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from obelisk.interpreter.runtime.durable.data import (
     Progress,
     dump,
     holder,
-    holder_alive,
     label,
     load,
     plan_calls,
@@ -58,10 +60,12 @@ __all__ = ["Journal"]
 
 
 class Journal(Lineage):
-    """A run journal: one SQLite file in WAL mode (docs/durable.md).
+    """A run journal: one SQLite file in WAL mode, or a PostgreSQL database
+    (docs/durable.md, docs/scale.md).
 
-    ``Journal(path, synchronous="normal", create=True)``: ``path`` is created when it
-    does not exist, unless ``create=False`` (then a missing file raises
+    ``Journal(path, synchronous="normal", create=True)``: ``path`` is a file's path
+    or a ``postgresql://`` URL (psycopg 3, the ``postgres`` extra).  It is created when
+    it does not exist, unless ``create=False`` (then a missing journal raises
     :class:`~obelisk.errors.JournalError`).  ``synchronous`` is ``"normal"`` (default:
     a process crash loses nothing committed; a power cut may lose the last commits)
     or ``"full"`` (intents of calls with side effects are synced to disk before their
@@ -72,7 +76,8 @@ class Journal(Lineage):
     Pass it (or its path) as ``journal=`` to :func:`obelisk.run`,
     :func:`obelisk.resume` and :class:`obelisk.Loop`.  Use it as a context manager,
     or :meth:`close` it.  Reading: :meth:`runs`, :meth:`describe`, :meth:`pending`;
-    deciding: :meth:`decide`; giving a run up: :meth:`abort`.
+    deciding: :meth:`decide`; giving a run up: :meth:`abort`; the runs a worker takes
+    up: :meth:`ready`.
     """
 
     def pending(self, run_id: str | None = None) -> list[tuple[str, PendingApproval]]:
@@ -145,17 +150,17 @@ class Journal(Lineage):
         stored = {"action": decision.action, "reason": decision.reason, "plan": decision.plan}
         with self.errors():
             self.set_level("FULL" if self.synchronous == "full" else "NORMAL")
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             changed = self.db.execute(
                 "UPDATE approvals SET decision = ?, decided = ? WHERE run_id = ? AND id = ? "
                 "AND decision IS NULL",
                 (dump(stored, "the decision"), now, run, approval),
             ).rowcount
             if changed != 1:
-                self.db.execute("ROLLBACK")
+                self.db.rollback()
                 raise ApprovalError(f"approval {approval!r} of run {run!r} is decided already")
             self.event(run, now, "approval_decided", pending.call, {"id": approval, **stored})
-            self.db.execute("COMMIT")
+            self.db.commit()
         return run
 
     def _decided(self, approval: str, run_id: str | None) -> str | None:
@@ -201,6 +206,31 @@ class Journal(Lineage):
                     "replaced_by": row[10],
                 }
             )
+        return found
+
+    def ready(self) -> list[str]:
+        """The ids of the plain runs ready to continue, oldest change first: those that
+        crashed or were interrupted (``running`` or ``interrupted``, and no live process
+        holds them) and those whose approvals were all decided (``awaiting_approval``,
+        none pending).  A run that waits for a person (an approval, an unknown call),
+        is over, aborted or replaced, and a loop or its turns, are not ready
+        (``obelisk worker``, docs/scale.md)."""
+        with self.errors():
+            rows = self.db.execute(
+                "SELECT r.run_id, r.status, r.owner, r.heartbeat, "
+                "(SELECT COUNT(*) FROM approvals a WHERE a.run_id = r.run_id "
+                "AND a.decision IS NULL) FROM runs r WHERE r.kind = 'run' "
+                "AND r.replaced_by IS NULL "
+                "AND r.status IN ('running', 'interrupted', 'awaiting_approval') "
+                "ORDER BY r.updated, r.run_id"
+            ).fetchall()
+            found = []
+            for run_id, status, owner, beat, pending in rows:
+                if status == "awaiting_approval" and pending:
+                    continue
+                holder_info = load(owner, f"run {run_id!r} owner") if owner else None
+                if not self.running(run_id, holder_info, beat):
+                    found.append(str(run_id))
         return found
 
     def _unknown_calls(self, run_id: str) -> list[int]:
@@ -249,7 +279,7 @@ class Journal(Lineage):
             ).fetchone()[0]
         progress = self.progress(run_id)
         owner = load(owner_row[0], "owner") if owner_row and owner_row[0] else None
-        live = isinstance(owner, dict) and holder_alive(owner, owner_row[1])
+        live = self.running(run_id, owner, owner_row[1] if owner_row else None)
         final = self.final(run_id)
         # a call started and never finished, in a run not over: resume decides
         interrupted = None if run.status in FINISHED else ("running" if live else "unknown")

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from obelisk.errors import JournalError, RunLocked, UsageError
-from obelisk.interpreter.runtime.durable.data import dump, holder, holder_alive, load
+from obelisk.interpreter.runtime.durable.data import dump, holder, load
 from obelisk.interpreter.runtime.durable.store import Store
 
 __all__ = ["Lineage"]
@@ -42,25 +42,23 @@ class Lineage(Store):
         row = self.run_row(run_id)  # no such run: a JournalError naming the runs there are
         now = time.time()
         with self.errors():
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             status, owner, beat = self.db.execute(
-                "SELECT status, owner, heartbeat FROM runs WHERE run_id = ?", (run_id,)
+                "SELECT status, owner, heartbeat FROM runs WHERE run_id = ?" + self.db.for_update,
+                (run_id,),
             ).fetchone()
             problem = _abort_problem(row.kind, row.parent, status, row.reason)
             holder_info = load(owner, "owner") if owner is not None else None
-            if (
-                problem is None
-                and isinstance(holder_info, dict)
-                and holder_alive(holder_info, beat)
-            ):
-                self.db.execute("ROLLBACK")
+            if problem is None and self.running(run_id, holder_info, beat):
+                self.db.rollback()
+                who = holder(holder_info) if isinstance(holder_info, dict) else "another process"
                 raise RunLocked(
-                    f"run {run_id!r} is being run by {holder(holder_info)}; it was not "
+                    f"run {run_id!r} is being run by {who}; it was not "
                     "aborted. Stop that process first",
                     self.path,
                 )
             if problem is not None:
-                self.db.execute("ROLLBACK")
+                self.db.rollback()
                 raise JournalError(f"run {run_id!r} cannot be aborted: {problem}", self.path)
             self.db.execute(
                 "UPDATE runs SET status = 'aborted', reason = ?, owner = NULL, updated = ? "
@@ -68,7 +66,7 @@ class Lineage(Store):
                 (reason, now, run_id),
             )
             self.event(run_id, now, "run_aborted", None, {"reason": reason, "status": status})
-            self.db.execute("COMMIT")
+            self.db.commit()
 
     def supersede(self, run_id: str, session: int, calls: Mapping[int, str]) -> None:
         """Before session ``session`` of run ``run_id`` runs ``calls`` again (call index
@@ -77,16 +75,13 @@ class Lineage(Store):
         until it ends again) and a ``run_retried`` one, in one transaction."""
         now = time.time()
         with self.errors():
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             for call, status in sorted(calls.items()):
                 intent, outcome = self._taken_rows(run_id, call)
-                self.db.execute(
-                    "INSERT OR REPLACE INTO retries VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, session, call, now, status, intent, outcome),
-                )
+                self.db.upsert("retries", [(run_id, session, call, now, status, intent, outcome)])
                 self.event(run_id, now, "call_retried", call, {"status": status})
             self.event(run_id, now, "run_retried", None, {"calls": sorted(calls)})
-            self.db.execute("COMMIT")
+            self.db.commit()
 
     def _taken_rows(self, run_id: str, call: int) -> tuple[str | None, str | None]:
         """Call ``call``'s intent and outcome as JSON objects' text (``None``: it has

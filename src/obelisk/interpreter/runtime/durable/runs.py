@@ -105,13 +105,17 @@ def new_run_id() -> str:
 
 @contextlib.contextmanager
 def opened(journal: Any) -> Iterator[Journal]:
-    """The :class:`Journal` ``journal`` names: itself, or the file at a path (opened,
+    """The :class:`Journal` ``journal`` names: itself, or the file at a path or the
+    database at a ``postgresql://`` URL (opened,
     and closed afterwards).  Raises :class:`~obelisk.errors.UsageError` for anything else."""
     if isinstance(journal, Journal):
         yield journal
         return
     if not isinstance(journal, (str, os.PathLike)) or not os.fspath(journal):
-        raise UsageError(f"journal must be a file path or an obelisk.Journal, got {journal!r}")
+        raise UsageError(
+            "journal must be a file path, a postgresql:// URL or an obelisk.Journal, "
+            f"got {journal!r}"
+        )
     book = Journal(journal)
     try:
         yield book
@@ -183,7 +187,9 @@ async def run_journaled(
             raise
         result = await _drive(book, run_id, token, engine, writer)
         context = settings.context
-        origin = DurableOrigin(book.path, run_id, registry, context, listeners, checked.diagnostics)
+        origin = DurableOrigin(
+            book.location, run_id, registry, context, listeners, checked.diagnostics
+        )
         return dataclasses.replace(
             result, diagnostics=checked.diagnostics, origin=origin, journal=book.path
         )
@@ -275,12 +281,12 @@ async def resume_journaled(
         if not (decisions or unknown or listeners or retry):  # all settled: no engine
             settled = settled_result(book, run_id, row)
             if settled is not None:
-                origin = DurableOrigin(book.path, run_id, registry, context, listeners)
+                origin = DurableOrigin(book.location, run_id, registry, context, listeners)
                 return dataclasses.replace(settled, origin=origin, journal=book.path)
         limits = settings.limits
         checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
         checked.raise_for_errors()
-        token, session = book.lock(run_id)
+        token, session = book.lock(run_id, row.status)  # as _resumable read it
         try:
             person = _Person(decisions or {}, unknown or {}, listeners, retry)
             engine, writer = _prepare(book, session, row, checked, registry, settings, person)
@@ -288,7 +294,9 @@ async def resume_journaled(
             book.unlock(run_id, token)
             raise
         result = await _drive(book, run_id, token, engine, writer)
-        origin = DurableOrigin(book.path, run_id, registry, context, listeners, checked.diagnostics)
+        origin = DurableOrigin(
+            book.location, run_id, registry, context, listeners, checked.diagnostics
+        )
         return dataclasses.replace(
             result, diagnostics=checked.diagnostics, origin=origin, journal=book.path
         )

@@ -12,12 +12,20 @@ done).  A journal of a newer version is refused: an obelisk that does not know t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    import sqlite3
-
-__all__ = ["FORMAT", "MIGRATIONS", "SCHEMA", "TABLES", "VERSION", "migrate"]
+__all__ = [
+    "COLUMNS",
+    "FORMAT",
+    "KEYS",
+    "MIGRATIONS",
+    "SCHEMA",
+    "TABLES",
+    "VERSION",
+    "migrate",
+    "postgres_statement",
+]
 
 FORMAT = "obelisk run journal"
 VERSION = "2"
@@ -94,22 +102,77 @@ MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 """Version -> (the next version, the statements that make it)."""
 
 
-def _version(db: sqlite3.Connection) -> str | None:
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "intents": ("run_id", "call", "tool", "arguments", "time"),
+    "outcomes": (
+        "run_id", "call", "succeeded", "writes", "output", "error", "attempts", "started",
+        "finished",
+    ),
+    "writes": (
+        "run_id", "session", "seq", "call", "instance", "path", "method", "value", "time",
+    ),
+    "events": ("run_id", "n", "time", "event", "call", "data"),
+    "turns": ("run_id", "turn", "request", "answer", "time"),
+    "retries": ("run_id", "session", "call", "time", "status", "intent", "outcome"),
+}  # fmt: skip
+"""The columns, in order, of the tables rows are upserted into (whole rows)."""
+
+KEYS: dict[str, tuple[str, ...]] = {
+    "intents": ("run_id", "call"),
+    "outcomes": ("run_id", "call"),
+    "writes": ("run_id", "session", "seq"),
+    "events": ("run_id", "n"),
+    "turns": ("run_id", "turn"),
+    "retries": ("run_id", "session", "call"),
+    "approvals": ("run_id", "id"),
+    "meta": ("key",),
+}
+"""Each table's primary key (what an upsert replaces on)."""
+
+_POSTGRES_TYPES = (
+    (" WITHOUT ROWID", ""),
+    (" REAL", " DOUBLE PRECISION"),
+    (" INTEGER", " BIGINT"),
+)
+
+
+def postgres_statement(statement: str) -> str:
+    """A statement of :data:`SCHEMA` or :data:`MIGRATIONS` for PostgreSQL: the same
+    tables and columns, SQLite's ``REAL`` as ``DOUBLE PRECISION``, ``INTEGER`` as
+    ``BIGINT``, without ``WITHOUT ROWID`` (every JSON value stays JSON text)."""
+    for sqlite, postgres in _POSTGRES_TYPES:
+        statement = statement.replace(sqlite, postgres)
+    return statement
+
+
+class _Database(Protocol):
+    """What :func:`migrate` needs of a journal's connection (``durable/backend.py``)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any: ...
+
+    def begin_schema(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def statement(self, sql: str) -> str: ...
+
+
+def _version(db: _Database) -> str | None:
     row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
     return None if row is None else str(row[0])
 
 
-def migrate(db: sqlite3.Connection) -> None:
+def migrate(db: _Database) -> None:
     """Bring an open journal of an older version up to :data:`VERSION`, one step per
     transaction (a step another process made meanwhile is not made again).  A version
     this module does not know is left alone (the caller refuses it), and a journal of
     this version is only read."""
     while _version(db) in MIGRATIONS:
-        db.execute("BEGIN IMMEDIATE")
+        db.begin_schema()
         step = MIGRATIONS.get(_version(db) or "")
         if step is not None:
             after, statements = step
             for statement in statements:
-                db.execute(statement)
+                db.execute(db.statement(statement))
             db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (after,))
-        db.execute("COMMIT")
+        db.commit()

@@ -1,12 +1,15 @@
-"""The run journal's storage: one SQLite file in WAL mode (docs/durable.md).
+"""The run journal's storage: one SQLite file in WAL mode, or a PostgreSQL database
+(docs/durable.md, docs/scale.md).
 
-:class:`Store` opens (or creates) the file and checks that it is a journal; it
+:class:`Store` opens (or creates) the journal and checks that it is one; it
 writes runs, events, outcomes and turns, reads back what a run did
 (:class:`~obelisk.interpreter.runtime.durable.data.Progress`) and holds each run's
 lock.  :class:`~obelisk.interpreter.runtime.durable.journal.Journal` adds what people use
 (listing, describing, deciding); :class:`~obelisk.interpreter.runtime.durable.writer.RunWriter`
 journals a run as it goes.  The tables are listed in
-:mod:`~obelisk.interpreter.runtime.durable.journal`.
+:mod:`~obelisk.interpreter.runtime.durable.journal`.  What the two databases do not
+share (placeholders, upserts, types, transactions, run locks) is behind
+:class:`~obelisk.interpreter.runtime.durable.backend.Backend`.
 """
 
 from __future__ import annotations
@@ -15,27 +18,27 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator, Mapping
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from obelisk.errors import JournalCorrupted, JournalError, RunLocked
+from obelisk.interpreter.runtime.durable.backend import Backend, SQLiteBackend, sqlite3_module
 from obelisk.interpreter.runtime.durable.data import (
     FINAL_EVENTS,
     FINISHED,
     Progress,
     RunRow,
+    clipped,
     dump,
     holder,
     holder_alive,
     load,
     me,
+    never_again,
     outcome_row,
 )
-from obelisk.interpreter.runtime.durable.schema import FORMAT, SCHEMA, TABLES, VERSION, migrate
+from obelisk.interpreter.runtime.durable.postgres import PostgresBackend, is_postgres, shown
+from obelisk.interpreter.runtime.durable.schema import FORMAT, TABLES, VERSION, migrate
 from obelisk.interpreter.runtime.records import CallOutcome
-
-if TYPE_CHECKING:
-    import sqlite3
 
 __all__ = ["FORMAT", "HEARTBEAT", "VERSION", "Store", "Synchronous"]
 
@@ -45,39 +48,7 @@ HEARTBEAT = 15.0
 Synchronous = Literal["normal", "full"]
 
 
-def _sqlite3() -> ModuleType:
-    """The :mod:`sqlite3` module, imported when first needed and not with this module:
-    most runs keep no journal, and ``obelisk run`` does not load it."""
-    import sqlite3
-
-    return sqlite3
-
-
 # -- the journal ----------------------------------------------------------------------
-
-
-# what sqlite3 says of a damaged file (a text column that is not UTF-8 is one byte gone bad)
-_DAMAGED = (
-    "malformed",
-    "not a database",
-    "no such table",
-    "no such column",
-    "Could not decode to UTF-8",
-)
-
-
-def _clipped(text: str, width: int = 300) -> str:
-    """sqlite3's message, which may quote a whole column, cut to ``width`` characters."""
-    return text if len(text) <= width else f"{text[: width - 24]}... ({len(text):,} characters)"
-
-
-def _never_again(run_id: str, status: str, reason: str | None, by: str | None) -> str | None:
-    """Why a run can never be locked again (aborted, or replaced), ``None`` if it can."""
-    if status == "aborted":
-        return f"run {run_id!r} was aborted ({reason}): an aborted run is never resumed"
-    if by is not None:
-        return f"run {run_id!r} was replaced by run {by!r}: it is never resumed"
-    return None
 
 
 _RUN_COLUMNS = (
@@ -87,10 +58,13 @@ _RUN_COLUMNS = (
 
 
 class Store:
-    """A run journal: one SQLite file in WAL mode (see the module docstring).
+    """A run journal: one SQLite file in WAL mode, or a PostgreSQL database (see the
+    module docstring).
 
-    ``path`` is created when it does not exist, unless ``create=False`` (then a
-    missing file raises :class:`~obelisk.errors.JournalError`).  ``synchronous`` is
+    ``path`` is a file's path, or a ``postgresql://`` URL (docs/scale.md: its tables
+    are made in the URL's database and schema).  It is created when it does not
+    exist, unless ``create=False`` (then a missing journal raises
+    :class:`~obelisk.errors.JournalError`).  ``synchronous`` is
     ``"normal"`` (default: a process crash loses nothing committed; a power cut may
     lose the last commits) or ``"full"`` (intents of calls with side effects are
     synced to disk before their tools run, about 3 ms per batch on a common disk).
@@ -110,40 +84,40 @@ class Store:
     ) -> None:
         if synchronous not in ("normal", "full"):
             raise JournalError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
-        self.path = os.fspath(path)
+        self.location: str = os.fspath(path)
+        """What opens this journal again (a URL keeps its password)."""
+        self.path: str = shown(self.location) if is_postgres(path) else self.location
+        """The journal as messages name it (a URL's password is ``***``)."""
         self.synchronous = synchronous
-        self._level = "NORMAL"
-        if not create and not os.path.exists(self.path):
+        if not create and not is_postgres(path) and not os.path.exists(self.path):
             raise JournalError(f"no journal at {self.path!r}", self.path)
-        new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
-        sqlite = _sqlite3()
-        try:
-            self.db: sqlite3.Connection = sqlite.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-        except sqlite.Error as exc:
-            raise JournalError(f"cannot open journal {self.path!r}: {exc}", self.path) from None
+        self.db = self._connect(create)
         try:
             with self.errors():
-                self._prepare(new)
+                self._prepare(create)
         except BaseException:
             self.db.close()
             raise
 
-    def _prepare(self, new: bool) -> None:
+    def _connect(self, create: bool) -> Backend:
+        """The connection to the journal; :class:`JournalError` when it cannot be made."""
+        if is_postgres(self.location):  # PostgresBackend raises JournalError itself
+            return PostgresBackend(self.location)
+        try:
+            return SQLiteBackend(self.location, create=create)
+        except sqlite3_module().Error as exc:
+            text = clipped(str(exc).strip())
+            raise JournalError(f"cannot open journal {self.path!r}: {text}", self.path) from None
+
+    def _prepare(self, create: bool) -> None:
         db = self.db
-        if not new:  # a damaged or foreign file fails here, before anything is written
-            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            if "meta" not in names:
-                raise JournalCorrupted(
-                    f"{self.path!r} is an SQLite database but not an obelisk run journal",
-                    self.path,
-                )
-        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise JournalError(f"journal {self.path!r} cannot use WAL mode ({mode})", self.path)
-        db.execute("PRAGMA synchronous=NORMAL")
-        if new:
+        if db.exists and "meta" not in db.tables():  # damaged or foreign: before any write
+            text = f"{self.path!r} is {db.name} database but not an obelisk run journal"
+            raise JournalCorrupted(text, self.path)
+        db.prepare()
+        if not db.exists:
+            if not create:
+                raise JournalError(f"no journal at {self.path!r}", self.path)
             self._create_tables()
         self._check_format()
 
@@ -151,22 +125,20 @@ class Store:
         """Make the tables of a new journal (unless another process made them
         meanwhile), in one transaction."""
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-        if "meta" not in names:  # another process may have made it meanwhile
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
+        db.begin_schema()
+        if "meta" not in db.tables():  # another process may have made it meanwhile
+            for statement in db.schema():
+                db.execute(statement)
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", VERSION)]
             )
-        db.execute("COMMIT")
+        db.commit()
 
     def _check_format(self) -> None:
         """Raise unless the file is an obelisk run journal of this version (an older
         one is migrated) with every table."""
         db = self.db
-        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        names = db.tables()
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("format") != FORMAT:
             raise JournalCorrupted(f"{self.path!r} is not an obelisk run journal", self.path)
@@ -189,10 +161,11 @@ class Store:
 
     def check(self) -> None:
         """Check the whole file (SQLite's ``quick_check``: every page and index is
-        read); raises :class:`JournalCorrupted` naming the first problem.  Resume calls
-        it, so a damaged journal is never resumed from."""
+        read; PostgreSQL checks its pages itself); raises :class:`JournalCorrupted`
+        naming the first problem.  Resume calls it, so a damaged journal is never
+        resumed from."""
         with self.errors():
-            found = [row[0] for row in self.db.execute("PRAGMA quick_check(5)").fetchall()]
+            found = self.db.check()
         if found != ["ok"]:
             raise JournalCorrupted(
                 f"journal {self.path!r} is damaged: {'; '.join(map(str, found))}", self.path
@@ -201,24 +174,27 @@ class Store:
     # -- plumbing ----------------------------------------------------------------
     @contextlib.contextmanager
     def errors(self) -> Iterator[None]:
-        """Turn sqlite3's errors into :class:`JournalError` (damage: :class:`JournalCorrupted`,
-        text that is not UTF-8 included: one bad byte in the file)."""
+        """Turn the database driver's errors into :class:`JournalError` (damage:
+        :class:`JournalCorrupted`, text that is not UTF-8 included: one bad byte in the
+        file)."""
+        caught: tuple[type[BaseException], ...] = (*self.db.errors, UnicodeDecodeError)
         try:
             yield
-        except (_sqlite3().Error, UnicodeDecodeError) as exc:
-            text = _clipped(str(exc))
-            with contextlib.suppress(_sqlite3().Error):  # a closed connection raises here too
+        except caught as exc:
+            text = clipped(str(exc).strip())
+            with contextlib.suppress(*self.db.errors):  # a closed connection raises here too
                 if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-            if isinstance(exc, UnicodeDecodeError) or any(d in text for d in _DAMAGED):
+                    self.db.rollback()
+            if isinstance(exc, UnicodeDecodeError) or any(d in text for d in self.db.damaged):
                 raise JournalCorrupted(
                     f"journal {self.path!r} is damaged: {text}", self.path
                 ) from None
             raise JournalError(f"journal {self.path!r}: {text}", self.path) from None
 
     def close(self) -> None:
-        """Close the file (checkpointing the WAL into it when no one else has it open)."""
-        with contextlib.suppress(_sqlite3().Error):
+        """Close the file (checkpointing the WAL into it when no one else has it open),
+        or the connection (a PostgreSQL journal's run locks go with it)."""
+        with contextlib.suppress(*self.db.errors):
             self.db.close()
 
     def __enter__(self) -> Store:
@@ -231,10 +207,9 @@ class Store:
         return f"Journal({self.path!r})"
 
     def set_level(self, level: str) -> None:
-        """``PRAGMA synchronous`` for the next commits (outside a transaction)."""
-        if level != self._level:
-            self.db.execute(f"PRAGMA synchronous={level}")
-            self._level = level
+        """``PRAGMA synchronous`` for the next commits (outside a transaction; for a
+        PostgreSQL journal, ``synchronous_commit``: ``"NORMAL"`` off, ``"FULL"`` on)."""
+        self.db.set_level(level)
 
     # -- runs -----------------------------------------------------------------------
     def create_run(
@@ -280,12 +255,12 @@ class Store:
         )
         with self.errors():
             self.set_level("FULL" if self.synchronous == "full" else "NORMAL")
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             found = self.db.execute(
                 "SELECT status FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
             if found is not None:
-                self.db.execute("ROLLBACK")
+                self.db.rollback()
                 raise JournalError(
                     f"run {run_id!r} already exists in {self.path!r} (status {found[0]}); "
                     f"resume it (obelisk resume {run_id} --journal {self.path}) or choose "
@@ -294,6 +269,7 @@ class Store:
                 )
             if replaces is not None:
                 self._replacing(run_id, replaces, now)
+            self._claim(run_id, None)
             self.db.execute(
                 "INSERT INTO runs (run_id, kind, status, created, updated, calls, fingerprint, "
                 "pinned, plan, input, state, data, settings, owner, heartbeat, parent, sessions, "
@@ -301,7 +277,7 @@ class Store:
                 (*row, replaces),
             )
             self.event(run_id, now, "run_started", None, {"calls": calls})
-            self.db.execute("COMMIT")
+            self._commit_claimed(run_id)
         return str(owner["token"])
 
     def _replacing(self, run_id: str, old: str, now: float) -> None:
@@ -322,7 +298,7 @@ class Store:
                 f"(obelisk runs abort {old} --journal {self.path} --reason TEXT)"
             )
         if problem is not None:
-            self.db.execute("ROLLBACK")
+            self.db.rollback()
             raise JournalError(f"run {run_id!r} cannot replace run {old!r}: {problem}", self.path)
         self.db.execute(
             "UPDATE runs SET replaced_by = ?, updated = ? WHERE run_id = ?", (run_id, now, old)
@@ -338,46 +314,82 @@ class Store:
             ).fetchone()
             if row is None:
                 known = [r[0] for r in self.db.execute("SELECT run_id FROM runs ORDER BY created")]
-                shown = ", ".join(known[-5:]) if known else "none"
+                listed = ", ".join(known[-5:]) if known else "none"
                 raise JournalError(
-                    f"no run {run_id!r} in journal {self.path!r} (runs: {shown})", self.path
+                    f"no run {run_id!r} in journal {self.path!r} (runs: {listed})", self.path
                 )
         return RunRow(row)
 
-    def lock(self, run_id: str) -> tuple[str, int]:
+    def lock(self, run_id: str, seen: str | None = None) -> tuple[str, int]:
         """Take the run's lock for this process; returns the lock token and the number
         of this session (0 for the first run, 1 for the first resume, ...).  Raises
-        :class:`RunLocked` naming the process that holds it, and :class:`JournalError`
-        for a run aborted meanwhile (naming the reason)."""
+        :class:`RunLocked` naming the process that holds it, or when the run's status
+        is no longer ``seen`` (what the caller read before: another process took the
+        run up meanwhile), and :class:`JournalError` for a run aborted meanwhile
+        (naming the reason)."""
         mine = me()
         with self.errors():
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             row = self.db.execute(
                 "SELECT owner, heartbeat, sessions, status, reason, replaced_by FROM runs "
-                "WHERE run_id = ?",
+                "WHERE run_id = ?" + self.db.for_update,
                 (run_id,),
             ).fetchone()
-            over = None if row is None else _never_again(run_id, row[3], row[4], row[5])
+            over = None if row is None else never_again(run_id, row[3], row[4], row[5])
             if row is None or over is not None:
-                self.db.execute("ROLLBACK")
+                self.db.rollback()
                 raise JournalError(over or f"no run {run_id!r} in journal {self.path!r}", self.path)
-            if row[0] is not None:
-                owner = load(row[0], f"run {run_id!r} owner")
-                if isinstance(owner, dict) and holder_alive(owner, row[1]):
-                    self.db.execute("ROLLBACK")
-                    raise RunLocked(
-                        f"run {run_id!r} is being run by {holder(owner)}; nothing was run. "
-                        "Resume it once that process has stopped",
-                        self.path,
-                    )
+            owner = load(row[0], f"run {run_id!r} owner") if row[0] is not None else None
+            if seen not in (None, row[3]) and not self.running(run_id, owner, row[1]):
+                self.db.rollback()
+                raise RunLocked(
+                    f"run {run_id!r} was taken up by another process meanwhile (it was "
+                    f"{seen}, it is {row[3]}); nothing was run",
+                    self.path,
+                )
+            self._claim(run_id, owner, row[1])
             now = time.time()
             self.db.execute(
                 "UPDATE runs SET owner = ?, heartbeat = ?, status = 'running', updated = ?, "
                 "sessions = sessions + 1 WHERE run_id = ?",
                 (dump(mine), now, now, run_id),
             )
-            self.db.execute("COMMIT")
+            self._commit_claimed(run_id)
         return str(mine["token"]), int(row[2]) + 1
+
+    def running(self, run_id: str, owner: Any, heartbeat: float | None) -> bool:
+        """Whether a live process holds run ``run_id`` (``owner``: the run's ``owner``
+        column, decoded): PostgreSQL knows (an advisory lock, held while its
+        connection lives); for SQLite, the owner's process is asked (the same host)
+        or its heartbeat is recent (another host, within ``LEASE``)."""
+        held = self.db.held(run_id)
+        if held is not None:
+            return held
+        return isinstance(owner, dict) and holder_alive(owner, heartbeat)
+
+    def _claim(self, run_id: str, owner: Any, heartbeat: float | None = None) -> None:
+        """Inside a transaction that locks run ``run_id``: take its lock for this
+        process, or roll back and raise :class:`RunLocked` naming the process that
+        holds it (``owner``, ``heartbeat``: its row's columns)."""
+        if not self.running(run_id, owner, heartbeat) and self.db.claim(run_id):
+            return
+        self.db.rollback()
+        who = holder(owner) if isinstance(owner, dict) else "another process"
+        raise RunLocked(
+            f"run {run_id!r} is being run by {who}; nothing was run. "
+            "Resume it once that process has stopped",
+            self.path,
+        )
+
+    def _commit_claimed(self, run_id: str) -> None:
+        """Commit the transaction that took run ``run_id``'s lock; a commit that fails
+        gives back the lock it claimed."""
+        try:
+            self.db.commit()
+        except BaseException:
+            with contextlib.suppress(*self.db.errors):
+                self.db.release(run_id)
+            raise
 
     def unlock(self, run_id: str, token: str, status: str | None = None) -> None:
         """Give the lock back (when ``token`` still holds it), setting ``status``."""
@@ -396,6 +408,7 @@ class Store:
                     "UPDATE runs SET owner = NULL, status = ?, updated = ? WHERE run_id = ?",
                     (status, now, run_id),
                 )
+            self.db.release(run_id)
 
     def event(self, run_id: str, at: float, event: str, call: int | None, data: Any) -> None:
         """Append one event (inside the caller's transaction, or on its own)."""
@@ -485,20 +498,17 @@ class Store:
         """Write one call's outcome now (a person's resolution), with an event."""
         with self.errors():
             self.set_level("FULL" if self.synchronous == "full" else "NORMAL")
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(
-                "INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                outcome_row(run_id, index, outcome),
-            )
+            self.db.begin()
+            self.db.upsert("outcomes", [outcome_row(run_id, index, outcome)])
             self.event(run_id, time.time(), event, index, {"error": outcome.error})
-            self.db.execute("COMMIT")
+            self.db.commit()
 
     def record(self, run_id: str, event: str, call: int | None, data: Any) -> None:
         """Append one event in a transaction of its own."""
         with self.errors():
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.begin()
             self.event(run_id, time.time(), event, call, data)
-            self.db.execute("COMMIT")
+            self.db.commit()
 
     # -- approvals ------------------------------------------------------------------------
     # -- loop turns ------------------------------------------------------------------------
@@ -514,12 +524,20 @@ class Store:
     def record_turn(self, run_id: str, turn: int, request: Any, answer: Any) -> None:
         """Journal one turn's request and the model's answer (committed at once)."""
         with self.errors():
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(
-                "INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?)",
-                (run_id, turn, dump(request, "a request"), dump(answer, "an answer"), time.time()),
+            self.db.begin()
+            self.db.upsert(
+                "turns",
+                [
+                    (
+                        run_id,
+                        turn,
+                        dump(request, "a request"),
+                        dump(answer, "an answer"),
+                        time.time(),
+                    )
+                ],
             )
-            self.db.execute("COMMIT")
+            self.db.commit()
 
     def set_status(self, run_id: str, status: str) -> None:
         """Set a run's status (a loop's, whose turns are runs of their own)."""

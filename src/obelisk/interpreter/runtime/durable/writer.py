@@ -10,6 +10,7 @@ from typing import Any
 
 from obelisk.errors import JournalError
 from obelisk.interpreter.runtime.approvals import PendingApproval
+from obelisk.interpreter.runtime.durable.backend import Backend
 from obelisk.interpreter.runtime.durable.data import dump, dump_written, outcome_row
 from obelisk.interpreter.runtime.durable.store import HEARTBEAT, Store
 from obelisk.interpreter.runtime.hooks import Observer
@@ -18,6 +19,8 @@ from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.tool import Tool
 
 __all__ = ["RunWriter"]
+
+_APPROVAL_COLUMNS = ("run_id", "id", "call", "label", "tool", "arguments", "hash", "requested")
 
 
 class RunWriter(Observer):
@@ -208,36 +211,28 @@ class RunWriter(Observer):
         full = journal.synchronous == "full" and self._effects
         with journal.errors():
             journal.set_level("FULL" if full else "NORMAL")
-            db.execute("BEGIN IMMEDIATE")
-            if self._intents:
-                db.executemany(
-                    "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?)", self._intents
-                )
-            if self._outcomes:
-                db.executemany(
-                    "INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._outcomes,
-                )
-            if self._writes:
-                db.executemany(
-                    "INSERT OR REPLACE INTO writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._writes,
-                )
-            if self._approvals:
-                db.executemany(
-                    "INSERT OR IGNORE INTO approvals (run_id, id, call, label, tool, arguments, "
-                    "hash, requested) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._approvals,
-                )
-            if self._events:
-                db.executemany(
-                    "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", self._events
-                )
-            db.execute(
-                "UPDATE runs SET heartbeat = ?, updated = ? WHERE run_id = ?",
-                (time.time(), time.time(), self.run_id),
-            )
-            db.execute("COMMIT")
+            with db.batch():
+                self._statements(db)
+
+    def _statements(self, db: Backend) -> None:
+        """The statements of one commit (inside :meth:`_commit`'s batch)."""
+        db.begin()
+        for table, rows in (
+            ("intents", self._intents),
+            ("outcomes", self._outcomes),
+            ("writes", self._writes),
+        ):
+            if rows:
+                db.upsert(table, rows)
+        if self._approvals:
+            db.insert_new("approvals", _APPROVAL_COLUMNS, self._approvals)
+        if self._events:
+            db.upsert("events", self._events)
+        db.execute(
+            "UPDATE runs SET heartbeat = ?, updated = ? WHERE run_id = ?",
+            (time.time(), time.time(), self.run_id),
+        )
+        db.commit()
 
     def close(self) -> None:
         """Flush what is left and stop the heartbeat; raises the failed commit's
