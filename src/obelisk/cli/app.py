@@ -12,31 +12,21 @@ be resumed.  A plan argument of ``-`` reads standard input.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from obelisk import __version__
-from obelisk.cli.check import check_command, graph_command
-from obelisk.cli.durable import (
-    approvals_list_command,
-    approve_command,
-    reject_command,
-    resume_command,
-    runs_abort_command,
-    runs_list_command,
-    runs_show_command,
-)
-from obelisk.cli.io import out, stdout_to_stderr_from_now
-from obelisk.cli.loop import loop_command
-from obelisk.cli.run import run_command
-from obelisk.cli.simulate import simulate_command
-from obelisk.cli.tools import tools_command
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+app: typer.Typer
+"""The ``obelisk`` application, every command added (a module ``__getattr__`` builds
+it on first use)."""
+
+_app = typer.Typer(
     name="obelisk",
     help="Check, draw and run LLM tool-call plans (docs/cli.md).",
     no_args_is_help=True,
@@ -65,40 +55,69 @@ def _no_type(ctx: Any = None) -> None:
     return None
 
 
-for _name, _command in (
-    ("check", check_command),
-    ("graph", graph_command),
-    ("run", run_command),
-    ("simulate", simulate_command),
-    ("loop", loop_command),
-    ("tools", tools_command),
-    ("resume", resume_command),
-    ("approve", approve_command),
-    ("reject", reject_command),
-):
-    app.command(_name, cls=_Command)(_command)
+def _add_commands() -> typer.Typer:
+    """The application with every command, added on first use: ``obelisk --version``
+    needs none of them, and their modules load the interpreter."""
+    if _app.registered_commands:
+        return _app
+    from obelisk.cli.check import check_command, graph_command
+    from obelisk.cli.durable import (
+        approvals_list_command,
+        approve_command,
+        reject_command,
+        resume_command,
+        runs_abort_command,
+        runs_list_command,
+        runs_show_command,
+    )
+    from obelisk.cli.loop import loop_command
+    from obelisk.cli.run import run_command
+    from obelisk.cli.simulate import simulate_command
+    from obelisk.cli.tools import tools_command
 
-_runs = typer.Typer(
-    help="Durable runs in a journal: list them, show one, abort one.", no_args_is_help=True
-)
-_runs.command("list", cls=_Command)(runs_list_command)
-_runs.command("show", cls=_Command)(runs_show_command)
-_runs.command("abort", cls=_Command)(runs_abort_command)
-_approvals = typer.Typer(
-    help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
-)
-_approvals.command("list", cls=_Command)(approvals_list_command)
-app.add_typer(_runs, name="runs")
-app.add_typer(_approvals, name="approvals")
+    for _name, _command in (
+        ("check", check_command),
+        ("graph", graph_command),
+        ("run", run_command),
+        ("simulate", simulate_command),
+        ("loop", loop_command),
+        ("tools", tools_command),
+        ("resume", resume_command),
+        ("approve", approve_command),
+        ("reject", reject_command),
+    ):
+        _app.command(_name, cls=_Command)(_command)
+
+    _runs = typer.Typer(
+        help="Durable runs in a journal: list them, show one, abort one.", no_args_is_help=True
+    )
+    _runs.command("list", cls=_Command)(runs_list_command)
+    _runs.command("show", cls=_Command)(runs_show_command)
+    _runs.command("abort", cls=_Command)(runs_abort_command)
+    _approvals = typer.Typer(
+        help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
+    )
+    _approvals.command("list", cls=_Command)(approvals_list_command)
+    _app.add_typer(_runs, name="runs")
+    _app.add_typer(_approvals, name="approvals")
+    return _app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _add_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _version(value: bool) -> None:
     if value:
+        from obelisk.cli.io import out
+
         out.print(f"obelisk {__version__}", markup=False)
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -112,7 +131,12 @@ def main() -> None:
     """Console-script entry point (and ``python -m obelisk``).  When the command is done,
     standard output is sent to standard error for the rest of the process, so that a
     tools module's ``atexit`` handlers cannot add to it."""
+    if sys.argv[1:] == ["--version"]:  # what the option prints, without building the commands
+        print(f"obelisk {__version__}")
+        return
+    from obelisk.cli.io import stdout_to_stderr_from_now
+
     try:
-        app()
+        _add_commands()()
     finally:
         stdout_to_stderr_from_now()
