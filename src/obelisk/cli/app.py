@@ -26,15 +26,6 @@ app: typer.Typer
 """The ``obelisk`` application, every command added (a module ``__getattr__`` builds
 it on first use)."""
 
-_app = typer.Typer(
-    name="obelisk",
-    help="Check, draw and run LLM tool-call plans (docs/cli.md).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
 
 class _Command(TyperCommand):
     """A command whose usage line names its arguments plainly (``PLAN``, not ``{PLAN}``)."""
@@ -55,27 +46,30 @@ def _no_type(ctx: Any = None) -> None:
     return None
 
 
-def _add_commands() -> typer.Typer:
-    """The application with every command, added on first use: ``obelisk --version``
-    needs none of them, and their modules load the interpreter."""
-    if _app.registered_commands:
-        return _app
-    from obelisk.cli.check import check_command, graph_command
-    from obelisk.cli.durable import (
-        approvals_list_command,
-        approve_command,
-        reject_command,
-        resume_command,
-        runs_abort_command,
-        runs_list_command,
-        runs_show_command,
+def _new_app() -> typer.Typer:
+    application = typer.Typer(
+        name="obelisk",
+        help="Check, draw and run LLM tool-call plans (docs/cli.md).",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
     )
+    application.callback()(_root)
+    return application
+
+
+def _commands() -> list[tuple[str, Any]]:
+    """The top-level commands, ``(name, function)``, imported when first needed:
+    ``obelisk --version`` needs none of them, and their modules load the interpreter."""
+    from obelisk.cli.check import check_command, graph_command
+    from obelisk.cli.durable import approve_command, reject_command, resume_command
     from obelisk.cli.loop import loop_command
     from obelisk.cli.run import run_command
     from obelisk.cli.simulate import simulate_command
     from obelisk.cli.tools import tools_command
 
-    for _name, _command in (
+    return [
         ("check", check_command),
         ("graph", graph_command),
         ("run", run_command),
@@ -85,27 +79,55 @@ def _add_commands() -> typer.Typer:
         ("resume", resume_command),
         ("approve", approve_command),
         ("reject", reject_command),
-    ):
-        _app.command(_name, cls=_Command)(_command)
+    ]
 
-    _runs = typer.Typer(
+
+def _add_groups(application: typer.Typer) -> None:
+    """The command groups: ``runs list|show|abort`` and ``approvals list``."""
+    from obelisk.cli.durable import (
+        approvals_list_command,
+        runs_abort_command,
+        runs_list_command,
+        runs_show_command,
+    )
+
+    runs = typer.Typer(
         help="Durable runs in a journal: list them, show one, abort one.", no_args_is_help=True
     )
-    _runs.command("list", cls=_Command)(runs_list_command)
-    _runs.command("show", cls=_Command)(runs_show_command)
-    _runs.command("abort", cls=_Command)(runs_abort_command)
-    _approvals = typer.Typer(
+    runs.command("list", cls=_Command)(runs_list_command)
+    runs.command("show", cls=_Command)(runs_show_command)
+    runs.command("abort", cls=_Command)(runs_abort_command)
+    approvals = typer.Typer(
         help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
     )
-    _approvals.command("list", cls=_Command)(approvals_list_command)
-    _app.add_typer(_runs, name="runs")
-    _app.add_typer(_approvals, name="approvals")
-    return _app
+    approvals.command("list", cls=_Command)(approvals_list_command)
+    application.add_typer(runs, name="runs")
+    application.add_typer(approvals, name="approvals")
+
+
+def _application(first: str | None = None) -> typer.Typer:
+    """The application with every command, or with the top-level command named
+    ``first`` (the first word of the command line) alone: typer builds the command
+    line of ``obelisk run ...`` (from each command's signature) for ``run`` only, and
+    it behaves the same."""
+    application = _new_app()
+    commands = _commands()
+    alone = [(name, command) for name, command in commands if name == first]
+    for name, command in alone or commands:
+        application.command(name, cls=_Command)(command)
+    if not alone:
+        _add_groups(application)
+    return application
+
+
+_built: list[typer.Typer] = []
 
 
 def __getattr__(name: str) -> Any:
     if name == "app":
-        return _add_commands()
+        if not _built:
+            _built.append(_application())
+        return _built[0]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -117,7 +139,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@_app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -131,12 +152,17 @@ def main() -> None:
     """Console-script entry point (and ``python -m obelisk``).  When the command is done,
     standard output is sent to standard error for the rest of the process, so that a
     tools module's ``atexit`` handlers cannot add to it."""
-    if sys.argv[1:] == ["--version"]:  # what the option prints, without building the commands
+    arguments = sys.argv[1:]
+    if arguments == ["--version"]:  # what the option prints, without building the commands
         print(f"obelisk {__version__}")
         return
+    from obelisk.interpreter.plan.collector import gc_paused
+
+    with gc_paused():  # the imports of the command line: no garbage, many objects
+        application = _application(arguments[0] if arguments else None)
     from obelisk.cli.io import stdout_to_stderr_from_now
 
     try:
-        _add_commands()()
+        application()
     finally:
         stdout_to_stderr_from_now()

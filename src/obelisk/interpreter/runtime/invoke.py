@@ -11,8 +11,6 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-import tenacity
-
 from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.approvals import argument_hash
 from obelisk.interpreter.runtime.processes import ProcessWorkers
@@ -147,6 +145,8 @@ class Invoker:
         if policy is None or policy.attempts == 1:  # no retries: skip tenacity's set-up
             record.attempts += 1
             return await self._once(tool, record, arguments)
+        import tenacity  # loaded by the first tool that retries
+
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(policy.attempts),
             wait=tenacity.wait_exponential(multiplier=policy.backoff)
