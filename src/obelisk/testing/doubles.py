@@ -45,9 +45,12 @@ class FakeTools(Registry):
     """A registry of fakes with the same names and schemas as ``tools``.
 
     ``tools``: anything :meth:`obelisk.Registry.coerce` takes.  Each function tool
-    is replaced by a fake of the same kind (``async`` stays ``async``; a sync fake
-    runs in a worker thread like the real one) that validates its arguments exactly
-    as the real tool does.  Latent tools stay latent.  Per tool name:
+    is replaced by a fake of the same kind (``async`` stays ``async``, sync stays
+    sync) that validates its arguments exactly as the real tool does.  Latent tools
+    stay latent.  A sync fake answers on the event loop, as a ``blocking=False``
+    tool does (no worker thread: a thread costs more than a fake's work), unless
+    ``threads=True`` or ``delays`` scripts a wait for its tool: then it runs in a
+    worker thread like the real one, so that its waits overlap.  Per tool name:
 
     - ``outputs``: the result, or a callable ``arguments -> result``.  Without one,
       the result is generated from the tool's output schema (any small JSON value
@@ -82,9 +85,11 @@ class FakeTools(Registry):
         failures: Mapping[str, Any] | None = None,
         choices: Mapping[int, int] | None = None,
         seed: int = 0,
+        threads: bool = False,
     ) -> None:
         source = Registry.coerce(tools)
         super().__init__()
+        self.threads = threads
         self.outputs = dict(outputs or {})
         self.delays = dict(delays or {})
         self.failures = dict(failures or {})
@@ -131,6 +136,8 @@ class FakeTools(Registry):
                 return self._answer(tool, index, arguments)
 
             fake.function = run_sync
+            if not (self.threads or name in self.delays or tool.isolation == "process"):
+                fake.blocking = False  # answered on the event loop: no thread hop
         fake.is_async = tool.is_async
         return fake
 
