@@ -10,6 +10,7 @@ events of a run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import json
@@ -39,6 +40,28 @@ class FakeToolError(RuntimeError):
 
 def _fingerprint(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False)
+
+
+_SAMPLERS: dict[int, tuple[Any, SchemaSampler]] = {}
+"""Samplers by output schema (its identity; the schema is kept with it), shared by
+every ``FakeTools`` made from the same tools: a property test makes one per example.
+Emptied past :data:`_MAX_SAMPLERS` entries."""
+
+_MAX_SAMPLERS = 1024
+
+
+def _sampler(schema: Any) -> SchemaSampler:
+    """The sampler of an output schema (``None``: any JSON value); a sampler keeps
+    no state between draws."""
+    schema = schema if schema is not None else True
+    kept = _SAMPLERS.get(id(schema))
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    sampler = SchemaSampler(schema)
+    if len(_SAMPLERS) >= _MAX_SAMPLERS:
+        _SAMPLERS.clear()
+    _SAMPLERS[id(schema)] = (schema, sampler)
+    return sampler
 
 
 class FakeTools(Registry):
@@ -113,6 +136,8 @@ class FakeTools(Registry):
     def _fake(self, tool: Tool) -> Tool:
         if tool.latent:
             return tool
+        with contextlib.suppress(Exception):  # made once on the tool, not on each fake
+            tool.closed_output_schema  # noqa: B018  # (what went wrong: again on the fake)
         fake = copy.copy(tool)
         name = tool.name
 
@@ -207,8 +232,7 @@ class FakeTools(Registry):
             return script(dict(arguments)) if _is_script(script) else copy.deepcopy(script)
         sampler = self._samplers.get(name)
         if sampler is None:
-            schema = tool.output_schema if tool.output_schema is not None else True
-            sampler = self._samplers[name] = SchemaSampler(schema)
+            sampler = self._samplers[name] = _sampler(tool.output_schema)
         key = f"{self.seed}\0{name}\0{_fingerprint(arguments)}".encode()
         return sampler.sample(random.Random(hashlib.sha256(key).digest()))
 
