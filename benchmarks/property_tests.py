@@ -9,10 +9,10 @@ rest (Hypothesis, and the test itself).
 
 The split is read off stack samples, one every ``INTERVAL`` seconds of the
 process's CPU time (``SIGPROF``, as statistical profilers do): a sample counts for
-obelisk when the innermost frame that belongs to obelisk or to Hypothesis is obelisk's (so pydantic, jiter or
-asyncio working for obelisk count as obelisk, and obelisk's strategies, which run
-inside Hypothesis's draws, count as obelisk too).  The sampling runs in separate
-runs from the timed ones.
+obelisk when the innermost frame that belongs to obelisk or to Hypothesis is
+obelisk's.  So pydantic, jiter or asyncio working for obelisk count as obelisk, and
+so do obelisk's strategies, which run inside Hypothesis's draws.  The sampled runs
+are not the timed ones.
 
 Run ``python -m benchmarks.property_tests [--repeat N]``.
 """
