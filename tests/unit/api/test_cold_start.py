@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 # packages (or obelisk's own modules) that neither path may load
 _HEAVY = (
@@ -100,3 +101,50 @@ def test_a_public_name_loads_its_stage_and_every_loaded_name_reports_obelisk() -
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]", "True", "False"]
+
+
+_RUN = """
+import contextlib, io, json, runpy, sys
+sys.argv = ["obelisk", "run", sys.argv[1], "--tools", sys.argv[2]]
+with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
+    runpy.run_module("obelisk", run_name="__main__")
+later = ("lark", "jsonpath_ng", "tenacity", "obelisk.grammar.lalr", "obelisk.grammar.jsonpath")
+print(json.dumps([json.loads(out.getvalue()), sorted(m for m in sys.modules if m in later)]))
+"""
+
+
+def test_obelisk_run_of_plain_references_loads_neither_lark_nor_jsonpath_nor_tenacity(
+    tmp_path: Path,
+) -> None:
+    tools = tmp_path / "tools.py"
+    tools.write_text(
+        "import obelisk\n\n@obelisk.tool\ndef double(n: int) -> int:\n"
+        '    """Twice n."""\n    return 2 * n\n',
+        encoding="utf-8",
+    )
+    plan = tmp_path / "plan.json"
+    calls = [
+        {"_tool": "double", "n": 1, "_outputPath": "†state.a"},
+        {"_tool": "double", "n": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "double", "n": "†state.b || †state.a", "_outputPath": "†state.c"},
+    ]
+    plan.write_text(json.dumps(calls, ensure_ascii=False), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, str(plan), str(tools)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == [{"a": 2, "b": 4, "c": 8}, []]
+
+
+def test_the_slow_paths_still_load_what_they_need() -> None:
+    code = (
+        "import sys, obelisk\n"
+        "obelisk.parse_expression('†state[\"a b\"]')\n"  # a quoted key: the LALR parser
+        "from obelisk.grammar import parse_reference, to_jsonpath\n"
+        "to_jsonpath(parse_reference('†state.a'))\n"
+        "print(sorted(m for m in ('lark', 'jsonpath_ng') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['jsonpath_ng',", "'lark']"]
