@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 import obelisk
 from obelisk.testing import FakeTools, GeneratedPlan, plans
 
-__all__ = ["EXAMPLES", "INTERVAL", "TARGET", "markdown", "measure"]
+__all__ = ["EXAMPLES", "INTERVAL", "TARGET", "collect", "markdown", "measure"]
 
 EXAMPLES = 200
 INTERVAL = 0.0005  # seconds of CPU time between stack samples
@@ -140,6 +140,11 @@ def measure(examples: int = EXAMPLES, repeat: int = 5) -> dict[str, Any]:
         "shares": shares,
         "target": TARGET,
     }
+
+
+def collect(quick: bool, repeat: int) -> dict[str, Any]:
+    """:func:`measure` for ``python -m benchmarks``: 50 examples once when ``quick``."""
+    return measure(50, 1) if quick else measure(EXAMPLES, max(repeat, 5))
 
 
 def markdown(found: dict[str, Any]) -> str:

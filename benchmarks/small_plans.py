@@ -33,7 +33,7 @@ import obelisk
 from .run_overhead import floor, layered, plan_for
 from .timing import fresh
 
-__all__ = ["SIZES", "measure", "report"]
+__all__ = ["SIZES", "collect", "markdown", "measure", "report"]
 
 SIZES = (1, 5, 20)
 
@@ -150,6 +150,22 @@ def measure(rounds: int = 5, runs: int = 20) -> dict[str, Any]:
         "run_sync": [run_sync_cost(n, rounds, runs) for n in SIZES],
         "sync_tools": [sync_tools(n, rounds, runs) for n in SIZES],
     }
+
+
+def collect(quick: bool, repeat: int) -> dict[str, Any]:
+    """:func:`measure` for ``python -m benchmarks``: ``repeat`` rounds (at least 5), or
+    one short round when ``quick``."""
+    return measure(1, 5) if quick else measure(max(repeat, 5), 20)
+
+
+def markdown(found: dict[str, Any]) -> str:
+    """The report section (Markdown)."""
+    return (
+        "**run_sync and sync tools** on 1-, 5- and 20-call plans (`python -m "
+        "benchmarks.small_plans`): what `run_sync` adds to the plan awaited in a running "
+        "loop ÷ what `asyncio.run` adds to the floor on the same DAG (the whole ÷ beside "
+        "it), and zero-work sync tools ÷ async ones.  " + report(found) + "\n"
+    )
 
 
 def _us(times: dict[str, float]) -> str:

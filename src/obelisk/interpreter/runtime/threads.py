@@ -59,20 +59,20 @@ class Job:
         self.function, self.loop, self.future = function, loop, future
         self.abandoned = self.started = False
 
-    def run(self) -> None:
-        """Call the function, and hand its outcome to the future on the caller's loop."""
+    def call(self) -> tuple[bool, Any]:
+        """Call the function: ``(True, its result)`` or ``(False, what it raised)``."""
         try:
-            ok, value = True, self.function()
+            return True, self.function()
         except StopIteration as exc:  # a future refuses it (it would end a coroutine)
-            ok, value = False, stop_iteration(exc)
+            return False, stop_iteration(exc)
         except BaseException as exc:  # every outcome goes back to the caller
-            ok, value = False, exc
+            return False, exc
+
+    def deliver(self, ok: bool, value: Any) -> None:
+        """Hand an outcome to the future, on the caller's loop."""
         # the loop may have closed meanwhile: then nobody is waiting
         with contextlib.suppress(RuntimeError):
             self.loop.call_soon_threadsafe(_deliver, self.future, ok, value)
-        # an idle worker keeps nothing: an exception here would hold this frame in
-        # its traceback, a cycle that keeps the whole run alive until a full collection
-        del value
 
 
 def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
@@ -109,21 +109,33 @@ class _Workers:
         inbox.put((owner, job))
 
     def _work(self, inbox: queue.SimpleQueue[tuple[DaemonThreads, Job] | None]) -> None:
-        while True:
+        parked = True
+        while parked:
             item = inbox.get()
             if item is None:
                 return
             owner, job = item
-            next_job: Job | None = job
-            del item, job
-            while next_job is not None:  # the calls of that run still waiting, then park
-                next_job.run()
-                next_job = owner.finished(next_job)
+            following: Job | None = job
+            del item
+            while following is not None:  # the calls of that run still waiting, then park
+                job = following
+                ok, value = job.call()
+                following = owner.finished(job)
+                if following is None:  # parked before the caller hears of it, so that
+                    parked = self._park(inbox)  # a call it starts next finds this worker
+                job.deliver(ok, value)
+                # an idle worker keeps nothing: an exception here would hold this frame in
+                # its traceback, a cycle that keeps the whole run alive until a full collection
+                del job, value
             del owner
-            with self._lock:
-                if self._closed or len(self._parked) >= KEEP:
-                    return
-                self._parked.append(inbox)
+
+    def _park(self, inbox: queue.SimpleQueue[tuple[DaemonThreads, Job] | None]) -> bool:
+        """Wait for work in the shared set; False when this worker is to stop instead."""
+        with self._lock:
+            if self._closed or len(self._parked) >= KEEP:
+                return False
+            self._parked.append(inbox)
+            return True
 
     def close(self) -> None:
         """Tell the parked workers to stop (at exit; nothing waits for them)."""
