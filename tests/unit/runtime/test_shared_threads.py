@@ -167,3 +167,19 @@ def test_a_forked_child_starts_its_own_workers() -> None:
         timeout=60,
     )
     assert done.stdout.split() == ["6", "6"]
+
+
+def test_a_call_no_thread_can_be_started_for_fails_and_the_run_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "_WORKERS", threads._Workers())  # none parked
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    quick = obelisk.Tool.from_function(lambda i: i, name="quick", blocking=False)
+    plan = [*_plan(2), {"_tool": "quick", "i": 3, "_outputPath": "†state.q"}]
+    result = obelisk.run_sync(plan, [where, quick], concurrency=1)
+    assert [c.status for c in result.calls] == ["failed", "failed", "succeeded"]
+    assert result.calls[0].error == {"type": "RuntimeError", "message": "can't start new thread"}

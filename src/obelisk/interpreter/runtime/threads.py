@@ -177,8 +177,7 @@ class DaemonThreads:
         with self._lock:
             self._waiting.append(job)
             ready = self._ready()
-        for each in ready:
-            _WORKERS.start(self, each)
+        self._launch(ready)
         return job
 
     def abandon(self, job: Job) -> None:
@@ -191,8 +190,7 @@ class DaemonThreads:
                 return
             self._stuck += 1
             ready = self._ready()
-        for each in ready:
-            _WORKERS.start(self, each)
+        self._launch(ready)
 
     def finished(self, job: Job) -> Job | None:
         """``job`` is done (called in its worker): the next waiting job, which that
@@ -202,13 +200,25 @@ class DaemonThreads:
             if job.abandoned:
                 self._stuck -= 1
             ready = self._ready()
-        for each in ready[1:]:
-            _WORKERS.start(self, each)
+        self._launch(ready[1:])
         return ready[0] if ready else None
 
     def close(self) -> None:
         """The run is over: its calls still waiting run when their turn comes, and
         its workers go back to the shared ones when idle (nobody waits for them)."""
+
+    def _launch(self, jobs: list[Job]) -> None:
+        """Hand each job to a worker; a job no thread can be started for (the process
+        ran out of them) fails with that error."""
+        for job in jobs:
+            try:
+                _WORKERS.start(self, job)
+            except Exception as exc:  # RuntimeError: can't start new thread
+                with self._lock:
+                    self._running -= 1
+                    if job.abandoned:
+                        self._stuck -= 1
+                job.deliver(False, exc)
 
     def _ready(self) -> list[Job]:
         """Take the waiting jobs there is room for (under the lock)."""
