@@ -10,7 +10,10 @@ descriptions with a big result's copies (``tools_from_schema.py``), dry runs of 
 1,000-call plan in all 64 scenarios (``simulate_plans.py``), what
 ``isolation="process"`` costs (``isolation.py``), what a run journal costs and how
 fast a run resumes from one (``journal.py``), and how fast
-``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``).  Systems:
+``obelisk.testing.plans()`` draws 20-call plans (``plan_generation.py``), what the
+``obelisk`` command costs to start (``cold_start.py``), what ``run_sync`` adds and
+what sync tools cost on small plans (``small_plans.py``), and obelisk's share of a
+property test (``property_tests.py``).  Systems:
 obelisk, a minimal asyncio scheduler (the floor), LangGraph and Hamilton (``pip
 install -e '.[bench]'``; skipped when missing).  Each figure is a median of
 ``--repeat`` runs (default 5), as wall time beside CPU time (``time.process_time``;
@@ -37,13 +40,16 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    cold_start,
     conflicts,
     isolation,
     journal,
     loop_overhead,
     payload,
     plan_generation,
+    property_tests,
     simulate_plans,
+    small_plans,
     suite,
     targets,
     tools_from_schema,
@@ -108,6 +114,9 @@ def collect(quick: bool, repeat: int) -> dict[str, Any]:
     results["plan_generation"] = (
         plan_generation.measure(50, 1) if quick else plan_generation.measure(repeat=max(repeat, 5))
     )
+    results["cold_start"] = cold_start.collect(quick, max(repeat, 7))
+    results["small_plans"] = small_plans.collect(quick, repeat)
+    results["property_test"] = property_tests.collect(quick, repeat)
     return results
 
 
@@ -335,6 +344,12 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", journal.markdown(results["journal"]).rstrip("\n")]
     if "plan_generation" in results:
         lines += ["", plan_generation.markdown(results["plan_generation"]).rstrip("\n")]
+    if "cold_start" in results:
+        lines += ["", cold_start.markdown(results["cold_start"]).rstrip("\n")]
+    if "small_plans" in results:
+        lines += ["", small_plans.markdown(results["small_plans"]).rstrip("\n")]
+    if "property_test" in results:
+        lines += ["", property_tests.markdown(results["property_test"]).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

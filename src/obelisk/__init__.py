@@ -16,6 +16,7 @@ Public API only; the implementation lives in private layers (docs/architecture.m
 """
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from obelisk.diagnostics import Diagnostic as Diagnostic
@@ -43,38 +44,17 @@ from obelisk.errors import SolutionError as SolutionError
 from obelisk.errors import ToolDefinitionError as ToolDefinitionError
 from obelisk.errors import UnknownOutcome as UnknownOutcome
 from obelisk.errors import UsageError as UsageError
-from obelisk.grammar import parse_expression as parse_expression
-from obelisk.grammar import ref as ref
-from obelisk.interpreter.analysis.check import check as check
-from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
-from obelisk.interpreter.analysis.result import CheckResult as CheckResult
-from obelisk.interpreter.fixed_plan import run as run
-from obelisk.interpreter.fixed_plan import run_sync as run_sync
-from obelisk.interpreter.plan.model import Call as Call
-from obelisk.interpreter.plan.model import Plan as Plan
-from obelisk.interpreter.plan.parse import parse_plan as parse_plan
-from obelisk.interpreter.runtime.approvals import Decision as Decision
-from obelisk.interpreter.runtime.approvals import PendingApproval as PendingApproval
-from obelisk.interpreter.runtime.approvals import Resolution as Resolution
-from obelisk.interpreter.runtime.durable.journal import Journal as Journal
-from obelisk.interpreter.runtime.events import Event as Event
-from obelisk.interpreter.runtime.records import CallRecord as CallRecord
-from obelisk.interpreter.runtime.records import RunResult as RunResult
-from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall
-from obelisk.interpreter.runtime.resume import resume as resume
-from obelisk.interpreter.runtime.run import resume_sync as resume_sync
-from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
-from obelisk.interpreter.tools.options import Outcome as Outcome
-from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
-from obelisk.interpreter.tools.registry import Registry as Registry
-from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
-from obelisk.interpreter.tools.run_context import Context as Context
-from obelisk.interpreter.tools.tool import Tool as Tool
-from obelisk.interpreter.tools.tool import tool as tool
 from obelisk.limits import Limits as Limits
 from obelisk.public_module import report_public_module as _report_public_module
 
 if TYPE_CHECKING:
+    from obelisk.grammar import parse_expression as parse_expression
+    from obelisk.grammar import ref as ref
+    from obelisk.interpreter.analysis.check import check as check
+    from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
+    from obelisk.interpreter.analysis.result import CheckResult as CheckResult
+    from obelisk.interpreter.fixed_plan import run as run
+    from obelisk.interpreter.fixed_plan import run_sync as run_sync
     from obelisk.interpreter.loop.loop import Loop as Loop
     from obelisk.interpreter.loop.messages import Request as Request
     from obelisk.interpreter.loop.messages import Solution as Solution
@@ -84,13 +64,69 @@ if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import StreamingModel as StreamingModel
     from obelisk.interpreter.loop.records import LoopResult as LoopResult
     from obelisk.interpreter.loop.records import Turn as Turn
+    from obelisk.interpreter.plan.model import Call as Call
+    from obelisk.interpreter.plan.model import Plan as Plan
+    from obelisk.interpreter.plan.parse import parse_plan as parse_plan
+    from obelisk.interpreter.runtime.approvals import Decision as Decision
+    from obelisk.interpreter.runtime.approvals import PendingApproval as PendingApproval
+    from obelisk.interpreter.runtime.approvals import Resolution as Resolution
+    from obelisk.interpreter.runtime.durable.journal import Journal as Journal
+    from obelisk.interpreter.runtime.events import Event as Event
+    from obelisk.interpreter.runtime.records import CallRecord as CallRecord
+    from obelisk.interpreter.runtime.records import RunResult as RunResult
+    from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall
+    from obelisk.interpreter.runtime.resume import resume as resume
+    from obelisk.interpreter.runtime.run import resume_sync as resume_sync
+    from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
     from obelisk.interpreter.simulate.approval import Approval as Approval
     from obelisk.interpreter.simulate.approval import PlanDiff as PlanDiff
     from obelisk.interpreter.simulate.report import ScenarioReport as ScenarioReport
     from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
     from obelisk.interpreter.simulate.simulate import simulate as simulate
     from obelisk.interpreter.simulate.unknown import UnknownValue as UnknownValue
+    from obelisk.interpreter.tools.options import Outcome as Outcome
+    from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
+    from obelisk.interpreter.tools.registry import Registry as Registry
+    from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
+    from obelisk.interpreter.tools.run_context import Context as Context
+    from obelisk.interpreter.tools.tool import Tool as Tool
+    from obelisk.interpreter.tools.tool import tool as tool
     from obelisk.models.scripted import ScriptedModel as ScriptedModel
+
+_CORE = {
+    "Call": "obelisk.interpreter.plan.model",
+    "CallRecord": "obelisk.interpreter.runtime.records",
+    "CheckResult": "obelisk.interpreter.analysis.result",
+    "Context": "obelisk.interpreter.tools.run_context",
+    "Decision": "obelisk.interpreter.runtime.approvals",
+    "Event": "obelisk.interpreter.runtime.events",
+    "Journal": "obelisk.interpreter.runtime.durable.journal",
+    "Outcome": "obelisk.interpreter.tools.options",
+    "PendingApproval": "obelisk.interpreter.runtime.approvals",
+    "Plan": "obelisk.interpreter.plan.model",
+    "PlanGraph": "obelisk.interpreter.analysis.graph",
+    "Registry": "obelisk.interpreter.tools.registry",
+    "Resolution": "obelisk.interpreter.runtime.approvals",
+    "RetryPolicy": "obelisk.interpreter.tools.options",
+    "RunResult": "obelisk.interpreter.runtime.records",
+    "Tool": "obelisk.interpreter.tools.tool",
+    "ToolsLike": "obelisk.interpreter.tools.registry",
+    "UnknownCall": "obelisk.interpreter.runtime.records",
+    "WriteEntry": "obelisk.interpreter.runtime.write_log",
+    "check": "obelisk.interpreter.analysis.check",
+    "parse_expression": "obelisk.grammar",
+    "parse_plan": "obelisk.interpreter.plan.parse",
+    "ref": "obelisk.grammar",
+    "resume": "obelisk.interpreter.runtime.resume",
+    "resume_sync": "obelisk.interpreter.runtime.run",
+    "run": "obelisk.interpreter.fixed_plan",
+    "run_sync": "obelisk.interpreter.fixed_plan",
+    "tool": "obelisk.interpreter.tools.tool",
+}
+"""Public names of checking and running plans, imported on first use too, so that
+``import obelisk`` and ``obelisk --version`` load only the errors, diagnostics and limits
+(tests/unit/api/test_cold_start.py).  When one is first used, every name of this table
+whose module is loaded by then reports ``"obelisk"`` as its module, as if imported here."""
 
 _LAZY = {
     "Approval": "obelisk.interpreter.simulate.approval",
@@ -116,17 +152,30 @@ model are not needed to check or run a plan (``obelisk run`` never loads them)."
 if not TYPE_CHECKING:  # mypy keeps checking every attribute of the module
 
     def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
+        module = _CORE.get(name) or _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module 'obelisk' has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
         _report_public_module({name: value}, [name], __name__)
         globals()[name] = value
+        _report_loaded_core()
         return value
+
+    def _report_loaded_core() -> None:
+        """Import into this module, and rehome, every name of ``_CORE`` whose module
+        is loaded: what ``import obelisk`` did for all of them before they were lazy."""
+        namespace = globals()
+        loaded = {
+            name: getattr(sys.modules[module], name)
+            for name, module in _CORE.items()
+            if name not in namespace and module in sys.modules
+        }
+        namespace.update(loaded)
+        _report_public_module(loaded, list(loaded), __name__)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_CORE, *_LAZY})
 
 
 __version__ = "0.1.0"
@@ -206,4 +255,6 @@ __all__ = [
 
 # every public class and function reports "obelisk" as its module (the lazy ones
 # when first used): docs/architecture.md, src/obelisk/public_module.py
-_report_public_module(globals(), [name for name in __all__ if name not in _LAZY], __name__)
+_report_public_module(
+    globals(), [name for name in __all__ if name not in _LAZY and name not in _CORE], __name__
+)

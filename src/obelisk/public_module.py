@@ -57,13 +57,18 @@ def report_public_module(namespace: Mapping[str, Any], names: Iterable[str], mod
 def _resolve_own_annotations(cls: type) -> None:
     """Replace the string annotations of ``cls`` itself by what they name in the
     module that defines it (all or none: a class whose hints do not resolve keeps
-    its strings, and ``get_type_hints`` fails on it as it did before)."""
+    its strings, and ``get_type_hints`` fails on it as it did before), and so do the
+    types of a dataclass's fields."""
     own = inspect.get_annotations(cls)
     if not own or not any(isinstance(hint, str) for hint in own.values()):
         return
     with contextlib.suppress(Exception):  # NameError, TypeError: names only a type checker sees
         hints = typing.get_type_hints(cls, include_extras=True)
         cls.__annotations__ = {key: hints.get(key, hint) for key, hint in own.items()}
+        # pydantic reads a dataclass's field types from its fields, in ``__module__``
+        for key, field in getattr(cls, "__dataclass_fields__", {}).items():
+            if isinstance(field.type, str) and key in hints:
+                field.type = hints[key]
 
 
 def _keep_doctests(defining: ModuleType, value: Any) -> None:

@@ -12,40 +12,19 @@ be resumed.  A plan argument of ``-`` reads standard input.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from obelisk import __version__
-from obelisk.cli.check import check_command, graph_command
-from obelisk.cli.durable import (
-    approvals_list_command,
-    approve_command,
-    reject_command,
-    resume_command,
-    runs_abort_command,
-    runs_list_command,
-    runs_show_command,
-)
-from obelisk.cli.io import out, stdout_to_stderr_from_now
-from obelisk.cli.loop import loop_command
-from obelisk.cli.run import run_command
-from obelisk.cli.simulate import simulate_command
-from obelisk.cli.tools import tools_command
-from obelisk.cli.view import view_command
-from obelisk.cli.worker import worker_command
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="obelisk",
-    help="Check, draw and run LLM tool-call plans (docs/cli.md).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+app: typer.Typer
+"""The ``obelisk`` application, every command added (a module ``__getattr__`` builds
+it on first use)."""
 
 
 class _Command(TyperCommand):
@@ -67,42 +46,103 @@ def _no_type(ctx: Any = None) -> None:
     return None
 
 
-for _name, _command in (
-    ("check", check_command),
-    ("graph", graph_command),
-    ("run", run_command),
-    ("simulate", simulate_command),
-    ("loop", loop_command),
-    ("tools", tools_command),
-    ("resume", resume_command),
-    ("approve", approve_command),
-    ("reject", reject_command),
-    ("view", view_command),
-    ("worker", worker_command),
-):
-    app.command(_name, cls=_Command)(_command)
+def _new_app() -> typer.Typer:
+    application = typer.Typer(
+        name="obelisk",
+        help="Check, draw and run LLM tool-call plans (docs/cli.md).",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    application.callback()(_root)
+    return application
 
-_runs = typer.Typer(
-    help="Durable runs in a journal: list them, show one, abort one.", no_args_is_help=True
-)
-_runs.command("list", cls=_Command)(runs_list_command)
-_runs.command("show", cls=_Command)(runs_show_command)
-_runs.command("abort", cls=_Command)(runs_abort_command)
-_approvals = typer.Typer(
-    help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
-)
-_approvals.command("list", cls=_Command)(approvals_list_command)
-app.add_typer(_runs, name="runs")
-app.add_typer(_approvals, name="approvals")
+
+def _commands() -> list[tuple[str, Any]]:
+    """The top-level commands, ``(name, function)``, imported when first needed:
+    ``obelisk --version`` needs none of them, and their modules load the interpreter."""
+    from obelisk.cli.check import check_command, graph_command
+    from obelisk.cli.durable import approve_command, reject_command, resume_command
+    from obelisk.cli.loop import loop_command
+    from obelisk.cli.run import run_command
+    from obelisk.cli.simulate import simulate_command
+    from obelisk.cli.tools import tools_command
+    from obelisk.cli.view import view_command
+    from obelisk.cli.worker import worker_command
+
+    return [
+        ("check", check_command),
+        ("graph", graph_command),
+        ("run", run_command),
+        ("simulate", simulate_command),
+        ("loop", loop_command),
+        ("tools", tools_command),
+        ("resume", resume_command),
+        ("approve", approve_command),
+        ("reject", reject_command),
+        ("view", view_command),
+        ("worker", worker_command),
+    ]
+
+
+def _add_groups(application: typer.Typer) -> None:
+    """The command groups: ``runs list|show|abort`` and ``approvals list``."""
+    from obelisk.cli.durable import (
+        approvals_list_command,
+        runs_abort_command,
+        runs_list_command,
+        runs_show_command,
+    )
+
+    runs = typer.Typer(
+        help="Durable runs in a journal: list them, show one, abort one.", no_args_is_help=True
+    )
+    runs.command("list", cls=_Command)(runs_list_command)
+    runs.command("show", cls=_Command)(runs_show_command)
+    runs.command("abort", cls=_Command)(runs_abort_command)
+    approvals = typer.Typer(
+        help="Calls of durable runs that wait for a person's approval.", no_args_is_help=True
+    )
+    approvals.command("list", cls=_Command)(approvals_list_command)
+    application.add_typer(runs, name="runs")
+    application.add_typer(approvals, name="approvals")
+
+
+def _application(first: str | None = None) -> typer.Typer:
+    """The application with every command, or with the top-level command named
+    ``first`` (the first word of the command line) alone: typer builds the command
+    line of ``obelisk run ...`` (from each command's signature) for ``run`` only, and
+    it behaves the same."""
+    application = _new_app()
+    commands = _commands()
+    alone = [(name, command) for name, command in commands if name == first]
+    for name, command in alone or commands:
+        application.command(name, cls=_Command)(command)
+    if not alone:
+        _add_groups(application)
+    return application
+
+
+_built: list[typer.Typer] = []
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        if not _built:
+            _built.append(_application())
+        return _built[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _version(value: bool) -> None:
     if value:
+        from obelisk.cli.io import out
+
         out.print(f"obelisk {__version__}", markup=False)
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -116,7 +156,17 @@ def main() -> None:
     """Console-script entry point (and ``python -m obelisk``).  When the command is done,
     standard output is sent to standard error for the rest of the process, so that a
     tools module's ``atexit`` handlers cannot add to it."""
+    arguments = sys.argv[1:]
+    if arguments == ["--version"]:  # what the option prints, without building the commands
+        print(f"obelisk {__version__}")
+        return
+    from obelisk.interpreter.plan.collector import gc_paused
+
+    with gc_paused():  # the imports of the command line: no garbage, many objects
+        application = _application(arguments[0] if arguments else None)
+    from obelisk.cli.io import stdout_to_stderr_from_now
+
     try:
-        app()
+        application()
     finally:
         stdout_to_stderr_from_now()

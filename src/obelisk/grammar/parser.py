@@ -1,6 +1,7 @@
 """Parse expression strings into nodes (docs/language.md).
 
-One LALR parser, built once from ``reference.lark`` and cached, turns an
+One LALR parser, built once from ``reference.lark`` and cached
+(:mod:`obelisk.grammar.lalr`, loaded with lark when first needed), turns an
 expression string into the nodes of :mod:`obelisk.grammar.nodes`, with spans.
 
 Plain references (``†kind`` followed by ``.name``, ``.2`` or ``[2]`` segments) are
@@ -13,15 +14,10 @@ and bytes (docs/limits.md, "Caches"): a literal too long to keep is parsed again
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
-from importlib import resources
-from typing import Any
-
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING
 
 from obelisk.caches import BoundedCache
 from obelisk.errors import ReferenceSyntaxError
@@ -31,14 +27,15 @@ from obelisk.grammar.nodes import (
     Conjunction,
     Escaped,
     Expression,
-    Field,
-    Index,
     Reference,
     Segment,
-    Wildcard,
     new_field,
     new_index,
 )
+
+if TYPE_CHECKING:
+    from lark import Lark
+    from lark.exceptions import UnexpectedInput
 
 __all__ = ["DAGGER", "EXPRESSION_CACHE", "is_expression", "parse_expression", "parse_reference"]
 
@@ -63,105 +60,11 @@ def is_expression(value: object) -> bool:
     return isinstance(value, str) and value.startswith(DAGGER)
 
 
-def _span(token: Token) -> tuple[int, int]:
-    return (token.start_pos or 0, token.end_pos or 0)
-
-
-_JSON_ESCAPES = frozenset('"\\/bfnrtu')
-
-
-def _unquote(token: Token) -> str:
-    """Decode a quoted key; JSON escapes, plus ``\\'`` inside single quotes.
-
-    Raises ``_QuotedKeyError`` with the offset (inside the token) of a bad escape
-    or a raw control character.
-    """
-    text = str(token)
-    quote = text[0]
-    body: list[str] = ['"']
-    position = 1
-    while position < len(text) - 1:
-        ch = text[position]
-        if ch == "\\":
-            nxt = text[position + 1]
-            hex_digits = text[position + 2 : position + 6]
-            if nxt == quote == "'":
-                body.append("'")
-            elif nxt not in _JSON_ESCAPES or (
-                nxt == "u" and not re.fullmatch(r"[0-9A-Fa-f]{4}", hex_digits)
-            ):
-                raise _QuotedKeyError(token, position, "invalid escape in quoted key")
-            else:
-                body.append(ch + nxt)
-            position += 2
-            continue
-        if ch < " ":
-            raise _QuotedKeyError(
-                token, position, "a quoted key cannot hold a raw control character; escape it"
-            )
-        body.append('\\"' if ch == '"' else ch)
-        position += 1
-    body.append('"')
-    value = json.loads("".join(body))
-    assert isinstance(value, str)
-    return value
-
-
-class _QuotedKeyError(Exception):
-    def __init__(self, token: Token, offset: int, reason: str) -> None:
-        self.token = token
-        self.offset = offset
-        self.reason = reason
-
-
-class _Build(Transformer[Token, Any]):
-    """Builds nodes while the LALR parser reduces (no intermediate tree)."""
-
-    def escaped(self, children: list[Token]) -> Escaped:
-        return Escaped(str(children[1]) if len(children) > 1 else "")
-
-    def start(self, children: list[Expression]) -> Expression:
-        return children[0]
-
-    def or_expr(self, children: list[Any]) -> Alternatives:
-        options = tuple(child for child in children if not isinstance(child, Token))
-        return Alternatives(options, (options[0].span[0], options[-1].span[1]))
-
-    def and_expr(self, children: list[Any]) -> Conjunction:
-        parts = tuple(child for child in children if not isinstance(child, Token))
-        return Conjunction(parts, (parts[0].span[0], parts[-1].span[1]))
-
-    def ref(self, children: list[Any]) -> Reference:
-        dagger, kind, *segments = children
-        end = segments[-1].span[1] if segments else _span(kind)[1]
-        return Reference(str(kind), tuple(segments), (_span(dagger)[0], end))
-
-    def field(self, children: list[Token]) -> Field:
-        return Field(str(children[1]), (_span(children[0])[0], _span(children[1])[1]))
-
-    def index(self, children: list[Token]) -> Index:
-        number = children[1]
-        try:
-            value = int(number)
-        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-            reason = (
-                f"a list index of {len(number.lstrip('-'))} digits is too long: Python "
-                f"converts at most {sys.get_int_max_str_digits()} digits to text"
-            )
-            raise _QuotedKeyError(number, 0, reason) from None
-        return Index(value, (_span(children[0])[0], _span(children[-1])[1]))
-
-    def quoted_field(self, children: list[Token]) -> Field:
-        return Field(_unquote(children[1]), (_span(children[0])[0], _span(children[2])[1]))
-
-    def wildcard(self, children: list[Token]) -> Wildcard:
-        return Wildcard((_span(children[0])[0], _span(children[2])[1]))
-
-
-@functools.cache
 def _lark() -> Lark:
-    grammar = resources.files("obelisk.grammar").joinpath("reference.lark").read_text("utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Build())
+    """The LALR parser (:mod:`obelisk.grammar.lalr`), loaded with lark when first needed."""
+    from obelisk.grammar.lalr import lalr_parser
+
+    return lalr_parser()
 
 
 # What each terminal is called in error messages.
@@ -232,6 +135,8 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
 def _error_position(text: str, exc: UnexpectedInput) -> int:
     """Where the error is: lark's position, the end of ``text`` at its end."""
     pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    from lark.exceptions import UnexpectedToken
+
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
         pos = len(text)
     return pos
@@ -239,6 +144,8 @@ def _error_position(text: str, exc: UnexpectedInput) -> int:
 
 def _expected(text: str, exc: UnexpectedInput, pos: int) -> list[str]:
     """What could come at ``pos``, in words, in the order of :data:`_ORDER`."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
     if isinstance(exc, UnexpectedCharacters):
         expected_terms = set(exc.allowed or ())
     elif isinstance(exc, UnexpectedToken):
@@ -280,6 +187,8 @@ def _found(text: str, exc: UnexpectedInput, pos: int) -> tuple[int, str]:
     """``(end of the span, what was found)``: a whole token for the tokens of
     :data:`_WHOLE_TOKENS`, else the character at ``pos`` (or the end)."""
     end = pos + 1 if pos < len(text) else pos
+    from lark.exceptions import UnexpectedToken
+
     if isinstance(exc, UnexpectedToken) and exc.token.type in _WHOLE_TOKENS:
         return max(end, exc.token.end_pos or end), repr(str(exc.token))
     return end, _describe_found(text, pos)
@@ -438,11 +347,15 @@ def _parse_expression(text: str) -> Expression | Escaped:
         return plain
     if not text.startswith(DAGGER):
         raise ReferenceSyntaxError(text, (0, 1 if text else 0), "an expression must start with '†'")
+    from lark.exceptions import UnexpectedInput
+
+    from obelisk.grammar.lalr import QuotedKeyError
+
     try:
         result: Expression | Escaped = _lark().parse(text)  # type: ignore[assignment]
     except UnexpectedInput as exc:
         raise _fail(text, exc) from None
-    except _QuotedKeyError as exc:
+    except QuotedKeyError as exc:
         start = (exc.token.start_pos or 0) + exc.offset
         raise ReferenceSyntaxError(
             text, (start, start + 1), exc.reason, ["a valid JSON escape"]

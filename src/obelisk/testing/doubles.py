@@ -10,6 +10,7 @@ events of a run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import json
@@ -41,13 +42,38 @@ def _fingerprint(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False)
 
 
+_SAMPLERS: dict[int, tuple[Any, SchemaSampler]] = {}
+"""Samplers by output schema (its identity; the schema is kept with it), shared by
+every ``FakeTools`` made from the same tools: a property test makes one per example.
+Emptied past :data:`_MAX_SAMPLERS` entries."""
+
+_MAX_SAMPLERS = 1024
+
+
+def _sampler(schema: Any) -> SchemaSampler:
+    """The sampler of an output schema (``None``: any JSON value); a sampler keeps
+    no state between draws."""
+    schema = schema if schema is not None else True
+    kept = _SAMPLERS.get(id(schema))
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    sampler = SchemaSampler(schema)
+    if len(_SAMPLERS) >= _MAX_SAMPLERS:
+        _SAMPLERS.clear()
+    _SAMPLERS[id(schema)] = (schema, sampler)
+    return sampler
+
+
 class FakeTools(Registry):
     """A registry of fakes with the same names and schemas as ``tools``.
 
     ``tools``: anything :meth:`obelisk.Registry.coerce` takes.  Each function tool
-    is replaced by a fake of the same kind (``async`` stays ``async``; a sync fake
-    runs in a worker thread like the real one) that validates its arguments exactly
-    as the real tool does.  Latent tools stay latent.  Per tool name:
+    is replaced by a fake of the same kind (``async`` stays ``async``, sync stays
+    sync) that validates its arguments exactly as the real tool does.  Latent tools
+    stay latent.  A sync fake answers on the event loop, as a ``blocking=False``
+    tool does (no worker thread: a thread costs more than a fake's work), unless
+    ``threads=True`` or ``delays`` scripts a wait for its tool: then it runs in a
+    worker thread like the real one, so that its waits overlap.  Per tool name:
 
     - ``outputs``: the result, or a callable ``arguments -> result``.  Without one,
       the result is generated from the tool's output schema (any small JSON value
@@ -82,9 +108,11 @@ class FakeTools(Registry):
         failures: Mapping[str, Any] | None = None,
         choices: Mapping[int, int] | None = None,
         seed: int = 0,
+        threads: bool = False,
     ) -> None:
         source = Registry.coerce(tools)
         super().__init__()
+        self.threads = threads
         self.outputs = dict(outputs or {})
         self.delays = dict(delays or {})
         self.failures = dict(failures or {})
@@ -108,6 +136,8 @@ class FakeTools(Registry):
     def _fake(self, tool: Tool) -> Tool:
         if tool.latent:
             return tool
+        with contextlib.suppress(Exception):  # made once on the tool, not on each fake
+            tool.closed_output_schema  # noqa: B018  # (what went wrong: again on the fake)
         fake = copy.copy(tool)
         name = tool.name
 
@@ -131,6 +161,8 @@ class FakeTools(Registry):
                 return self._answer(tool, index, arguments)
 
             fake.function = run_sync
+            if not (self.threads or name in self.delays or tool.isolation == "process"):
+                fake.blocking = False  # answered on the event loop: no thread hop
         fake.is_async = tool.is_async
         return fake
 
@@ -200,8 +232,7 @@ class FakeTools(Registry):
             return script(dict(arguments)) if _is_script(script) else copy.deepcopy(script)
         sampler = self._samplers.get(name)
         if sampler is None:
-            schema = tool.output_schema if tool.output_schema is not None else True
-            sampler = self._samplers[name] = SchemaSampler(schema)
+            sampler = self._samplers[name] = _sampler(tool.output_schema)
         key = f"{self.seed}\0{name}\0{_fingerprint(arguments)}".encode()
         return sampler.sample(random.Random(hashlib.sha256(key).digest()))
 

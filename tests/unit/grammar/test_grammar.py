@@ -408,7 +408,7 @@ def test_to_jsonpath_whole_document_is_root() -> None:
 def test_to_jsonpath_builds_objects_not_text() -> None:
     from jsonpath_ng import jsonpath as jp
 
-    from obelisk.grammar.paths import _EveryChild
+    from obelisk.grammar.jsonpath import _EveryChild
 
     # jsonpath-ng >= 1.16 has Wildcard; older releases (Python 3.10) get our equivalent
     wildcard = jp.Wildcard() if hasattr(jp, "Wildcard") else _EveryChild()

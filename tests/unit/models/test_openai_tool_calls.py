@@ -66,7 +66,8 @@ def test_parallel_tool_calls_are_one_plan_and_final_output_ends_the_loop(loopbac
     names = [tool["function"]["name"] for tool in body["tools"]]
     assert names == ["lookup", "refund", "final_output"]
     parameters = body["tools"][0]["function"]["parameters"]
-    assert parameters["required"] == ["id", "_outputPath"] and "_tool" not in parameters["properties"]
+    assert parameters["required"] == ["id", "_outputPath"]
+    assert "_tool" not in parameters["properties"]
     for meta in ("_outputPath", "_outputMethod", "_id", "_instance", "_reasoningForCall"):
         description = parameters["properties"][meta]["description"]
         assert description.endswith(".") and description.count(". ") == 0, description

@@ -115,7 +115,7 @@ class Call(BaseModel):
     ``"_id": null``), so that serializing gives back equal JSON.
     """
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
 
     index: int
     tool: str
@@ -193,7 +193,7 @@ class Plan(BaseModel):
     same shape back.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     calls: tuple[Call, ...]
     mode: PlanMode | None = None

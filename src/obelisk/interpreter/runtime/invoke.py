@@ -11,13 +11,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-import tenacity
-
 from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.approvals import argument_hash
 from obelisk.interpreter.runtime.processes import ProcessWorkers
 from obelisk.interpreter.runtime.records import CallRecord, idempotency_key
-from obelisk.interpreter.runtime.threads import DaemonThreads, stop_iteration
+from obelisk.interpreter.runtime.threads import DaemonThreads, Job, stop_iteration
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
 
@@ -122,18 +120,21 @@ class Invoker:
         inside a coroutine."""
         function, policy = tool.function, tool.retry
         if (
-            tool.is_async
-            and tool.timeout is None
+            tool.timeout is None
             and tool.context_parameter is None
             and (policy is None or policy.attempts == 1)
         ):
             assert function is not None
-            record.attempts += 1
-            try:
-                coroutine: Awaitable[Any] = function(**arguments)
-            except StopIteration as exc:  # as when called inside a coroutine (PEP 479)
-                raise RuntimeError("coroutine raised StopIteration") from exc
-            return coroutine
+            if tool.is_async:
+                record.attempts += 1
+                try:
+                    coroutine: Awaitable[Any] = function(**arguments)
+                except StopIteration as exc:  # as when called inside a coroutine (PEP 479)
+                    raise RuntimeError("coroutine raised StopIteration") from exc
+                return coroutine
+            if tool.blocking and tool.isolation == "thread":  # the worker's future itself
+                record.attempts += 1
+                return self._in_thread(function, arguments).future
         return self._invoke(tool, record, arguments)
 
     async def _invoke(self, tool: Tool, record: CallRecord, arguments: dict[str, Any]) -> Any:
@@ -147,6 +148,8 @@ class Invoker:
         if policy is None or policy.attempts == 1:  # no retries: skip tenacity's set-up
             record.attempts += 1
             return await self._once(tool, record, arguments)
+        import tenacity  # loaded by the first tool that retries
+
         retrying = tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(policy.attempts),
             wait=tenacity.wait_exponential(multiplier=policy.backoff)
@@ -197,20 +200,25 @@ class Invoker:
             if self._processes is None:
                 self._processes = ProcessWorkers(self.threads)
             return await self._processes.call(function, arguments, timeout)
-        if self._threads is None:
-            self._threads = DaemonThreads(self.threads)
-        # the tool runs in the caller's context (as with asyncio.to_thread), so that it
-        # sees the run's limits (obelisk.limits.active_limits) as it would on the loop
-        job = self._threads.submit(
-            functools.partial(contextvars.copy_context().run, function, **arguments)
-        )
+        job = self._in_thread(function, arguments)
         if timeout is None:
             return await job.future
         try:
             return await asyncio.wait_for(job.future, timeout)
         except asyncio.TimeoutError:
+            assert self._threads is not None
             self._threads.abandon(job)
             raise TimeoutError(f"timed out after {timeout:g} s") from None
+
+    def _in_thread(self, function: Callable[..., Any], arguments: dict[str, Any]) -> Job:
+        """``function(**arguments)`` handed to a worker thread of the run."""
+        if self._threads is None:
+            self._threads = DaemonThreads(self.threads)
+        # the tool runs in the caller's context (as with asyncio.to_thread), so that it
+        # sees the run's limits (obelisk.limits.active_limits) as it would on the loop
+        return self._threads.submit(
+            functools.partial(contextvars.copy_context().run, function, **arguments)
+        )
 
 
 def _sync_within(function: Callable[..., Any], arguments: dict[str, Any], timeout: float) -> Any:
