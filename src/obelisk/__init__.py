@@ -90,6 +90,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
     from obelisk.interpreter.simulate.simulate import simulate as simulate
     from obelisk.interpreter.simulate.unknown import UnknownValue as UnknownValue
+    from obelisk.interpreter.tracing import instrument as instrument
     from obelisk.models.scripted import ScriptedModel as ScriptedModel
 
 _LAZY = {
@@ -106,12 +107,13 @@ _LAZY = {
     "StreamingModel": "obelisk.interpreter.loop.model",
     "Turn": "obelisk.interpreter.loop.records",
     "UnknownValue": "obelisk.interpreter.simulate.unknown",
+    "instrument": "obelisk.interpreter.tracing",
     "parse_solution": "obelisk.interpreter.loop.messages",
     "simulate": "obelisk.interpreter.simulate.simulate",
     "solution_schema": "obelisk.interpreter.loop.messages",
 }
-"""Public names imported on first use: the execution loop, dry runs and the scripted
-model are not needed to check or run a plan (``obelisk run`` never loads them)."""
+"""Public names imported on first use: the execution loop, dry runs, tracing and the
+scripted model are not needed to check or run a plan (``obelisk run`` never loads them)."""
 
 if not TYPE_CHECKING:  # mypy keeps checking every attribute of the module
 
@@ -191,6 +193,7 @@ __all__ = [
     "UsageError",
     "WriteEntry",
     "check",
+    "instrument",
     "parse_expression",
     "parse_plan",
     "parse_solution",

@@ -1,0 +1,393 @@
+"""OpenTelemetry spans of runs and loops, after the GenAI semantic conventions
+(docs/observability.md, "The span model").
+
+:class:`SpanInstrument` is the :class:`~obelisk.interpreter.runtime.instrument.Instrument`
+that ``obelisk.instrument()`` and ``run(..., tracer_provider=...)`` install.  Each engine
+gets a :class:`CallSpans`, an observer of its calls (docs/architecture.md, ``hooks.py``):
+
+* a run is an ``invoke_workflow`` span; a loop an ``invoke_agent`` span whose turns'
+  calls are its children (no span per turn run);
+* each call is an ``execute_tool {tool}`` span, started when its tool starts and ended
+  when the call is over, with a link to the span of every call whose write it read
+  (link attribute ``obelisk.link.path``: the path read); a call that never ran
+  (skipped, cancelled, left to the loop) is a zero-length span at the moment it
+  settled; a call that waits for a person a zero-length span with status UNSET;
+* a model request that wrote a plan is a ``plan`` span holding a ``chat {model}``
+  span with the token counts; any other request (a correction, a latent call's
+  sub-request) is a ``chat {model}`` span alone, under the span current when it was
+  made (the call's own, for sub-requests and delegates).
+
+Arguments and results (``gen_ai.tool.call.arguments`` / ``.result``) are recorded
+only with ``capture_content=True``: they may hold personal data.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+
+from obelisk.interpreter.runtime.approvals import PendingApproval
+from obelisk.interpreter.runtime.instrument import RunTrace
+from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.tool import Tool
+
+__all__ = ["CallAttributes", "CallSpans", "SpanInstrument", "call_attribute_hooks"]
+
+CallAttributes = Callable[[CallRecord], Mapping[str, AttributeValue] | None]
+"""A function that gives more attributes for a call's span (``obelisk.*`` names),
+or ``None``; called when the call is over."""
+
+call_attribute_hooks: list[CallAttributes] = []
+"""Functions adding attributes to every call's span (:data:`CallAttributes`)."""
+
+_ERROR_STATUSES = frozenset({"failed", "invalid_output", "cancelled", "unknown"})
+_LOOP_ERRORS = frozenset({"budget_exceeded", "corrections_exceeded", "stopped"})
+
+# the invoke_agent span whose turn runs are being traced in this context (None in a
+# call's task: a run nested in a tool is a workflow of its own)
+_agent: ContextVar[AgentSpan | None] = ContextVar("obelisk_agent_span", default=None)
+
+
+def _ns(seconds: float | None) -> int:
+    return time.time_ns() if seconds is None else int(seconds * 1e9)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+def _link(path: str, writer: int) -> dict[str, AttributeValue]:
+    """A link's attributes: the path read, and the index of the call that wrote it."""
+    return {"obelisk.link.path": path, "obelisk.link.call": writer}
+
+
+def _model_names(model: Any) -> tuple[str, str]:
+    """``(model name, provider name)`` of a model object, as well as they are known."""
+    name = getattr(model, "model", None)
+    if not isinstance(name, str):
+        name = type(model).__name__
+    provider = getattr(model, "provider", None)
+    if not isinstance(provider, str):
+        provider = "openai" if "openai" in type(model).__module__ else "obelisk"
+    return name, provider
+
+
+class SpanInstrument:
+    """Makes the spans of every run and loop it is installed for (see the module
+    docstring); ``tracer`` is an OpenTelemetry ``Tracer``."""
+
+    def __init__(self, tracer: trace.Tracer, *, capture_content: bool = False) -> None:
+        self.tracer, self.capture_content = tracer, capture_content
+
+    def trace_run(self, engine: Any) -> CallSpans:
+        return CallSpans(self, engine)
+
+    @contextmanager
+    def agent(self, loop: Any) -> Iterator[AgentSpan]:
+        name, provider = _model_names(getattr(loop.model, "inner", loop.model))
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": name,
+            "obelisk.loop.mode": str(loop.mode),
+            "obelisk.loop.depth": int(loop.depth),
+        }
+        span = self.tracer.start_span("invoke_agent", attributes=attributes)
+        agent = AgentSpan(span)
+        token = _agent.set(agent)
+        try:
+            with trace.use_span(span, end_on_exit=True, set_status_on_exception=False):
+                yield agent
+        finally:
+            _agent.reset(token)
+
+    def model_request(
+        self,
+        model: Any,
+        request: Any,
+        solution: Any,
+        error: BaseException | None,
+        times: tuple[float, float],
+    ) -> None:
+        start, end = _ns(times[0]), _ns(times[1])
+        config = getattr(request, "config", {}) or {}
+        calls = getattr(solution, "calls", None) or ()
+        parent = None
+        plan = None
+        if config.get("mode") in ("eager", "lazy") and calls:  # it wrote or revised a plan
+            plan_attributes: dict[str, AttributeValue] = {
+                "gen_ai.operation.name": "plan",
+                "obelisk.plan.calls": len(calls),
+            }
+            if "turn" in config:
+                plan_attributes["obelisk.loop.turn"] = int(config["turn"])
+            plan = self.tracer.start_span("plan", attributes=plan_attributes, start_time=start)
+            parent = trace.set_span_in_context(plan)
+        chat = self._chat(model, config, solution, error, parent, start)
+        chat.end(end_time=end)
+        if plan is not None:
+            plan.end(end_time=end)
+
+    def _chat(
+        self,
+        model: Any,
+        config: Mapping[str, Any],
+        solution: Any,
+        error: BaseException | None,
+        parent: otel_context.Context | None,
+        start: int,
+    ) -> trace.Span:
+        name, provider = _model_names(model)
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": name,
+            "gen_ai.output.type": "json",
+        }
+        if isinstance(config.get("mode"), str):
+            attributes["obelisk.request.mode"] = config["mode"]
+        if isinstance(config.get("call"), str):
+            attributes["obelisk.request.call"] = config["call"]
+        usage = getattr(solution, "usage", None) or {}
+        for ours, theirs in (("prompt_tokens", "input"), ("completion_tokens", "output")):
+            if type(usage.get(ours)) is int:
+                attributes[f"gen_ai.usage.{theirs}_tokens"] = usage[ours]
+        span = self.tracer.start_span(
+            f"chat {name}",
+            context=parent,
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=start,
+        )
+        if error is not None:
+            span.set_attribute("error.type", type(error).__name__)
+            span.set_status(Status(StatusCode.ERROR, str(error)))
+        return span
+
+
+class AgentSpan:
+    """The ``invoke_agent`` span of a running loop; :meth:`finished` takes its result.
+    ``calls`` holds the span of each call its turns ran, by ``(tool, started,
+    finished)``: a call a later turn keeps (replays) is that span, not a new one."""
+
+    def __init__(self, span: trace.Span) -> None:
+        self.span = span
+        self.calls: dict[tuple[str, float | None, float | None], trace.SpanContext] = {}
+        self.writers: dict[str, tuple[int, trace.SpanContext]] = {}  # path: its last writer
+
+    def writer_of(self, path: str) -> tuple[int, trace.SpanContext] | None:
+        """The call (index in its turn's plan, span) that last wrote ``path`` or a
+        value holding it, in an earlier turn."""
+        while True:
+            found = self.writers.get(path)
+            cut = max(path.rfind("."), path.rfind("["))
+            if found is not None or cut <= 0:
+                return found
+            path = path[:cut]
+
+    def finished(self, result: Any) -> None:
+        """The loop ended with ``result`` (a ``LoopResult``, or ``None``)."""
+        if result is None:
+            self.span.set_status(Status(StatusCode.ERROR, "the loop stopped"))
+            return
+        status = str(result.status)
+        self.span.set_attribute("obelisk.loop.status", status)
+        self.span.set_attribute("obelisk.loop.turns", len(result.turns))
+        usage = result.usage
+        for ours, theirs in (("prompt_tokens", "input"), ("completion_tokens", "output")):
+            if ours in usage:
+                self.span.set_attribute(f"gen_ai.usage.{theirs}_tokens", usage[ours])
+        if status in _LOOP_ERRORS:
+            self.span.set_attribute("error.type", status)
+            self.span.set_status(Status(StatusCode.ERROR, status))
+
+
+class CallSpans(RunTrace):
+    """The spans of one engine's run: the run's own (``invoke_workflow``, unless the
+    run is a loop's turn) and one per call (see the module docstring)."""
+
+    def __init__(self, instrument: SpanInstrument, engine: Any) -> None:
+        self.instrument, self.tracer, self.engine = instrument, instrument.tracer, engine
+        self.content = instrument.capture_content
+        self.spans: dict[int, trace.Span] = {}  # calls whose span is open
+        self.contexts: dict[int, trace.SpanContext] = {}  # every call's span, for links
+        self.written: dict[int, frozenset[str]] = {}  # paths each call wrote
+        self.parent: otel_context.Context | None = None
+        self.run_span: trace.Span | None = None
+        self.agent: AgentSpan | None = None  # the loop whose turn this run is
+
+    # -- the run -------------------------------------------------------------------
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        self.agent = _agent.get()
+        if self.agent is not None:  # a loop's turn: its calls go under invoke_agent
+            self.parent = otel_context.get_current()
+            yield
+            return
+        engine = self.engine
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "invoke_workflow",
+            "obelisk.plan.calls": len(engine.records),
+        }
+        if engine.run_id:
+            attributes["obelisk.run.id"] = str(engine.run_id)
+        span = self.run_span = self.tracer.start_span("invoke_workflow", attributes=attributes)
+        with trace.use_span(span, end_on_exit=True, set_status_on_exception=False):
+            self.parent = otel_context.get_current()
+            try:
+                yield
+            except BaseException as exc:
+                span.set_attribute("error.type", type(exc).__name__)
+                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+                raise
+
+    def finished(self, result: Any) -> None:
+        span = self.run_span
+        if span is None:
+            return
+        status = str(result.status)
+        span.set_attribute("obelisk.run.status", status)
+        if status == "failed":
+            span.set_attribute("error.type", "failed")
+            span.set_status(Status(StatusCode.ERROR, "a call failed"))
+
+    # -- the calls -----------------------------------------------------------------
+    def started(self, record: CallRecord, tool: Tool) -> None:
+        self.spans[record.index] = self._span(record, record.started)
+
+    def invoking(self, index: int) -> None:
+        # in the call's own task: what the tool starts (spans of its own, runs,
+        # sub-requests, delegates) nests under the call's span
+        span = self.spans.get(index)
+        if span is not None:
+            _agent.set(None)
+            otel_context.attach(trace.set_span_in_context(span))
+
+    def committed(self, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
+        index = record.index
+        self.written[index] = frozenset(entry.path for entry in entries)
+        span = self.spans.pop(index, None)
+        key = (record.tool, record.started, record.finished)
+        if span is None and self.agent is not None and index in self.engine.replay:
+            kept = self.agent.calls.get(key)
+            if kept is not None:  # a loop's kept call: the span of the turn that ran it
+                self.contexts[index] = kept
+                return
+        if span is None:  # it never ran a tool: skipped, replayed, rejected, cancelled...
+            at = record.started if record.status == "skipped" else record.finished
+            span = self._span(record, at)
+        self._close(span, record, entries)
+        span.end(end_time=_ns(record.finished) if record.finished else None)
+        if self.agent is not None:
+            self.agent.calls[key] = self.contexts[index]
+            for entry in entries:
+                self.agent.writers[entry.path] = (index, self.contexts[index])
+
+    def awaiting(self, pending: PendingApproval) -> None:
+        # not an error: the run pauses here, and goes on once a person decides
+        record, at = self.engine.records[pending.call], time.time()
+        span = self._span(record, at)
+        span.set_attribute("obelisk.call.status", "awaiting_approval")
+        span.set_attribute("obelisk.approval.id", pending.id)
+        span.end(end_time=_ns(at))
+
+    # -- a call's span -------------------------------------------------------------
+    def _span(self, record: CallRecord, at: float | None) -> trace.Span:
+        index = record.index
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": record.tool,
+            "gen_ai.tool.call.id": f"#{index}" if record.id is None else str(record.id),
+            "gen_ai.tool.type": "function",
+            "obelisk.call.index": index,
+        }
+        if self.content and record.arguments is not None:
+            attributes["gen_ai.tool.call.arguments"] = _json(record.arguments)
+        span = self.tracer.start_span(
+            f"execute_tool {record.tool}",
+            context=self.parent,
+            attributes=attributes,
+            links=self._links(index),
+            start_time=_ns(at),
+        )
+        self.contexts[index] = span.get_span_context()
+        return span
+
+    def _links(self, index: int) -> list[Link]:
+        """A link to the span of every call whose write call ``index`` read."""
+        graph = self.engine.graph
+        if index >= len(graph.sources):
+            return []
+        links: list[Link] = []
+        seen: set[tuple[int, str]] = set()
+        for read, sources in zip(graph.reads[index], graph.sources[index], strict=False):
+            path = str(read.reference)
+            if not sources and self.agent is not None:  # written in an earlier turn?
+                earlier = self.agent.writer_of(path)
+                if earlier is not None:
+                    links.append(Link(earlier[1], _link(path, earlier[0])))
+            for write in sources:
+                writer = write.call
+                written = self.written.get(writer)
+                if not written or writer not in self.contexts or (writer, path) in seen:
+                    continue
+                if str(write.reference) not in written:
+                    continue  # another alternative of it was taken
+                seen.add((writer, path))
+                links.append(Link(self.contexts[writer], _link(path, writer)))
+        return links
+
+    def _close(self, span: trace.Span, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
+        """Set what is known once the call is over: status, writes, attempts, error."""
+        status = record.status
+        span.set_attribute("obelisk.call.status", status)
+        if record.reason is not None:
+            key = "obelisk.call.skip_reason" if status == "skipped" else "obelisk.call.reason"
+            span.set_attribute(key, record.reason)
+        if record.attempts:
+            span.set_attribute("obelisk.call.attempts", record.attempts)
+        if entries:
+            span.set_attribute("obelisk.call.paths_written", [entry.path for entry in entries])
+            alternative = self._alternative(record.index, entries[0].path)
+            if alternative is not None:
+                span.set_attribute("obelisk.call.alternative", alternative)
+        if self.content and status == "succeeded":
+            span.set_attribute("gen_ai.tool.call.result", _json(record.output))
+        labels = getattr(record, "labels", None)
+        if labels:  # information-flow labels, where the run has them
+            span.set_attribute("obelisk.call.labels", [str(label) for label in labels])
+        for hook in call_attribute_hooks:
+            span.set_attributes(hook(record) or {})
+        _set_error(span, record)
+
+    def _alternative(self, index: int, path: str) -> int | None:
+        """Which of call ``index``'s alternatives wrote ``path`` (``None``: it has one)."""
+        graph = self.engine.graph
+        for write in graph.writes[index] if index < len(graph.writes) else ():
+            if write.alternatives > 1 and str(write.reference) == path:
+                return int(write.alternative)
+        return None
+
+
+def _set_error(span: trace.Span, record: CallRecord) -> None:
+    """A call that failed (or was cancelled, or is unknown) is an error; one whose
+    failure the plan's error arm took keeps its error type only."""
+    error, status = record.error, record.status
+    if error is not None and status in _ERROR_STATUSES:
+        span.set_attribute("error.type", str(error.get("type", "_OTHER")))
+        span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
+    elif error is not None:  # taken by the error arm: the plan handled it
+        span.set_attribute("obelisk.call.error_type", str(error.get("type", "_OTHER")))
+    elif status in _ERROR_STATUSES:
+        span.set_attribute("error.type", status)
+        span.set_status(Status(StatusCode.ERROR, record.reason or status))
