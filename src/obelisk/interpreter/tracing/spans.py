@@ -275,23 +275,27 @@ class CallSpans(RunTrace):
 
     def committed(self, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
         index = record.index
-        self.written[index] = frozenset(entry.path for entry in entries)
+        paths = [entry.path for entry in entries]
+        if paths:
+            self.written[index] = frozenset(paths)
         span = self.spans.pop(index, None)
-        key = (record.tool, record.started, record.finished)
-        if span is None and self.agent is not None and index in self.engine.replay:
-            kept = self.agent.calls.get(key)
-            if kept is not None:  # a loop's kept call: the span of the turn that ran it
-                self.contexts[index] = kept
-                return
+        agent = self.agent
         if span is None:  # it never ran a tool: skipped, replayed, rejected, cancelled...
+            key = (record.tool, record.started, record.finished)
+            kept = agent.calls.get(key) if agent is not None else None
+            if kept is not None and index in self.engine.replay:
+                self.contexts[index] = kept  # a loop's kept call: the span of its turn
+                return
             at = record.started if record.status == "skipped" else record.finished
             span = self._span(record, at)
-        self._close(span, record, entries)
+        span.set_attributes(self._closing(record, paths))
+        _set_error(span, record)
         span.end(end_time=_ns(record.finished) if record.finished else None)
-        if self.agent is not None:
-            self.agent.calls[key] = self.contexts[index]
-            for entry in entries:
-                self.agent.writers[entry.path] = (index, self.contexts[index])
+        if agent is not None:
+            context = self.contexts[index]
+            agent.calls[(record.tool, record.started, record.finished)] = context
+            for path in paths:
+                agent.writers[path] = (index, context)
 
     def awaiting(self, pending: PendingApproval) -> None:
         # not an error: the run pauses here, and goes on once a person decides
@@ -325,55 +329,66 @@ class CallSpans(RunTrace):
 
     def _links(self, index: int) -> list[Link]:
         """A link to the span of every call whose write call ``index`` read."""
-        graph = self.engine.graph
+        graph, written, contexts = self.engine.graph, self.written, self.contexts
         if index >= len(graph.sources):
             return []
         links: list[Link] = []
-        seen: set[tuple[int, str]] = set()
+        linked: set[tuple[int, str]] = set()
         for read, sources in zip(graph.reads[index], graph.sources[index], strict=False):
-            path = str(read.reference)
-            if not sources and self.agent is not None:  # written in an earlier turn?
-                earlier = self.agent.writer_of(path)
-                if earlier is not None:
-                    links.append(Link(earlier[1], _link(path, earlier[0])))
+            if not sources:
+                if self.agent is not None:  # written in an earlier turn of the loop?
+                    self._earlier(str(read.reference), links)
+                continue
             for write in sources:
                 writer = write.call
-                written = self.written.get(writer)
-                if not written or writer not in self.contexts or (writer, path) in seen:
+                paths = written.get(writer)
+                # a writer that wrote nothing, or took another alternative, is no source
+                if paths is None or str(write.reference) not in paths:
                     continue
-                if str(write.reference) not in written:
-                    continue  # another alternative of it was taken
-                seen.add((writer, path))
-                links.append(Link(self.contexts[writer], _link(path, writer)))
+                path = str(read.reference)
+                if (writer, path) not in linked and writer in contexts:
+                    linked.add((writer, path))
+                    links.append(Link(contexts[writer], _link(path, writer)))
         return links
 
-    def _close(self, span: trace.Span, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
-        """Set what is known once the call is over: status, writes, attempts, error."""
+    def _earlier(self, path: str, links: list[Link]) -> None:
+        """Link to the call of an earlier turn that wrote ``path``, if one did."""
+        assert self.agent is not None
+        earlier = self.agent.writer_of(path)
+        if earlier is not None:
+            links.append(Link(earlier[1], _link(path, earlier[0])))
+
+    def _closing(self, record: CallRecord, paths: list[str]) -> dict[str, AttributeValue]:
+        """What is known once the call is over: status, reason, attempts, writes, the
+        alternative taken, the result (when content is captured), labels."""
         status = record.status
-        span.set_attribute("obelisk.call.status", status)
+        attributes: dict[str, AttributeValue] = {"obelisk.call.status": status}
         if record.reason is not None:
             key = "obelisk.call.skip_reason" if status == "skipped" else "obelisk.call.reason"
-            span.set_attribute(key, record.reason)
+            attributes[key] = record.reason
         if record.attempts:
-            span.set_attribute("obelisk.call.attempts", record.attempts)
-        if entries:
-            span.set_attribute("obelisk.call.paths_written", [entry.path for entry in entries])
-            alternative = self._alternative(record.index, entries[0].path)
+            attributes["obelisk.call.attempts"] = record.attempts
+        if paths:
+            attributes["obelisk.call.paths_written"] = paths
+            alternative = self._alternative(record.index, paths[0])
             if alternative is not None:
-                span.set_attribute("obelisk.call.alternative", alternative)
+                attributes["obelisk.call.alternative"] = alternative
         if self.content and status == "succeeded":
-            span.set_attribute("gen_ai.tool.call.result", _json(record.output))
+            attributes["gen_ai.tool.call.result"] = _json(record.output)
         labels = getattr(record, "labels", None)
         if labels:  # information-flow labels, where the run has them
-            span.set_attribute("obelisk.call.labels", [str(label) for label in labels])
+            attributes["obelisk.call.labels"] = [str(label) for label in labels]
         for hook in call_attribute_hooks:
-            span.set_attributes(hook(record) or {})
-        _set_error(span, record)
+            attributes.update(hook(record) or {})
+        return attributes
 
     def _alternative(self, index: int, path: str) -> int | None:
         """Which of call ``index``'s alternatives wrote ``path`` (``None``: it has one)."""
         graph = self.engine.graph
-        for write in graph.writes[index] if index < len(graph.writes) else ():
+        writes = graph.writes[index] if index < len(graph.writes) else ()
+        if len(writes) < 2:
+            return None
+        for write in writes:
             if write.alternatives > 1 and str(write.reference) == path:
                 return int(write.alternative)
         return None
