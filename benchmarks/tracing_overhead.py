@@ -16,9 +16,13 @@ alike:
 
 Reported: µs per call, wall and CPU (``time.perf_counter`` / ``time.process_time``),
 medians of ``--repeat`` (at least 5), and tracing's cost per call, ``on - off``, from
-the paired rounds.  The target (issue 30): under 30 µs per call with the batch
-processor.  The cost of tracing *off* against the code before tracing existed is the
-run-overhead benchmark run on both trees (docs/observability.md gives the figures).
+the paired rounds.  Beside it, the **SDK floor**: the same provider making, with no
+obelisk at all, one span per call of the shape obelisk makes (five attributes, two
+links of two attributes each, three attributes set at its end), so that what is the
+SDK's and what is obelisk's can be told apart on the machine of the day.  The target
+(issue 30): under 30 µs per call with the batch processor.  The cost of tracing *off*
+against the code before tracing existed is ``tracing_off.py`` (docs/performance.md,
+"Tracing", gives the figures).
 
 Run ``python -m benchmarks.tracing_overhead [--repeat N] [--calls N ...]`` (needs the
 ``otel`` extra).
@@ -37,6 +41,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import Link
 
 import obelisk
 from obelisk.interpreter.tracing import uninstrument
@@ -44,7 +49,7 @@ from obelisk.interpreter.tracing import uninstrument
 from .run_overhead import layered, plan_for, zero
 from .timing import fresh
 
-__all__ = ["Dropped", "measure", "main"]
+__all__ = ["Dropped", "main", "measure", "sdk_floor"]
 
 
 class Dropped(SpanExporter):
@@ -69,11 +74,35 @@ def _timed(action: Callable[[], Any]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def sdk_floor(provider: TracerProvider, calls: int) -> None:
+    """``calls`` spans of the shape obelisk makes for a call, made by the SDK alone."""
+    tracer = provider.get_tracer("floor")
+    root = tracer.start_span("invoke_workflow")
+    parent = root.get_span_context()
+    for index in range(calls):
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "zero",
+            "gen_ai.tool.call.id": f"#{index}",
+            "gen_ai.tool.type": "function",
+            "obelisk.call.index": index,
+        }
+        links = [
+            Link(parent, {"obelisk.link.path": f"†state.v{index}", "obelisk.link.call": index}),
+            Link(parent, {"obelisk.link.path": f"†state.w{index}", "obelisk.link.call": index}),
+        ]
+        span = tracer.start_span("execute_tool zero", attributes=attributes, links=links)
+        ending = {"obelisk.call.status": "succeeded", "obelisk.call.attempts": 1}
+        span.set_attributes({**ending, "obelisk.call.paths_written": [f"†state.v{index}"]})
+        span.end()
+    root.end()
+
+
 def measure(calls: int, repeat: int) -> dict[str, Any]:
     """The three ways, ``repeat`` rounds, on a layered plan of ``calls`` calls:
-    ``{"calls", "off", "off_again", "on", "cost"}``, each a ``{"wall", "cpu"}`` of µs
-    per call (``cost``: the median of the rounds' ``on - off``); ``spans``: spans the
-    exporter received in the last traced round."""
+    ``{"calls", "off", "off_again", "on", "sdk_floor", "cost"}``, each a ``{"wall",
+    "cpu"}`` of µs per call (``cost``: the median of the rounds' ``on - off``);
+    ``spans``: spans the exporter received in the last traced round."""
     plan = plan_for(layered(calls))
 
     def run() -> None:
@@ -82,8 +111,12 @@ def measure(calls: int, repeat: int) -> dict[str, Any]:
 
     exporter = Dropped()
     provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=calls * 2 + 10))
-    samples: dict[str, list[tuple[float, float]]] = {"off": [], "off_again": [], "on": []}
+    provider.add_span_processor(
+        BatchSpanProcessor(exporter, max_queue_size=max(calls * 2 + 10, 2048))
+    )
+    samples: dict[str, list[tuple[float, float]]] = {
+        "off": [], "off_again": [], "on": [], "sdk_floor": [],
+    }  # fmt: skip
     run()  # warm: imports, the thread pool
     for _ in range(repeat):
         samples["off"].append(_timed(run))
@@ -91,9 +124,12 @@ def measure(calls: int, repeat: int) -> dict[str, Any]:
         exporter.spans = 0
         samples["on"].append(_timed(run))
         provider.force_flush()  # the batch is sent outside the timed run
+        traced = exporter.spans
         uninstrument()
         samples["off_again"].append(_timed(run))
-    spans = exporter.spans
+        samples["sdk_floor"].append(_timed(lambda: sdk_floor(provider, calls)))
+        provider.force_flush()
+    spans = traced
     provider.shutdown()
 
     def per_call(pairs: list[tuple[float, float]]) -> dict[str, float]:
@@ -125,12 +161,15 @@ def main(argv: list[str] | None = None) -> int:
         f"tracing overhead, medians of {repeat} rounds (Python {platform.python_version()}, "
         f"{platform.machine()}); µs per call, wall / CPU\n"
     )
-    print("| calls | off | off again | on (batch processor) | tracing costs | spans |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| calls | off | off again | on (batch processor) | tracing costs | "
+        "SDK floor (spans alone) | spans |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         cells = [
             f"{row[name]['wall']:.1f} / {row[name]['cpu']:.1f}"
-            for name in ("off", "off_again", "on", "cost")
+            for name in ("off", "off_again", "on", "cost", "sdk_floor")
         ]
         print(f"| {row['calls']:,} | " + " | ".join(cells) + f" | {row['spans']:,} |")
     return 0

@@ -169,9 +169,10 @@ class SpanInstrument:
             attributes=attributes,
             start_time=start,
         )
-        if error is not None:
-            span.set_attribute("error.type", type(error).__name__)
-            span.set_status(Status(StatusCode.ERROR, str(error)))
+        if error is not None:  # its message may quote the answer: only with content
+            kind = type(error).__name__
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, str(error) if self.capture_content else kind))
         return span
 
 
@@ -270,7 +271,8 @@ class CallSpans(RunTrace):
         # sub-requests, delegates) nests under the call's span
         span = self.spans.get(index)
         if span is not None:
-            _agent.set(None)
+            if self.agent is not None:
+                _agent.set(None)  # a run inside the tool is a workflow of its own
             otel_context.attach(trace.set_span_in_context(span))
 
     def committed(self, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
@@ -289,7 +291,7 @@ class CallSpans(RunTrace):
             at = record.started if record.status == "skipped" else record.finished
             span = self._span(record, at)
         span.set_attributes(self._closing(record, paths))
-        _set_error(span, record)
+        _set_error(span, record, self.content)
         span.end(end_time=_ns(record.finished) if record.finished else None)
         if agent is not None:
             context = self.contexts[index]
@@ -329,27 +331,24 @@ class CallSpans(RunTrace):
 
     def _links(self, index: int) -> list[Link]:
         """A link to the span of every call whose write call ``index`` read."""
-        graph, written, contexts = self.engine.graph, self.written, self.contexts
-        if index >= len(graph.sources):
+        graph, written = self.engine.graph, self.written
+        sources = graph.sources
+        if index >= len(sources):
             return []
-        links: list[Link] = []
-        linked: set[tuple[int, str]] = set()
-        for read, sources in zip(graph.reads[index], graph.sources[index], strict=False):
-            if not sources:
-                if self.agent is not None:  # written in an earlier turn of the loop?
-                    self._earlier(str(read.reference), links)
-                continue
-            for write in sources:
-                writer = write.call
-                paths = written.get(writer)
+        reads = graph.reads[index]
+        found: dict[tuple[int, str], None] = {}  # (writer, path read), in order, once
+        earlier: list[Link] = []
+        for position, writes in enumerate(sources[index]):
+            if not writes and self.agent is not None:  # written in an earlier turn?
+                self._earlier(str(reads[position].reference), earlier)
+            for write in writes:
+                paths = written.get(write.call)
                 # a writer that wrote nothing, or took another alternative, is no source
-                if paths is None or str(write.reference) not in paths:
-                    continue
-                path = str(read.reference)
-                if (writer, path) not in linked and writer in contexts:
-                    linked.add((writer, path))
-                    links.append(Link(contexts[writer], _link(path, writer)))
-        return links
+                if paths is not None and str(write.reference) in paths:
+                    found[write.call, str(reads[position].reference)] = None
+        contexts = self.contexts
+        links = [Link(contexts[w], _link(path, w)) for w, path in found if w in contexts]
+        return earlier + links if earlier else links
 
     def _earlier(self, path: str, links: list[Link]) -> None:
         """Link to the call of an earlier turn that wrote ``path``, if one did."""
@@ -394,13 +393,17 @@ class CallSpans(RunTrace):
         return None
 
 
-def _set_error(span: trace.Span, record: CallRecord) -> None:
-    """A call that failed (or was cancelled, or is unknown) is an error; one whose
-    failure the plan's error arm took keeps its error type only."""
+def _set_error(span: trace.Span, record: CallRecord, content: bool) -> None:
+    """A call that failed (or was cancelled, or is unknown) is an error, described by
+    its error's message only when content is captured (a message may quote arguments),
+    else by its type; one whose failure the plan's error arm took keeps its type only."""
     error, status = record.error, record.status
     if error is not None and status in _ERROR_STATUSES:
-        span.set_attribute("error.type", str(error.get("type", "_OTHER")))
-        span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
+        kind = str(error.get("type", "_OTHER"))
+        span.set_attribute("error.type", kind)
+        span.set_status(
+            Status(StatusCode.ERROR, str(error.get("message", kind)) if content else kind)
+        )
     elif error is not None:  # taken by the error arm: the plan handled it
         span.set_attribute("obelisk.call.error_type", str(error.get("type", "_OTHER")))
     elif status in _ERROR_STATUSES:
