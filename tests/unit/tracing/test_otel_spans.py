@@ -238,6 +238,10 @@ def test_a_call_awaiting_approval_is_unset_not_an_error(exporter: InMemorySpanEx
     assert resumed.state["receipt"] == "paid 10"
     paid = call_span(exporter.get_finished_spans(), 1)
     assert attrs(paid)["obelisk.call.status"] == "succeeded"
+    assert "obelisk.call.replayed" not in attrs(paid)
+    replayed = call_span(exporter.get_finished_spans(), 0)  # ran before the pause
+    assert attrs(replayed)["obelisk.call.replayed"] is True
+    assert [lk.context.span_id for lk in paid.links] == [replayed.context.span_id]
 
 
 class UsageModel:

@@ -290,6 +290,8 @@ class CallSpans(RunTrace):
                 return
             at = record.started if record.status == "skipped" else record.finished
             span = self._span(record, at)
+            if index in self.engine.replay:  # a resumed run: it ran before, and is replayed
+                span.set_attribute("obelisk.call.replayed", True)
         span.set_attributes(self._closing(record, paths))
         _set_error(span, record, self.content)
         span.end(end_time=_ns(record.finished) if record.finished else None)
