@@ -33,6 +33,7 @@ from obelisk.cli.loop import loop_command
 from obelisk.cli.run import run_command
 from obelisk.cli.simulate import simulate_command
 from obelisk.cli.tools import tools_command
+from obelisk.cli.view import view_command
 
 __all__ = ["app", "main"]
 
@@ -75,6 +76,7 @@ for _name, _command in (
     ("resume", resume_command),
     ("approve", approve_command),
     ("reject", reject_command),
+    ("view", view_command),
 ):
     app.command(_name, cls=_Command)(_command)
 
