@@ -167,11 +167,10 @@ def test_obelisk_run_otel_sends_parents_links_and_attributes_to_the_backend(
     )["experiment_id"]
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN), encoding="utf-8")
-    env = {
+    env = {  # obelisk as pytest has it (the installed package, or PYTHONPATH)
         **os.environ,
         "OTEL_EXPORTER_OTLP_ENDPOINT": backend,
         "OTEL_EXPORTER_OTLP_HEADERS": f"x-mlflow-experiment-id={experiment}",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
     }
     command = [sys.executable, "-m", "obelisk", "run", "--otel", "--json", str(plan)]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)

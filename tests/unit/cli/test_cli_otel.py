@@ -19,11 +19,9 @@ import pytest
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
 )
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 class Receiver:
@@ -66,11 +64,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def obelisk(*args: str, endpoint: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}  # obelisk as pytest has it
     env.pop("OTEL_SERVICE_NAME", None)
     command = [sys.executable, "-m", "obelisk", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
@@ -146,9 +140,8 @@ def test_otel_without_the_extra_exits_2_naming_it(tmp_path: Path) -> None:
         "sys.argv = ['obelisk', 'run', '--otel', sys.argv[1]]\n"
         "main()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
-        [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-c", code, str(plan)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2, done.stderr
     assert "--otel needs OpenTelemetry" in done.stderr
