@@ -482,3 +482,18 @@ def test_a_streamed_turn_is_a_plan_span_its_calls_under_the_agent(
     assert {parent_of(c) for c in chats} == {plan.context.span_id, agent.context.span_id}
     (tool,) = by_name(spans, "execute_tool double")
     assert parent_of(tool) == agent.context.span_id
+
+
+def test_tracing_that_breaks_warns_and_the_run_goes_on(exporter: InMemorySpanExporter) -> None:
+    from obelisk.interpreter.tracing.spans import call_attribute_hooks
+
+    def broken(record: obelisk.CallRecord) -> dict[str, Any]:
+        raise KeyError("labels")
+
+    call_attribute_hooks.append(broken)
+    try:
+        with pytest.warns(RuntimeWarning, match="tracing failed in CallSpans.committed"):
+            result = obelisk.run_sync(PLAN, [double, add], input={"n": 2})
+    finally:
+        call_attribute_hooks.clear()
+    assert result.status == "completed" and result.state["c"] == 12

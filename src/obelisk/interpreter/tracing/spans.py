@@ -23,12 +23,14 @@ only with ``capture_content=True``: they may hold personal data.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -56,6 +58,32 @@ _LOOP_ERRORS = frozenset({"budget_exceeded", "corrections_exceeded", "stopped"})
 # the invoke_agent span whose turn runs are being traced in this context (None in a
 # call's task: a run nested in a tool is a workflow of its own)
 _agent: ContextVar[AgentSpan | None] = ContextVar("obelisk_agent_span", default=None)
+
+
+F = TypeVar("F", bound=Callable[..., None])
+_failed: set[str] = set()  # the tracing methods that raised once: reported once
+
+
+def _never_raises(method: F) -> F:
+    """``method``, whose errors become a ``RuntimeWarning`` (once per method) instead of
+    stopping the run: tracing that breaks must not break what it traces."""
+
+    @functools.wraps(method)
+    def guarded(*args: Any) -> None:
+        try:
+            method(*args)
+        except Exception as exc:
+            name = method.__qualname__
+            if name not in _failed:
+                _failed.add(name)
+                warnings.warn(
+                    f"obelisk: tracing failed in {name}: {type(exc).__name__}: {exc}; the "
+                    "run goes on, and later failures of it are not reported",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+    return guarded  # type: ignore[return-value]
 
 
 def _ns(seconds: float | None) -> int:
@@ -111,6 +139,7 @@ class SpanInstrument:
         finally:
             _agent.reset(token)
 
+    @_never_raises
     def model_request(
         self,
         model: Any,
@@ -196,6 +225,7 @@ class AgentSpan:
                 return found
             path = path[:cut]
 
+    @_never_raises
     def finished(self, result: Any) -> None:
         """The loop ended with ``result`` (a ``LoopResult``, or ``None``)."""
         if result is None:
@@ -252,6 +282,7 @@ class CallSpans(RunTrace):
                 span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
                 raise
 
+    @_never_raises
     def finished(self, result: Any) -> None:
         span = self.run_span
         if span is None:
@@ -263,9 +294,11 @@ class CallSpans(RunTrace):
             span.set_status(Status(StatusCode.ERROR, "a call failed"))
 
     # -- the calls -----------------------------------------------------------------
+    @_never_raises
     def started(self, record: CallRecord, tool: Tool) -> None:
         self.spans[record.index] = self._span(record, record.started)
 
+    @_never_raises
     def invoking(self, index: int) -> None:
         # in the call's own task: what the tool starts (spans of its own, runs,
         # sub-requests, delegates) nests under the call's span
@@ -275,6 +308,7 @@ class CallSpans(RunTrace):
                 _agent.set(None)  # a run inside the tool is a workflow of its own
             otel_context.attach(trace.set_span_in_context(span))
 
+    @_never_raises
     def committed(self, record: CallRecord, entries: Sequence[WriteEntry]) -> None:
         index = record.index
         paths = [entry.path for entry in entries]
@@ -301,6 +335,7 @@ class CallSpans(RunTrace):
             for path in paths:
                 agent.writers[path] = (index, context)
 
+    @_never_raises
     def awaiting(self, pending: PendingApproval) -> None:
         # not an error: the run pauses here, and goes on once a person decides
         record, at = self.engine.records[pending.call], time.time()
