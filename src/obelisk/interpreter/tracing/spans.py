@@ -277,9 +277,12 @@ class CallSpans(RunTrace):
             self.parent = otel_context.get_current()
             try:
                 yield
-            except BaseException as exc:
-                span.set_attribute("error.type", type(exc).__name__)
-                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+            except BaseException as exc:  # KeyboardInterrupt in a tool, an engine bug
+                kind = type(exc).__name__
+                span.set_attribute("error.type", kind)
+                span.set_status(
+                    Status(StatusCode.ERROR, f"{kind}: {exc}" if self.content else kind)
+                )
                 raise
 
     @_never_raises
