@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.tools.run_context import Context as Context
     from obelisk.interpreter.tools.tool import Tool as Tool
     from obelisk.interpreter.tools.tool import tool as tool
+    from obelisk.interpreter.tracing import instrument as instrument
     from obelisk.models.scripted import ScriptedModel as ScriptedModel
 
 _CORE = {
@@ -142,12 +143,13 @@ _LAZY = {
     "StreamingModel": "obelisk.interpreter.loop.model",
     "Turn": "obelisk.interpreter.loop.records",
     "UnknownValue": "obelisk.interpreter.simulate.unknown",
+    "instrument": "obelisk.interpreter.tracing",
     "parse_solution": "obelisk.interpreter.loop.messages",
     "simulate": "obelisk.interpreter.simulate.simulate",
     "solution_schema": "obelisk.interpreter.loop.messages",
 }
-"""Public names imported on first use: the execution loop, dry runs and the scripted
-model are not needed to check or run a plan (``obelisk run`` never loads them)."""
+"""Public names imported on first use: the execution loop, dry runs, tracing and the
+scripted model are not needed to check or run a plan (``obelisk run`` never loads them)."""
 
 if not TYPE_CHECKING:  # mypy keeps checking every attribute of the module
 
@@ -240,6 +242,7 @@ __all__ = [
     "UsageError",
     "WriteEntry",
     "check",
+    "instrument",
     "parse_expression",
     "parse_plan",
     "parse_solution",

@@ -42,6 +42,7 @@ from obelisk.cli.io import (
     tools_print_to_stderr,
     warn_replaced,
 )
+from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.diagnostics import printable
 from obelisk.errors import (
     ApprovalAborted,
@@ -380,6 +381,7 @@ def loop_command(
     transcript: _TranscriptOption = None,
     stream: _StreamOption = False,
     verbose: _VerboseOption = False,
+    otel: OtelOption = False,
 ) -> None:
     """Let a model plan and run tool calls until it gives an output (docs/loop.md).
 
@@ -423,7 +425,11 @@ def loop_command(
         fail(str(exc))
     progress = _Progress(max_turns) if err.is_terminal and not as_json and not approve else None
     run = _Run(loop, approver, progress, plan)
-    result, code, problem = run.logged(transcript, given, start, start_plan)
+    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
+    try:
+        result, code, problem = run.logged(transcript, given, start, start_plan)
+    finally:
+        stop_otel()
     _report(result, as_json, verbose)
     raise typer.Exit(_conclude(result, code, problem, as_json))
 

@@ -38,6 +38,7 @@ from obelisk.cli.io import (
     warn_replaced,
 )
 from obelisk.cli.loop import model_from_spec
+from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError
 from obelisk.interpreter.analysis.check import check
@@ -259,6 +260,7 @@ def run_command(
     replaces: _ReplacesOption = None,
     model: _ModelOption = None,
     base_url: BaseUrlOption = None,
+    otel: OtelOption = False,
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -278,6 +280,7 @@ def run_command(
     flags = tool_flags(tools, no_stdlib=no_stdlib, files_root=files_root, override=override)
     handlers, run_id, trace_file = _handlers(journal, run_id, trace)
     approver = TerminalApprover(err, model=False) if approve else None
+    stop_otel = start_otel(otel)
     try:
         parsed = parse_plan(plan_bytes)  # parsed once: counted here, run below
         # the plan is checked once: for the approval, or by the run
@@ -316,6 +319,7 @@ def run_command(
     finally:
         if trace_file is not None:
             trace_file.close()
+        stop_otel()  # --otel: sends the spans left in the batch
     report(result, as_json, flags)
 
 

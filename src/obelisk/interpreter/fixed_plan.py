@@ -12,7 +12,7 @@ the model into the runtime's ``LatentFactory`` (sub-requests, as lazy mode makes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from obelisk.interpreter.analysis.handoff import PlanOrChecked
@@ -51,6 +51,7 @@ async def run(
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
     replaces: str | None = None,
+    tracer_provider: Any = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -61,29 +62,28 @@ async def run(
     limits as this run is given, else :class:`~obelisk.errors.UsageError` names what
     differs (docs/semantics.md, "Check once, then run").
 
-    ``input`` is the read-only input document, ``state`` the state to start from
-    (default ``{}``), ``data`` other data kinds by name.  ``concurrency`` caps the
-    calls in flight (count, >= 1); per-tool ``capacity`` caps further.  With
-    ``fail_fast=True`` the first failed call cancels the calls in flight and the
-    rest are ``cancelled`` (docs/semantics.md).  ``on_event`` receives every
-    :class:`~obelisk.interpreter.runtime.events.Event`.  ``context`` is any object,
-    given as ``.deps`` to tools with an ``obelisk.Context[T]`` parameter, whose calls
+    ``input`` is the read-only input document, ``state`` the state to start from (default
+    ``{}``), ``data`` other data kinds by name.  ``concurrency`` caps the calls in flight (count,
+    >= 1); per-tool ``capacity`` caps further.  With ``fail_fast=True`` the first failed call
+    cancels the calls in flight and the rest are ``cancelled`` (docs/semantics.md).  ``on_event``
+    receives every :class:`~obelisk.interpreter.runtime.events.Event`.  ``context`` is any
+    object, given as ``.deps`` to tools with an ``obelisk.Context[T]`` parameter, whose calls
     fail with :class:`~obelisk.errors.UsageError` when it is ``None`` (docs/tools.md).
-    ``output_validation`` (``"strict"``, ``"warn"``, ``"off"``) is what a call does
-    with a result that does not fit its tool's output schema, for tools that do not
-    say it themselves (docs/tools.md, "Output validation").  ``limits``
-    (:class:`obelisk.Limits`) bounds the plan, each result and the state
-    (docs/limits.md).  ``timeout`` (seconds) bounds the whole run: then the calls in
-    flight are cancelled, nothing more starts, and the result (``failed``) keeps
-    everything written so far.  Calls of tools declared ``requires_approval`` pause
-    the run (``awaiting_approval``; :func:`obelisk.resume` continues, with the model,
-    docs/approvals.md).  ``journal`` (a file path or an :class:`obelisk.Journal`) makes
-    the run durable, resumable by ``run_id`` (default: 16 random hex digits) after a
-    crash or a pause; the input, state and data must then be JSON data (docs/durable.md).
-    ``model`` (an :class:`obelisk.Model`) answers latent calls and delegates as lazy
-    mode does, one sub-request per latent call (docs/loop.md, "A fixed plan with model
-    steps"): its answer is the call's outcome, an unusable one fails that call only.
-    Without it they are left ``pending_latent``.
+    ``output_validation`` (``"strict"``, ``"warn"``, ``"off"``) is what a call does with a
+    result that does not fit its tool's output schema, for tools that do not say it themselves
+    (docs/tools.md, "Output validation").  ``limits`` (:class:`obelisk.Limits`) bounds the plan,
+    each result and the state (docs/limits.md).  ``timeout`` (seconds) bounds the whole run: then
+    the calls in flight are cancelled, nothing more starts, and the result (``failed``) keeps
+    everything written so far.  Calls of tools declared ``requires_approval`` pause the run
+    (``awaiting_approval``; :func:`obelisk.resume` continues, with the model,
+    docs/approvals.md).  ``journal`` (a file path or an :class:`obelisk.Journal`) makes the run
+    durable, resumable by ``run_id`` (default: 16 random hex digits) after a crash or a pause;
+    the input, state and data must then be JSON data (docs/durable.md).  ``model`` (an
+    :class:`obelisk.Model`) answers latent calls and delegates as lazy mode does, one
+    sub-request per latent call (docs/loop.md, "A fixed plan with model steps"): its answer is
+    the call's outcome, an unusable one fails that call only.  Without it they are left
+    ``pending_latent``.  ``tracer_provider`` (OpenTelemetry's, ``otel`` extra) traces this run
+    and those nested in it (docs/observability.md).
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan (or the ``CheckResult``) has errors,
@@ -109,11 +109,27 @@ async def run(
         bounds = DEFAULT_LIMITS if limits is None else limits
         settings = RunSettings(concurrency, fail_fast, timeout, bounds, output_validation, context)
         latent = _model_steps(model, registry, settings)
-    return await run_plan(
+    return await _traced(tracer_provider, run_plan(
         plan, registry, input, state, data=data, concurrency=concurrency, fail_fast=fail_fast,
         on_event=on_event, context=context, timeout=timeout, limits=limits, journal=journal,
         run_id=run_id, output_validation=output_validation, latent=latent, replaces=replaces,
-    )  # fmt: skip
+    ))  # fmt: skip
+
+
+async def _traced(tracer_provider: Any, running: Coroutine[Any, Any, RunResult]) -> RunResult:
+    """``running``, traced with ``tracer_provider`` unless it is ``None``; tracing is
+    imported here, when a run is first traced (``running`` is closed when it cannot be)."""
+    if tracer_provider is None:
+        return await running
+    try:
+        from obelisk.interpreter.tracing import traced
+
+        tracing = traced(tracer_provider)
+    except BaseException:
+        running.close()
+        raise
+    with tracing:
+        return await running
 
 
 def _model_steps(model: Model, registry: Registry, settings: RunSettings) -> LatentFactory:
@@ -142,6 +158,7 @@ def run_sync(
     run_id: str | None = None,
     output_validation: OutputValidation = "strict",
     replaces: str | None = None,
+    tracer_provider: Any = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
     sheltered from tools that attack it: docs/limits.md).
@@ -167,5 +184,6 @@ def run_sync(
             run_id=run_id,
             output_validation=output_validation,
             replaces=replaces,
+            tracer_provider=tracer_provider,
         )
     )

@@ -71,6 +71,7 @@ PUBLIC = [
     "UsageError",
     "WriteEntry",
     "check",
+    "instrument",
     "parse_expression",
     "parse_plan",
     "parse_solution",

@@ -51,6 +51,7 @@ from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.durable.runs import opened
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.instrument import active
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
@@ -342,6 +343,19 @@ class Loop:
             journal.finish(status)
 
     async def _turns(self, session: Session, first: int) -> LoopResult:
+        instrument = active()  # tracing (docs/observability.md): None when it is off
+        if instrument is None:
+            return await self._run_turns(session, first)
+        with instrument.agent(self) as span:  # the loop's invoke_agent span
+            try:
+                result = await self._run_turns(session, first)
+            except LoopError as exc:
+                span.finished(getattr(exc, "result", None))
+                raise
+            span.finished(result)
+            return result
+
+    async def _run_turns(self, session: Session, first: int) -> LoopResult:
         for number in range(first, self.max_turns + 1):
             if await session.turn(number):
                 return session.result("completed", session.output)

@@ -9,13 +9,15 @@ soon as its object is complete.  Adapters live in :mod:`obelisk.models`.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from obelisk.errors import ModelError, ObeliskError, RequestBudgetExceeded
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
+from obelisk.interpreter.runtime.instrument import active
 
-__all__ = ["GuardedModel", "GuardedStream", "Model", "StreamingModel"]
+__all__ = ["GuardedModel", "GuardedStream", "Model", "StreamingModel", "streamed"]
 
 
 @runtime_checkable
@@ -156,6 +158,19 @@ class GuardedModel:
         return ModelError(f"the model raised {type(exc).__name__}" + (f": {text}" if text else ""))
 
     async def complete(self, request: Request) -> Solution:
+        instrument = active()  # tracing (docs/observability.md): None when it is off
+        if instrument is None:
+            return await self._complete(request)
+        started = time.time()
+        try:
+            solution = await self._complete(request)
+        except BaseException as exc:
+            instrument.model_request(self.inner, request, None, exc, (started, time.time()))
+            raise
+        instrument.model_request(self.inner, request, solution, None, (started, time.time()))
+        return solution
+
+    async def _complete(self, request: Request) -> Solution:
         self._take()
         try:
             if self.timeout is None:
@@ -177,3 +192,24 @@ class GuardedModel:
     def stream(self, request: Request) -> GuardedStream:
         """The inner model's stream of ``request``, guarded (see the class)."""
         return GuardedStream(self, request)
+
+
+async def streamed(
+    model: Any, request: Request, answer: Awaitable[tuple[Solution, Any]], chunks: Any
+) -> tuple[Solution, Any]:
+    """What ``answer`` gives (a streamed solution and the run of its calls), the solution
+    carrying the token counts of its stream ``chunks``; with tracing on, reported as a
+    model request of ``model`` (docs/observability.md)."""
+    instrument, started = active(), time.time()  # tracing: None when it is off
+    inner = getattr(model, "inner", model)  # the user's model, not the guard
+    try:
+        solution, run = await answer
+    except BaseException as exc:
+        if instrument is not None:
+            instrument.model_request(inner, request, None, exc, (started, time.time()))
+        raise
+    usage = getattr(chunks, "usage", None)  # GuardedStream: token counts, once ended
+    solution = solution if usage is None else solution.with_usage(usage)
+    if instrument is not None:
+        instrument.model_request(inner, request, solution, None, (started, time.time()))
+    return solution, run

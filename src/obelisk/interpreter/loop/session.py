@@ -30,7 +30,7 @@ from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
 from obelisk.interpreter.loop.context import resolve_output, turn_context, turn_notice
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
-from obelisk.interpreter.loop.model import StreamingModel
+from obelisk.interpreter.loop.model import StreamingModel, streamed
 from obelisk.interpreter.loop.plan_history import Advance, Lineage, StreamKeeper, TurnPlan
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
@@ -326,7 +326,8 @@ class Session:
         chunks = loop.model.stream(turn.request)
         self.keeper = StreamKeeper(self.lineage, loop.registry, self.state.log)
         try:
-            solution, run = await stream_solution(chunks, engine, check_plan, self.keeper.keep)
+            answer = stream_solution(chunks, engine, check_plan, self.keeper.keep)
+            return await streamed(loop.model, turn.request, answer, chunks)
         except SolutionError as exc:
             if getattr(chunks, "finish_reason", None) != "length":
                 raise
@@ -335,8 +336,6 @@ class Session:
                 f"write a shorter one: {exc.reason}",
                 exc.text,
             ) from None
-        usage = getattr(chunks, "usage", None)  # GuardedStream: token counts, once ended
-        return (solution if usage is None else solution.with_usage(usage)), run
 
     def engine(
         self,

@@ -45,6 +45,7 @@ from obelisk.interpreter.runtime.events import (
     failure,
 )
 from obelisk.interpreter.runtime.hooks import Hooks
+from obelisk.interpreter.runtime.instrument import RunTrace, active
 from obelisk.interpreter.runtime.invoke import Invoker
 from obelisk.interpreter.runtime.outcome import (
     forget_traceback,
@@ -124,6 +125,11 @@ class Engine(Settling):
         owns_state: bool = False,
     ) -> None:
         settings, hooks = settings or RunSettings(), hooks or Hooks()
+        instrument = active()  # tracing (docs/observability.md): None when it is off
+        self._trace: RunTrace | None = None
+        if instrument is not None:
+            self._trace = instrument.trace_run(self)
+            hooks = Hooks((*hooks.observers, self._trace))
         super().__init__(plan, graph, registry, state, settings, hooks, growing)
         resumption = resumption or Resumption()
         self.owns_state, self.latent, self.run_id = owns_state, latent, resumption.run_id
@@ -210,7 +216,13 @@ class Engine(Settling):
         calls in flight are cancelled, and that exception is raised again with the
         run's result so far as its ``result`` attribute (docs/semantics.md)."""
         with run_collector(), limits_in_effect(self.settings.limits):  # tools see limits
-            return await self._run()
+            trace = self._trace
+            if trace is None:
+                return await self._run()
+            with trace.running():  # the run's span (docs/observability.md)
+                result = await self._run()
+                trace.finished(result)
+                return result
 
     async def _run(self) -> RunResult:
         loop = asyncio.get_running_loop()
