@@ -35,6 +35,7 @@ from obelisk.errors import LoopStopped as LoopStopped
 from obelisk.errors import ModelError as ModelError
 from obelisk.errors import ObeliskError as ObeliskError
 from obelisk.errors import PlanError as PlanError
+from obelisk.errors import PolicyViolation as PolicyViolation
 from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
 from obelisk.errors import RunLocked as RunLocked
 from obelisk.errors import RunMismatch as RunMismatch
@@ -64,8 +65,14 @@ from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall
 from obelisk.interpreter.runtime.resume import resume as resume
 from obelisk.interpreter.runtime.run import resume_sync as resume_sync
 from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
+from obelisk.interpreter.tools.labels import Label as Label
+from obelisk.interpreter.tools.labels import Labeled as Labeled
 from obelisk.interpreter.tools.options import Outcome as Outcome
 from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
+from obelisk.interpreter.tools.policies import Allow as Allow
+from obelisk.interpreter.tools.policies import Ask as Ask
+from obelisk.interpreter.tools.policies import Deny as Deny
+from obelisk.interpreter.tools.policies import PolicyCall as PolicyCall
 from obelisk.interpreter.tools.registry import Registry as Registry
 from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
 from obelisk.interpreter.tools.run_context import Context as Context
@@ -132,10 +139,12 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "Allow",
     "Approval",
     "ApprovalError",
     "ApprovalRejected",
     "ArgumentValidationError",
+    "Ask",
     "Call",
     "CallRecord",
     "CheckResult",
@@ -143,6 +152,7 @@ __all__ = [
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",
+    "Deny",
     "DependencyCycleError",
     "Diagnostic",
     "DiagnosticCode",
@@ -151,6 +161,8 @@ __all__ = [
     "Journal",
     "JournalCorrupted",
     "JournalError",
+    "Label",
+    "Labeled",
     "Limits",
     "Loop",
     "LoopBudgetExceeded",
@@ -166,6 +178,8 @@ __all__ = [
     "PlanDiff",
     "PlanError",
     "PlanGraph",
+    "PolicyCall",
+    "PolicyViolation",
     "ReferenceSyntaxError",
     "Registry",
     "Request",

@@ -12,10 +12,12 @@ import obelisk.grammar
 SRC = Path(obelisk.__file__).resolve().parent
 
 PUBLIC = [
+    "Allow",
     "Approval",
     "ApprovalError",
     "ApprovalRejected",
     "ArgumentValidationError",
+    "Ask",
     "Call",
     "CallRecord",
     "CheckResult",
@@ -23,6 +25,7 @@ PUBLIC = [
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",
+    "Deny",
     "DependencyCycleError",
     "Diagnostic",
     "DiagnosticCode",
@@ -31,6 +34,8 @@ PUBLIC = [
     "Journal",
     "JournalCorrupted",
     "JournalError",
+    "Label",
+    "Labeled",
     "Limits",
     "Loop",
     "LoopBudgetExceeded",
@@ -46,6 +51,8 @@ PUBLIC = [
     "PlanDiff",
     "PlanError",
     "PlanGraph",
+    "PolicyCall",
+    "PolicyViolation",
     "ReferenceSyntaxError",
     "Registry",
     "Request",

@@ -50,10 +50,12 @@ from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.durable.runs import opened
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.flows import check_input_labels
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import validator_for
 
@@ -136,7 +138,9 @@ class Loop:
     without asking the model again and goes on.  ``advance``: ``"all"`` (default) runs
     every call of each revision of the plan that needs to run; ``"step"`` runs only the
     calls ready when the turn starts, then asks the model again (docs/loop.md, "How a
-    plan evolves"; not with ``stream``).
+    plan evolves"; not with ``stream``).  ``policy`` and ``input_labels``: labels and
+    policies for every run of the loop, as :func:`obelisk.run` takes them
+    (docs/security.md).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -178,6 +182,8 @@ class Loop:
         journal: Any = None,
         output_validation: OutputValidation = "strict",
         advance: Advance = "all",
+        policy: PolicyMode = "off",
+        input_labels: Mapping[str, Any] | None = None,
     ) -> None:
         self.mode_given = mode is not None  # else a plan message's mode may pick it
         if mode is None:
@@ -193,7 +199,12 @@ class Loop:
         self.advance: Advance = advance
         _check_counts(max_turns=max_turns, max_corrections=max_corrections, max_depth=max_depth)
         self.settings = RunSettings(
-            concurrency, fail_fast, output_validation=output_validation, context=context
+            concurrency,
+            fail_fast,
+            output_validation=output_validation,
+            context=context,
+            policy=policy,
+            input_labels=check_input_labels(input_labels),
         )  # what each run of the loop runs with
         bounds = _model_bounds(model_timeout, max_requests)
         _check_model(model, mode, stream, journal, approve)
@@ -268,6 +279,7 @@ class Loop:
             output_validation=self.output_validation,
             depth=self.depth + 1,
             context=self.context,
+            policy=self.settings.policy,
         )
 
     # -- the loop ------------------------------------------------------------------

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError
+from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError, PolicyViolation
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime import shelter
@@ -38,12 +38,14 @@ from obelisk.interpreter.runtime.approvals import (
 from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
+    CallPolicy,
     CallSkipped,
     CallStarted,
     RunFinished,
     RunStarted,
     failure,
 )
+from obelisk.interpreter.runtime.flows import RunLabels
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.invoke import Invoker
 from obelisk.interpreter.runtime.outcome import (
@@ -63,6 +65,8 @@ from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.settling import Settling
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.labels import Labeled
+from obelisk.interpreter.tools.policies import Allow, PolicyDecision
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
@@ -263,17 +267,32 @@ class Engine(Settling):
             reason, record.untaken = explain_skip(
                 call, missing, self.graph, self.records, self._written, self.state
             )
+            if self._labels is not None:  # its outputs' absence carries what decided it
+                self._labels.skipped(call, missing)
             self._skipped(record, reason)
             return
         assert arguments is not None
         record.arguments = arguments
+        if self._labels is not None:
+            self._labels.call_arguments(call, tool, self.state)
         if (self.replay or self._unknown) and self._resumed(index):
             return
+        verdict: PolicyDecision = Allow()
+        if self._labels is not None:
+            verdict = self._verdict(call, tool, record, arguments)
+            if verdict.action == "deny":
+                record.started = record.finished = time.time()
+                self._failed(call, tool, record, PolicyViolation(verdict.reason, (verdict.reason,)))
+                return
         decision: Decision | None = None
-        if tool.requires_approval is not False and needs_approval(tool, arguments):
-            decision = self._decision(index, call.tool, arguments)
+        if verdict.action == "ask" or (
+            tool.requires_approval is not False and needs_approval(tool, arguments)
+        ):
+            asked = verdict.reason if verdict.action == "ask" else None
+            decision = self._decision(index, call.tool, arguments, asked)
             if decision is None:
                 return  # it waits for a person
+            self._decided(index, decision, verdict)
             if decision.action == "edit":
                 arguments = record.arguments = dict(decision.arguments)
         record.started = time.time()
@@ -286,6 +305,33 @@ class Engine(Settling):
             self._run_latent(call, tool, record)
         else:
             self._launch(call, tool, record, arguments)
+
+    def _verdict(
+        self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
+    ) -> PolicyDecision:
+        """The policy's decision on a call of a run with labels, kept in its record
+        and told to the listeners (docs/security.md)."""
+        assert self._labels is not None
+        verdict = self._labels.decide(call, tool, arguments)
+        self._labels.record(record, verdict)
+        if self._events:
+            labels = record.labels or {}
+            self._emit(
+                CallPolicy(
+                    time.time(), call.index, call.tool, verdict.action, verdict.reason, labels
+                )
+            )
+        return verdict
+
+    def _decided(self, index: int, decision: Decision, verdict: PolicyDecision) -> None:
+        """A person decided on a call a policy asked about: approving (or editing)
+        endorses its arguments for this call."""
+        if verdict.action != "ask" or self._labels is None:
+            return
+        record = self.records[index]
+        record.policy = {**(record.policy or {}), "approval": decision.action}
+        if decision.action != "reject":
+            self._labels.endorse(index)
 
     def _skipped(self, record: CallRecord, reason: str) -> None:
         """Call ``record.index`` is settled as skipped with ``reason``, without running."""
@@ -308,15 +354,20 @@ class Engine(Settling):
             return True
         return False
 
-    def _decision(self, index: int, tool: str, arguments: dict[str, Any]) -> Decision | None:
-        """The people's decision on call ``index``; ``None``: it waits for one."""
+    def _decision(
+        self, index: int, tool: str, arguments: dict[str, Any], reason: str | None = None
+    ) -> Decision | None:
+        """The people's decision on call ``index``; ``None``: it waits for one
+        (``reason``: why a policy asked)."""
         digest = argument_hash(tool, arguments)
         approval = self._ids(self.plan, index, digest)
         decision = self.approvals.get(approval)
         if decision is None:
             record = self.records[index]
             record.status = "awaiting_approval"
-            pending = PendingApproval(approval, index, record.label, tool, arguments, digest)
+            pending = PendingApproval(
+                approval, index, record.label, tool, arguments, digest, reason
+            )
             self.pending[index] = pending
             if self._observed:
                 self._hooks.awaiting(pending)
@@ -344,6 +395,9 @@ class Engine(Settling):
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
         record.replayed(outcome)
+        if self._labels is not None:
+            call = self.plan.calls[index]
+            self._labels.replayed(call, self.registry[call.tool], outcome.labels)
         self.outcomes[index] = outcome  # kept, so a resume of this result replays it too
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
@@ -361,6 +415,8 @@ class Engine(Settling):
             record.reason = "latent call without _output: the execution loop must run it"
             self._finish(call.index, [])
             return
+        if self._labels is not None:
+            self._labels.result(call, tool, None)
         try:
             record.output, pending, size, self._texts[call.index] = result_writes_text(
                 call, tool, call.output, self.settings.limits
@@ -444,6 +500,8 @@ class Engine(Settling):
     def _written_output(self, call: Call, tool: Tool, record: CallRecord, output: Any) -> None:
         """Check a tool's result and settle the call with the writes it makes."""
         validation = tool.output_validation or self.settings.output_validation  # docs/tools.md
+        if self._labels is not None or type(output) is Labeled:
+            output = self._labelled(call, tool, output)
         try:
             value, pending, size, self._texts[call.index], misfit = validated_writes(
                 call, tool, output, self.settings.limits, validation
@@ -460,3 +518,12 @@ class Engine(Settling):
         record.warnings = () if misfit is None else (misfit,)  # "warn": written all the same
         self._budget.expect(call.index, memory_estimate(value, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
+
+    def _labelled(self, call: Call, tool: Tool, output: Any) -> Any:
+        """Note the label of a call's result (tracking labels from now on if this is
+        the run's first :class:`Labeled` result); returns the value to write."""
+        if self._labels is None:
+            settings = self.settings
+            self._labels = RunLabels(settings.policy, settings.input_labels)
+            self._labels.call_arguments(call, tool, self.state)
+        return self._labels.result(call, tool, output)

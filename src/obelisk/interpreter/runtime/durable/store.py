@@ -430,7 +430,8 @@ class Store:
                 "WHERE run_id = ? ORDER BY call",
                 (run_id,),
             ).fetchall()
-        return Progress(run_id, intents, outcomes, approvals, self.warnings(run_id))
+        labels = self.labels(run_id)
+        return Progress(run_id, intents, outcomes, approvals, self.warnings(run_id), labels)
 
     def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
         """The calls that are over (committed, skipped, cancelled...): call index ->
@@ -470,6 +471,17 @@ class Store:
                 raise JournalCorrupted(f"the journal's event of call {call} has damaged warnings")
             found[call] = tuple(noted)
         return found
+
+    def labels(self, run_id: str) -> dict[int, Any]:
+        """The labels a :class:`~obelisk.Labeled` result gave its fields, by call index,
+        from the ``call_labels`` events (docs/security.md)."""
+        with self.errors():
+            rows = self.db.execute(
+                "SELECT call, data FROM events WHERE run_id = ? AND event = 'call_labels' "
+                "ORDER BY n",
+                (run_id,),
+            ).fetchall()
+        return {call: load(data, "event") for call, data in rows}
 
     def log(self, run_id: str) -> list[tuple[Any, ...]]:
         """The run's write log: ``(call, instance, path, method, value text, time)`` rows
