@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError, PolicyViolation
+from obelisk.grammar import Reference
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime import shelter
@@ -66,7 +67,7 @@ from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.settling import Settling
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.labels import Labeled
-from obelisk.interpreter.tools.policies import Allow, PolicyDecision
+from obelisk.interpreter.tools.policies import PolicyDecision
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
@@ -264,35 +265,28 @@ class Engine(Settling):
         assert tool is not None, "a checked plan names only registered tools"
         arguments, missing = resolve_arguments(call, self.state)
         if missing is not None:
-            reason, record.untaken = explain_skip(
-                call, missing, self.graph, self.records, self._written, self.state
-            )
-            if self._labels is not None:  # its outputs' absence carries what decided it
-                self._labels.skipped(call, missing)
-            self._skipped(record, reason)
-            return
+            return self._missing(call, record, missing)
         assert arguments is not None
         record.arguments = arguments
         if self._labels is not None:
             self._labels.call_arguments(call, tool, self.state)
         if (self.replay or self._unknown) and self._resumed(index):
             return
-        verdict: PolicyDecision = Allow()
+        asked: str | None = None  # why a policy asks a person (docs/security.md)
         if self._labels is not None:
             verdict = self._verdict(call, tool, record, arguments)
             if verdict.action == "deny":
-                record.started = record.finished = time.time()
-                self._failed(call, tool, record, PolicyViolation(verdict.reason, (verdict.reason,)))
-                return
+                return self._denied(call, tool, record, verdict.reason)
+            asked = verdict.reason if verdict.action == "ask" else None
         decision: Decision | None = None
-        if verdict.action == "ask" or (
+        if asked is not None or (
             tool.requires_approval is not False and needs_approval(tool, arguments)
         ):
-            asked = verdict.reason if verdict.action == "ask" else None
             decision = self._decision(index, call.tool, arguments, asked)
             if decision is None:
                 return  # it waits for a person
-            self._decided(index, decision, verdict)
+            if asked is not None:
+                self._endorsed(index, decision)
             if decision.action == "edit":
                 arguments = record.arguments = dict(decision.arguments)
         record.started = time.time()
@@ -323,15 +317,28 @@ class Engine(Settling):
             )
         return verdict
 
-    def _decided(self, index: int, decision: Decision, verdict: PolicyDecision) -> None:
+    def _denied(self, call: Call, tool: Tool, record: CallRecord, reason: str) -> None:
+        """A policy refused the call: it fails with PolicyViolation (an error arm takes it)."""
+        record.started = record.finished = time.time()
+        self._failed(call, tool, record, PolicyViolation(reason, (reason,)))
+
+    def _endorsed(self, index: int, decision: Decision) -> None:
         """A person decided on a call a policy asked about: approving (or editing)
         endorses its arguments for this call."""
-        if verdict.action != "ask" or self._labels is None:
-            return
+        assert self._labels is not None
         record = self.records[index]
         record.policy = {**(record.policy or {}), "approval": decision.action}
         if decision.action != "reject":
             self._labels.endorse(index)
+
+    def _missing(self, call: Call, record: CallRecord, missing: list[Reference]) -> None:
+        """A read of ``call`` did not exist: it is skipped, with the reason."""
+        reason, record.untaken = explain_skip(
+            call, missing, self.graph, self.records, self._written, self.state
+        )
+        if self._labels is not None:  # its outputs' absence carries what decided it
+            self._labels.skipped(call, missing)
+        self._skipped(record, reason)
 
     def _skipped(self, record: CallRecord, reason: str) -> None:
         """Call ``record.index`` is settled as skipped with ``reason``, without running."""
