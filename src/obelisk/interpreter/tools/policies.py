@@ -223,8 +223,8 @@ def decide(rules: Rules, call: PolicyCall, mode: PolicyMode = "off") -> PolicyDe
     """The decision on ``call`` under ``rules`` and the run's ``mode``: the strictest
     of the readers rule (``audience_arg``), ``trusted_args`` / ``on_untrusted``, the
     ``policy`` callable (one that raises or returns something else asks), and in
-    ``strict`` mode the rule for tools that write the world.  Reasons of rules that
-    agree on the strictest action are joined with ``"; "``."""
+    ``strict`` mode the rule for tools that write the world.  The reasons of the rules
+    that give the strictest action are joined with ``"; "``, each sentence once."""
     found: list[PolicyDecision] = [
         _readers_rule(rules, call),
         _trusted_args_rule(rules, call),
@@ -235,5 +235,6 @@ def decide(rules: Rules, call: PolicyCall, mode: PolicyMode = "off") -> PolicyDe
     worst = max(_RANK[d.action] for d in found)
     if worst == 0:
         return Allow()
-    reasons = "; ".join(dict.fromkeys(d.reason for d in found if _RANK[d.action] == worst))
+    sentences = (d.reason.split("; ") for d in found if _RANK[d.action] == worst)
+    reasons = "; ".join(dict.fromkeys(part for parts in sentences for part in parts))
     return Deny(reasons) if worst == 2 else Ask(reasons)
