@@ -28,6 +28,7 @@ from obelisk.cli.durable import (
     runs_list_command,
     runs_show_command,
 )
+from obelisk.cli.explain import explain_command
 from obelisk.cli.io import out, stdout_to_stderr_from_now
 from obelisk.cli.loop import loop_command
 from obelisk.cli.run import run_command
@@ -75,6 +76,7 @@ for _name, _command in (
     ("resume", resume_command),
     ("approve", approve_command),
     ("reject", reject_command),
+    ("explain", explain_command),
 ):
     app.command(_name, cls=_Command)(_command)
 

@@ -50,6 +50,7 @@ from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync
 from obelisk.interpreter.tools.options import OutputValidation
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.json_values import sorted_keys
 
@@ -226,6 +227,15 @@ _ModelOption = Annotated[
         "openai:MODEL, or scripted:FILE (JSON lines of answers).",
     ),
 ]
+_PolicyOption = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        metavar="off|strict",
+        help="strict: a call that writes the world waits for approval when an argument is "
+        "untrusted (docs/security.md); off: only the tools' own rules.",
+    ),
+]
 _OutputValidationOption = Annotated[
     str,
     typer.Option(
@@ -257,6 +267,7 @@ def run_command(
     replaces: _ReplacesOption = None,
     model: _ModelOption = None,
     base_url: BaseUrlOption = None,
+    policy: _PolicyOption = "off",
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -267,7 +278,7 @@ def run_command(
     and --replaces RUN_ID names the run of that journal it replaces.  With --model SPEC
     the model answers the plan's latent calls and delegates.
     """
-    _check_options(plan, input, journal, (run_id, replaces), output_validation)
+    _check_options(plan, input, journal, (run_id, replaces), (output_validation, policy))
     chosen = _model(model, base_url, journal)
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
@@ -301,6 +312,7 @@ def run_command(
                     output_validation=cast(OutputValidation, output_validation),
                     replaces=replaces,
                     model=chosen,
+                    policy=cast(PolicyMode, policy),
                 )
             )
         result = decided(result, approver)
@@ -322,15 +334,19 @@ def _check_options(
     input: str | None,
     journal: Path | None,
     durable: tuple[str | None, str | None],
-    validation: str,
+    modes: tuple[str, str],
 ) -> None:
     """Exit 2 for options that do not go together (``durable``: ``--run-id`` and
-    ``--replaces``, which need ``--journal``)."""
+    ``--replaces``, which need ``--journal``) and bad ``modes`` (``--output-validation``
+    and ``--policy``)."""
+    validation, policy = modes
     for option, value in zip(("--run-id", "--replaces"), durable, strict=True):
         if value is not None and journal is None:
             fail(f"{option} names a durable run: it needs --journal FILE too")
     if validation not in ("strict", "warn", "off"):
         fail(f"--output-validation must be strict, warn or off, got {validation!r}")
+    if policy not in ("off", "strict"):
+        fail(f"--policy must be off or strict, got {policy!r}")
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
 

@@ -134,7 +134,7 @@ def test_trusted_arguments_pass() -> None:
     result = obelisk.run_sync(plan, [send_money], input={"iban": "MINE"})
     assert result.status == "completed" and result.calls[0].policy is None
     plain = {"trust": "trusted", "sources": [], "readers": "public"}
-    assert result.calls[0].labels == {"iban": plain, "amount": plain}
+    assert result.calls[0].labels == {"iban": plain, "amount": plain, "_result": plain}
 
 
 def test_input_labels_and_strict_mode() -> None:

@@ -39,7 +39,6 @@ from obelisk.interpreter.runtime.approvals import (
 from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.events import (
     CallAwaitingApproval,
-    CallPolicy,
     CallSkipped,
     CallStarted,
     RunFinished,
@@ -252,6 +251,7 @@ class Engine(Settling):
             outcomes=self.outcomes,
             unknown=self.unknown,
             run_id=self.run_id,
+            plan=self.plan,
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]
@@ -309,12 +309,7 @@ class Engine(Settling):
         verdict = self._labels.decide(call, tool, arguments)
         self._labels.record(record, verdict)
         if self._events:
-            labels = record.labels or {}
-            self._emit(
-                CallPolicy(
-                    time.time(), call.index, call.tool, verdict.action, verdict.reason, labels
-                )
-            )
+            self._emit(self._labels.event(call, verdict, record.labels or {}))
         return verdict
 
     def _denied(self, call: Call, tool: Tool, record: CallRecord, reason: str) -> None:

@@ -189,13 +189,16 @@ class CallAwaitingApproval(Event):
 class CallPolicy(Event):
     """A run with labels decided on a call before it runs (docs/security.md):
     ``action`` is ``allow``, ``ask`` or ``deny``, ``reason`` says why (the flows),
-    ``labels`` the arguments' labels by name (each ``Label.to_dict()``)."""
+    ``labels`` the arguments' labels by name (each ``Label.to_dict()``), ``reads``
+    the references its arguments read, ``result`` the label its result will carry."""
 
     call: int
     tool: str
     action: str
     reason: str
     labels: dict[str, Any]
+    reads: list[str]
+    result: dict[str, Any]
 
     @property
     def event(self) -> str:

@@ -16,6 +16,7 @@ join of its arguments' labels and its tool's own, and every path of its
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ from obelisk.grammar import (
     parse_reference,
 )
 from obelisk.interpreter.plan.model import Call
+from obelisk.interpreter.runtime.events import CallPolicy
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.state import MISSING, State
 from obelisk.interpreter.tools.labels import (
@@ -204,10 +206,10 @@ class RunLabels:
         self.results[call.index] = (join(self.map.read(path_of(r)) for r in missing), [])
         self.committed(call, ())
 
-    def committed(self, call: Call, targets: Iterable[Reference], failed: bool = False) -> None:
+    def committed(self, call: Call, targets: Iterable[Reference], failed: bool = False) -> Label:
         """Call ``call``'s writes to ``targets`` committed: they carry its result label
         (and a :class:`Labeled` result's field labels, unless it failed into its error
-        arm), and the output paths it did not write carry it too."""
+        arm), and the output paths it did not write carry it too.  Returns that label."""
         label, fields = self.results.pop(call.index, (TRUSTED, []))
         written: set[Path] = set()
         for target in targets:
@@ -217,14 +219,32 @@ class RunLabels:
             for inner, field_label in () if failed else fields:
                 self.map.put(path + inner, field_label)
         if label.bottom:
-            return
+            return label
         for alternative in call.alternatives:
             for reference in alternative:
                 if path_of(reference) not in written:
                     self.map.put(path_of(reference), label, replace=False)
+        return label
+
+    def event(self, call: Call, verdict: PolicyDecision, labels: dict[str, Any]) -> CallPolicy:
+        """The ``call_policy`` event of ``call``: the decision, the argument labels, the
+        references it reads and the label its result will carry (for a trace's
+        provenance, docs/security.md)."""
+        reads = [
+            str(reference)
+            for argument in call.expressions
+            for reference in getattr(argument.expression, "references", ())
+        ]
+        result = self.results.get(call.index, (TRUSTED, []))[0].to_dict()
+        at = time.time()
+        return CallPolicy(
+            at, call.index, call.tool, verdict.action, verdict.reason, labels, reads, result
+        )
 
     def record(self, record: CallRecord, decision: PolicyDecision | None) -> None:
-        """Put call ``record.index``'s argument labels and policy decision into its record."""
+        """Put call ``record.index``'s argument labels and policy decision into its
+        record (its result's label goes in as ``"_result"`` when it commits: no
+        argument has a name that starts with ``_``)."""
         labels = self.arguments.get(record.index, {})
         record.labels = {name: label.to_dict() for name, label in labels.items()}
         if decision is not None and decision.action != "allow":

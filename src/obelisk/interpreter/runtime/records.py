@@ -14,8 +14,8 @@ Shapes (``to_dict()``):
   ``output_validation="warn"`` that did not fit); a call of an execution loop's
   plan also has ``"revision"``, the revision it came from (docs/loop.md); a call of a
   run with labels has ``"labels"`` (its arguments' labels by name, each
-  ``Label.to_dict()``) and, when a policy asked or denied, ``"policy"``
-  ``{"action", "reason"}`` (docs/security.md).
+  ``Label.to_dict()``, and its result's as ``"_result"``) and, when a policy asked
+  or denied, ``"policy"`` ``{"action", "reason"}`` (docs/security.md).
 * :class:`RunResult` ``{"status", "state", "calls", "diagnostics"}`` (the shape of
   ``obelisk run --json``, calls trimmed to ``index, id, tool, status, output,
   error, reason``, plus ``warnings`` for a call that has some); ``status`` is
@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.diagnostics import Diagnostic
+from obelisk.errors import UsageError
 from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.provenance import Origin, plan_reads, trace_back
 
 __all__ = [
     "CallOutcome",
@@ -327,6 +329,21 @@ class RunResult:
     run_id: str | None = None
     unknown: tuple[UnknownCall, ...] = ()
     journal: str | None = None
+    plan: Any = field(default=None, compare=False)
+
+    def provenance(self, path: str) -> list[Origin]:
+        """The calls and inputs the value at ``path`` (``"†state.paid"``) came from,
+        with their labels: :class:`~obelisk.interpreter.tools.provenance.Origin` s,
+        breadth first from the call that wrote it (docs/security.md, "Provenance").
+        Labels are those of a run with labels (else trusted).  Raises
+        :class:`~obelisk.errors.UsageError` for a result without its plan and
+        :class:`~obelisk.errors.ReferenceSyntaxError` for a bad path."""
+        if self.plan is None:
+            raise UsageError("this result does not keep its plan: no provenance")
+        writes = [(entry.call, entry.path, entry.method) for entry in self.log]
+        names = {call.index: call.label for call in self.calls}
+        labels = {call.index: call.labels for call in self.calls if call.labels}
+        return trace_back(path, writes, plan_reads(self.plan), names, labels)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run (Python 3.11) formats the main task's

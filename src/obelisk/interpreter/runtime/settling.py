@@ -208,7 +208,10 @@ class Settling:
         self._written[index] = written
         if self._labels is not None:  # before its readers start (docs/security.md)
             targets = [target for target, _ in pending] if written else ()
-            self._labels.committed(self.plan.calls[index], targets, record.error is not None)
+            label = self._labels.committed(
+                self.plan.calls[index], targets, record.error is not None
+            )
+            record.labels = {**(record.labels or {}), "_result": label.to_dict()}
         woken = self._calls.done(index, wake=not self._tasks.stopping)
         if self._observed:
             self._hooks.committed(record, self.state.log[-len(written) :] if written else ())
