@@ -44,7 +44,7 @@ from obelisk.interpreter.tools.labels import (
     label_of,
 )
 from obelisk.interpreter.tools.policies import (
-    Allow,
+    ALLOW,
     PolicyCall,
     PolicyDecision,
     PolicyMode,
@@ -141,7 +141,7 @@ class RunLabels:
         """Each argument's label (the join over the expressions inside it); a
         delegate that takes the parent's state or data reads every label there."""
         labels: dict[str, Label] = dict.fromkeys(call.arguments, TRUSTED)
-        for argument in call.expressions:
+        for argument in call.expressions if self.map.size else ():  # else all trusted
             name = str(argument.path[0])
             label = self.expression(argument.expression, state, call.instance)
             labels[name] = labels.get(name, TRUSTED).join(label)
@@ -155,8 +155,9 @@ class RunLabels:
     def decide(self, call: Call, tool: Tool, arguments: Mapping[str, Any]) -> PolicyDecision:
         """The policy decision on ``call`` about to run with ``arguments``."""
         labels = self.arguments.get(call.index, {})
-        if self.mode == "off" and not tool.rules.declared:
-            return Allow()
+        rules = tool.rules
+        if not rules.declared and (self.mode == "off" or not rules.writes):
+            return ALLOW  # no rule applies to this tool
         seen = PolicyCall(call.tool, f"#{call.index} {call.tool}", arguments, labels)
         return decide(tool.rules, seen, self.mode)
 
@@ -172,13 +173,15 @@ class RunLabels:
     def result(self, call: Call, tool: Tool, output: Any) -> Any:
         """Note the label call ``call``'s result will carry; returns the result
         unwrapped from a :class:`Labeled`."""
-        source = Source(f"#{call.index} {call.tool}", _why(tool), call.index)
-        own = tool.rules.output_label(source)
         fields: list[tuple[Path, Label]] = []
-        if type(output) is Labeled:
-            fields = output.labels(own, source)
-            own, fields = fields[0][1], fields[1:]
-            output = output.value
+        own = TRUSTED
+        if type(output) is Labeled or tool.rules.output != "trusted":
+            source = Source(f"#{call.index} {call.tool}", _why(tool), call.index)
+            own = tool.rules.output_label(source)
+            if type(output) is Labeled:
+                fields = output.labels(own, source)
+                own, fields = fields[0][1], fields[1:]
+                output = output.value
         arguments = join(self.arguments.get(call.index, {}).values())
         self.results[call.index] = (arguments.join(own), fields)
         return output
@@ -211,6 +214,8 @@ class RunLabels:
         (and a :class:`Labeled` result's field labels, unless it failed into its error
         arm), and the output paths it did not write carry it too.  Returns that label."""
         label, fields = self.results.pop(call.index, (TRUSTED, []))
+        if label.bottom and not fields and not self.map.size:
+            return label  # nothing labelled yet, nor now
         written: set[Path] = set()
         for target in targets:
             path = path_of(target)

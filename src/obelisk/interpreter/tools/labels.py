@@ -85,6 +85,12 @@ class Label:
     trust: Trust = "trusted"
     sources: frozenset[Source] = field(default_factory=frozenset)
     readers: frozenset[str] | None = None
+    bottom: bool = field(init=False, repr=False, compare=False)
+    """Trusted, public and without sources: what an unlabelled value carries."""
+
+    def __post_init__(self) -> None:
+        bottom = self.trust == "trusted" and self.readers is None and not self.sources
+        object.__setattr__(self, "bottom", bottom)
 
     @property
     def untrusted(self) -> bool:
@@ -93,11 +99,6 @@ class Label:
     @property
     def public(self) -> bool:
         return self.readers is None
-
-    @property
-    def bottom(self) -> bool:
-        """Trusted, public and without sources: what an unlabelled value carries."""
-        return self.trust == "trusted" and self.readers is None and not self.sources
 
     def join(self, other: Label) -> Label:
         """The least upper bound: untrusted if either is, the sources of both, the
@@ -134,6 +135,8 @@ class Label:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"trust", "sources": [Source.to_dict()...], "readers": "public" | [...]}``."""
+        if self.bottom:  # the common case, made without sorting anything
+            return {"trust": "trusted", "sources": [], "readers": "public"}
         return {
             "trust": self.trust,
             "sources": [s.to_dict() for s in sorted(self.sources, key=_order)],

@@ -27,6 +27,7 @@ from obelisk.interpreter.tools.labels import (
 )
 
 __all__ = [
+    "ALLOW",
     "POLICY_MODES",
     "Allow",
     "Ask",
@@ -73,6 +74,8 @@ class Deny:
 
 
 PolicyDecision = Allow | Ask | Deny
+ALLOW = Allow()
+"""The decision that lets a call run (one object, shared)."""
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -234,7 +237,7 @@ def decide(rules: Rules, call: PolicyCall, mode: PolicyMode = "off") -> PolicyDe
         found.append(_strict_rule(rules, call))
     worst = max(_RANK[d.action] for d in found)
     if worst == 0:
-        return Allow()
+        return ALLOW
     sentences = (d.reason.split("; ") for d in found if _RANK[d.action] == worst)
     reasons = "; ".join(dict.fromkeys(part for parts in sentences for part in parts))
     return Deny(reasons) if worst == 2 else Ask(reasons)
