@@ -98,7 +98,7 @@ def test_explain_a_journaled_run(tmp: Path) -> None:
     assert explained.exit_code == 0, explained.output
     assert explained.stdout.splitlines() == [
         "†state.paid comes from:",
-        "  #1 send_money via †state.paid (trusted)",
+        "  #1 send_money via †state.paid (untrusted: the bill)",  # the amount is not vouched
         "    #0 read_bill via †state.bill.iban (untrusted: the bill)",
     ]
     as_json = json.loads(cli("explain", "r1", "†state.paid", "--journal", "j.db", "--json").stdout)

@@ -102,17 +102,21 @@ def test_untrusted_results_flow_into_arguments_and_ask() -> None:
 def test_approving_endorses_the_arguments_for_that_call_only() -> None:
     plan = [
         BILL,
-        {**_pay("transfer"), "_outputPath": "†state.receipt"},
+        {**_pay("transfer"), "amount": 1, "_outputPath": "†state.receipt"},
         {"_tool": "transfer", "iban": "†state.receipt", "amount": 1, "_outputPath": "†state.b"},
         {**_pay("transfer"), "_outputPath": "†state.again"},
+        {"_tool": "transfer", "iban": "†state.again", "amount": 1, "_outputPath": "†state.c"},
     ]
     first = obelisk.run_sync(plan, [read_file, transfer])
     assert [p.call for p in first.pending] == [1, 3]
     decisions = {p.id: Decision.accept() for p in first.pending}
     resumed = obelisk.resume_sync(first, decisions)
-    assert resumed.status == "completed"  # the receipt of an approved call is trusted
-    assert resumed.calls[2].policy is None and resumed.calls[2].labels is not None
+    # #1's only untrusted argument was approved: its receipt is trusted
+    assert resumed.calls[2].status == "succeeded" and resumed.calls[2].policy is None
+    assert resumed.calls[2].labels is not None
     assert resumed.calls[2].labels["iban"]["trust"] == "trusted"
+    # #3's amount was untrusted too, and nobody vouched for it: its receipt is not
+    assert [p.call for p in resumed.pending] == [4]
 
 
 def test_deny_fails_the_call_with_policy_violation_an_error_arm_takes() -> None:

@@ -318,13 +318,12 @@ class Engine(Settling):
         self._failed(call, tool, record, PolicyViolation(reason, (reason,)))
 
     def _endorsed(self, index: int, decision: Decision) -> None:
-        """A person decided on a call a policy asked about: approving (or editing)
-        endorses its arguments for this call."""
+        """A person decided on a call a policy asked about: approving endorses the
+        arguments it asked about, for this call (docs/security.md)."""
         assert self._labels is not None
         record = self.records[index]
         record.policy = {**(record.policy or {}), "approval": decision.action}
-        if decision.action != "reject":
-            self._labels.endorse(index)
+        self._labels.approved(index, decision.action)
 
     def _missing(self, call: Call, record: CallRecord, missing: list[Reference]) -> None:
         """A read of ``call`` did not exist: it is skipped, with the reason."""

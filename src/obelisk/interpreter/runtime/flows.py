@@ -117,6 +117,7 @@ class RunLabels:
         self.map = LabelMap()
         self.results: dict[int, tuple[Label, list[tuple[Path, Label]]]] = {}
         self.arguments: dict[int, dict[str, Label]] = {}
+        self.asked: dict[int, list[str]] = {}  # the arguments a policy asked about
         for text, label in input_labels:
             self.map.put(path_of(parse_reference(text)), label)
 
@@ -159,13 +160,22 @@ class RunLabels:
         if not rules.declared and (self.mode == "off" or not rules.writes):
             return ALLOW  # no rule applies to this tool
         seen = PolicyCall(call.tool, f"#{call.index} {call.tool}", arguments, labels)
-        return decide(tool.rules, seen, self.mode)
+        verdict = decide(rules, seen, self.mode)
+        if verdict.action == "ask":  # what a person's approval will vouch for
+            untrusted = seen.untrusted()
+            broad = rules.policy is not None or (self.mode == "strict" and rules.writes)
+            self.asked[call.index] = untrusted if broad else seen.untrusted(rules.trusted_args)
+        return verdict
 
-    def endorse(self, index: int, names: Iterable[str] | None = None) -> None:
-        """A person approved call ``index``: its arguments (``names``, or all) are
-        trusted for this call."""
+    def approved(self, index: int, action: str) -> None:
+        """A person decided on call ``index``, which a policy asked about: accepting
+        endorses exactly the arguments it asked about, for this call; editing, every
+        argument (the person wrote them)."""
         labels = self.arguments.get(index, {})
-        for name in list(labels) if names is None else names:
+        if action == "reject":
+            return
+        names = list(labels) if action == "edit" else self.asked.get(index, [])
+        for name in names:
             if name in labels:
                 labels[name] = labels[name].endorsed()
 
