@@ -118,3 +118,10 @@ def test_labeled_fields_are_replayed_from_the_journal(tmp_path: Path) -> None:
     resumed = obelisk.resume_sync("mail", tools=tools, journal=db)
     assert [p.call for p in resumed.pending] == [2]  # #0's replayed result: body untrusted
     assert "comes from `#0 open_mail`" in (resumed.pending[0].reason or "")
+    with Journal(db) as book:
+        book.decide(resumed.pending[0].id, True)
+    done = obelisk.resume_sync("mail", tools=tools, journal=db)
+    assert done.status == "completed"
+    # the replayed calls keep their labels and the policy's decision
+    assert done.calls[0].labels is not None and done.calls[0].labels["n"]["trust"] == "trusted"
+    assert done.calls[2].policy is not None and done.calls[2].policy["approval"] == "accept"

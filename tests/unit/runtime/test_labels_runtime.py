@@ -309,3 +309,30 @@ def test_the_loop_takes_policy_and_input_labels() -> None:
     assert loop.settings.policy == "strict"
     result = loop.run_sync({"to": "eve"})
     assert result.pending and result.pending[0].reason is not None
+
+
+@obelisk.tool(requires_approval=True)
+def confirm(x: Any) -> str:
+    "A person confirms."
+    return "ok"
+
+
+def test_a_replayed_call_keeps_its_decision_and_what_was_vouched_for() -> None:
+    plan = [
+        BILL,
+        {**_pay("transfer"), "amount": 1, "_outputPath": "†state.receipt"},
+        {"_tool": "confirm", "x": "†state.receipt", "_outputPath": "†state.ok"},
+        {
+            "_tool": "transfer",
+            "iban": "†state.ok && †state.receipt",
+            "amount": 1,
+            "_outputPath": "†state.again",
+        },
+    ]
+    first = obelisk.run_sync(plan, [read_file, transfer, confirm])
+    second = obelisk.resume_sync(first, {first.pending[0].id: Decision.accept()})
+    assert [p.call for p in second.pending] == [2]
+    third = obelisk.resume_sync(second, {second.pending[0].id: Decision.accept()})
+    assert third.status == "completed"  # #1's receipt stays vouched for when replayed
+    assert third.calls[1].policy is not None and third.calls[1].policy["approval"] == "accept"
+    assert third.calls[3].policy is None

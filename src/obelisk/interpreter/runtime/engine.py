@@ -398,7 +398,7 @@ class Engine(Settling):
         record.replayed(outcome)
         if self._labels is not None:
             call = self.plan.calls[index]
-            self._labels.replayed(call, self.registry[call.tool], outcome.labels)
+            self._labels.replayed(record, call, self.registry[call.tool], outcome.labels)
         self.outcomes[index] = outcome  # kept, so a resume of this result replays it too
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)

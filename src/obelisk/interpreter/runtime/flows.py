@@ -118,6 +118,7 @@ class RunLabels:
         self.results: dict[int, tuple[Label, list[tuple[Path, Label]]]] = {}
         self.arguments: dict[int, dict[str, Label]] = {}
         self.asked: dict[int, list[str]] = {}  # the arguments a policy asked about
+        self.endorsed: dict[int, list[str]] = {}  # ... and those a person vouched for
         for text, label in input_labels:
             self.map.put(path_of(parse_reference(text)), label)
 
@@ -175,9 +176,15 @@ class RunLabels:
         if action == "reject":
             return
         names = list(labels) if action == "edit" else self.asked.get(index, [])
+        self._endorse(index, names)
+
+    def _endorse(self, index: int, names: Iterable[str]) -> None:
+        labels = self.arguments.get(index, {})
+        endorsed = self.endorsed.setdefault(index, [])
         for name in names:
             if name in labels:
                 labels[name] = labels[name].endorsed()
+                endorsed.append(name)
 
     # -- writing -------------------------------------------------------------------
     def result(self, call: Call, tool: Tool, output: Any) -> Any:
@@ -196,22 +203,34 @@ class RunLabels:
         self.results[call.index] = (arguments.join(own), fields)
         return output
 
-    def replayed(self, call: Call, tool: Tool, stored: Any) -> None:
+    def replayed(self, record: CallRecord, call: Call, tool: Tool, stored: Any) -> None:
         """A resumed run replays call ``call``: its result label again, with the
-        field labels it had (``stored``: :meth:`stored` of the first run, or ``None``)."""
+        field labels it had, and its record's labels and policy decision (``stored``:
+        :meth:`stored` of the first run, or ``None``)."""
+        kept = stored if isinstance(stored, Mapping) else {}
+        self._endorse(call.index, kept.get("endorsed", ()))  # as the person did then
         self.result(call, tool, None)
-        if isinstance(stored, Mapping) and stored.get("fields"):
+        if kept.get("fields"):
             label, _ = self.results[call.index]
-            fields = [(tuple(p), Label.from_dict(d)) for p, d in stored["fields"]]
+            fields = [(tuple(p), Label.from_dict(d)) for p, d in kept["fields"]]
             self.results[call.index] = (label, fields)
+        self.record(record, None)
+        record.policy = kept.get("policy")
 
-    def stored(self, index: int) -> dict[str, Any] | None:
+    def stored(self, index: int, policy: dict[str, Any] | None) -> dict[str, Any] | None:
         """What a call's outcome keeps of its labels for a resume: the field labels of
-        a :class:`Labeled` result (``None``: nothing beyond its tool's declaration)."""
+        a :class:`Labeled` result, the policy's decision and the arguments a person
+        vouched for (``None``: none of them)."""
         found = self.results.get(index)
-        if found is None or not found[1]:
+        fields = found[1] if found is not None else []
+        if not fields and policy is None:
             return None
-        return {"fields": [[list(p), label.to_dict()] for p, label in found[1]]}
+        kept: dict[str, Any] = {"fields": [[list(p), label.to_dict()] for p, label in fields]}
+        if policy is not None:
+            kept["policy"] = policy
+        if self.endorsed.get(index):
+            kept["endorsed"] = self.endorsed[index]
+        return kept
 
     def skipped(self, call: Call, missing: Iterable[Reference]) -> None:
         """``call`` is skipped because ``missing`` did not exist: its outputs' absence

@@ -181,7 +181,7 @@ class Settling:
         """A call ran (or a person rejected it): keep what it did, so that a resumed run
         replays it instead of running it again, then finish it."""
         record = self.records[index]
-        labels = None if self._labels is None else self._labels.stored(index)
+        labels = None if self._labels is None else self._labels.stored(index, record.policy)
         outcome = self.outcomes[index] = CallOutcome.of(record, succeeded, pending, labels)
         if self._observed:
             self._hooks.settled(index, outcome)
