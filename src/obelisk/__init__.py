@@ -73,6 +73,7 @@ from obelisk.interpreter.tools.policies import Allow as Allow
 from obelisk.interpreter.tools.policies import Ask as Ask
 from obelisk.interpreter.tools.policies import Deny as Deny
 from obelisk.interpreter.tools.policies import PolicyCall as PolicyCall
+from obelisk.interpreter.tools.provenance import Origin as Origin
 from obelisk.interpreter.tools.registry import Registry as Registry
 from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
 from obelisk.interpreter.tools.run_context import Context as Context
@@ -172,6 +173,7 @@ __all__ = [
     "Model",
     "ModelError",
     "ObeliskError",
+    "Origin",
     "Outcome",
     "PendingApproval",
     "Plan",

@@ -45,6 +45,7 @@ PUBLIC = [
     "Model",
     "ModelError",
     "ObeliskError",
+    "Origin",
     "Outcome",
     "PendingApproval",
     "Plan",
