@@ -63,3 +63,14 @@ def test_provenance_of_a_plain_run_is_all_trusted() -> None:
     assert not any(o.label.untrusted for o in origins)
     with pytest.raises(obelisk.ReferenceSyntaxError):
         result.provenance("state.q")
+
+
+def test_a_result_keeps_the_label_map_of_a_run_with_labels() -> None:
+    given = {"url": "u", "who": "me"}
+    result = obelisk.run_sync(PLAN, [fetch, pick], input=given)
+    assert result.labels is not None
+    assert result.labels.read(("state", "page", "iban")).untrusted
+    assert not result.labels.read(("input", "who")).untrusted
+    assert (
+        obelisk.run_sync(PLAN[1:], [pick], state={"page": {"iban": 1}}, input=given).labels is None
+    )

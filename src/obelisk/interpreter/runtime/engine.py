@@ -138,6 +138,11 @@ class Engine(Settling):
         concurrency, context = settings.concurrency, settings.context
         self._invoker = Invoker(min(concurrency, 64), context, self.run_id, hooks.durable)
 
+    @property
+    def labels(self) -> RunLabels | None:
+        """The run's labels (docs/security.md); ``None`` while no label is in play."""
+        return self._labels
+
     # -- a plan that grows while it runs (growing=True) ----------------------------
     def append(self, plan: Plan, graph: PlanGraph) -> int:
         """Grow the plan by one call: ``plan`` is the current plan plus its new last
@@ -252,6 +257,7 @@ class Engine(Settling):
             unknown=self.unknown,
             run_id=self.run_id,
             plan=self.plan,
+            labels=None if self._labels is None else self._labels.map,
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]

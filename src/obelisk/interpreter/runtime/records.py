@@ -330,6 +330,7 @@ class RunResult:
     unknown: tuple[UnknownCall, ...] = ()
     journal: str | None = None
     plan: Any = field(default=None, compare=False)
+    labels: Any = field(default=None, compare=False)
 
     def provenance(self, path: str) -> list[Origin]:
         """The calls and inputs the value at ``path`` (``"†state.paid"``) came from,

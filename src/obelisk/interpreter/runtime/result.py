@@ -36,10 +36,11 @@ def run_result(
     unknown: Mapping[int, UnknownCall],
     run_id: str,
     plan: Any = None,
+    labels: Any = None,
 ) -> RunResult:
     """The :class:`RunResult` of a run with ``status`` over ``state`` and ``records``;
     ``pending`` and ``unknown`` (by call index) are listed in plan order; ``plan`` is
-    what ran (for provenance)."""
+    what ran (for provenance), ``labels`` the state's label map (a run with labels)."""
     instances = {name: state.document("state", name) for name in state.instances}
     if owns_state:
         documents = state.hand_over()
@@ -57,4 +58,5 @@ def run_result(
         run_id=run_id or None,
         unknown=tuple(unknown[i] for i in sorted(unknown)),
         plan=plan,
+        labels=labels,
     )
