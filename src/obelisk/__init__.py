@@ -36,6 +36,7 @@ from obelisk.errors import LoopStopped as LoopStopped
 from obelisk.errors import ModelError as ModelError
 from obelisk.errors import ObeliskError as ObeliskError
 from obelisk.errors import PlanError as PlanError
+from obelisk.errors import PolicyViolation as PolicyViolation
 from obelisk.errors import ReferenceSyntaxError as ReferenceSyntaxError
 from obelisk.errors import RunLocked as RunLocked
 from obelisk.errors import RunMismatch as RunMismatch
@@ -84,8 +85,15 @@ if TYPE_CHECKING:
     from obelisk.interpreter.simulate.report import SimulationReport as SimulationReport
     from obelisk.interpreter.simulate.simulate import simulate as simulate
     from obelisk.interpreter.simulate.unknown import UnknownValue as UnknownValue
+    from obelisk.interpreter.tools.labels import Label as Label
+    from obelisk.interpreter.tools.labels import Labeled as Labeled
     from obelisk.interpreter.tools.options import Outcome as Outcome
     from obelisk.interpreter.tools.options import RetryPolicy as RetryPolicy
+    from obelisk.interpreter.tools.policies import Allow as Allow
+    from obelisk.interpreter.tools.policies import Ask as Ask
+    from obelisk.interpreter.tools.policies import Deny as Deny
+    from obelisk.interpreter.tools.policies import PolicyCall as PolicyCall
+    from obelisk.interpreter.tools.provenance import Origin as Origin
     from obelisk.interpreter.tools.registry import Registry as Registry
     from obelisk.interpreter.tools.registry import ToolsLike as ToolsLike
     from obelisk.interpreter.tools.run_context import Context as Context
@@ -95,17 +103,24 @@ if TYPE_CHECKING:
     from obelisk.models.scripted import ScriptedModel as ScriptedModel
 
 _CORE = {
+    "Allow": "obelisk.interpreter.tools.policies",
+    "Ask": "obelisk.interpreter.tools.policies",
     "Call": "obelisk.interpreter.plan.model",
     "CallRecord": "obelisk.interpreter.runtime.records",
     "CheckResult": "obelisk.interpreter.analysis.result",
     "Context": "obelisk.interpreter.tools.run_context",
     "Decision": "obelisk.interpreter.runtime.approvals",
+    "Deny": "obelisk.interpreter.tools.policies",
     "Event": "obelisk.interpreter.runtime.events",
     "Journal": "obelisk.interpreter.runtime.durable.journal",
+    "Label": "obelisk.interpreter.tools.labels",
+    "Labeled": "obelisk.interpreter.tools.labels",
+    "Origin": "obelisk.interpreter.tools.provenance",
     "Outcome": "obelisk.interpreter.tools.options",
     "PendingApproval": "obelisk.interpreter.runtime.approvals",
     "Plan": "obelisk.interpreter.plan.model",
     "PlanGraph": "obelisk.interpreter.analysis.graph",
+    "PolicyCall": "obelisk.interpreter.tools.policies",
     "Registry": "obelisk.interpreter.tools.registry",
     "Resolution": "obelisk.interpreter.runtime.approvals",
     "RetryPolicy": "obelisk.interpreter.tools.options",
@@ -183,10 +198,12 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "Allow",
     "Approval",
     "ApprovalError",
     "ApprovalRejected",
     "ArgumentValidationError",
+    "Ask",
     "Call",
     "CallRecord",
     "CheckResult",
@@ -194,6 +211,7 @@ __all__ = [
     "CorrectionBudgetExceeded",
     "Decision",
     "DelegateDepthExceeded",
+    "Deny",
     "DependencyCycleError",
     "Diagnostic",
     "DiagnosticCode",
@@ -202,6 +220,8 @@ __all__ = [
     "Journal",
     "JournalCorrupted",
     "JournalError",
+    "Label",
+    "Labeled",
     "Limits",
     "Loop",
     "LoopBudgetExceeded",
@@ -211,12 +231,15 @@ __all__ = [
     "Model",
     "ModelError",
     "ObeliskError",
+    "Origin",
     "Outcome",
     "PendingApproval",
     "Plan",
     "PlanDiff",
     "PlanError",
     "PlanGraph",
+    "PolicyCall",
+    "PolicyViolation",
     "ReferenceSyntaxError",
     "Registry",
     "Request",

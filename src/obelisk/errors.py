@@ -35,6 +35,7 @@ The hierarchy (``code`` in brackets)::
         ├── DelegateDepthExceeded [delegate_depth]
         ├── ApprovalRejected [approval_rejected]
         ├── ApprovalAborted [approval_aborted]
+        ├── PolicyViolation [policy_violation]
         ├── UnknownOutcome [unknown_outcome]
         └── LoopError [loop_error]
             ├── LoopBudgetExceeded [loop_budget]
@@ -74,6 +75,7 @@ __all__ = [
     "OutcomeError",
     "OutputValidationError",
     "PlanError",
+    "PolicyViolation",
     "ReferenceSyntaxError",
     "RequestBudgetExceeded",
     "RunLocked",
@@ -422,6 +424,19 @@ class ApprovalAborted(ExecutionError):
     on the command line; the loop stops with nothing more run."""
 
     code = "approval_aborted"
+
+
+class PolicyViolation(ExecutionError):
+    """A policy refused a call before it ran: an argument that must be trusted came
+    from untrusted data, or a value went to an audience its readers exclude
+    (docs/security.md).  The call fails with this error (an error arm can take it);
+    ``flows`` lists the flows that broke the policy, one sentence each."""
+
+    code = "policy_violation"
+
+    def __init__(self, message: str, flows: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.flows = tuple(flows)
 
 
 class UnknownOutcome(ExecutionError):

@@ -64,6 +64,7 @@ def _commands() -> list[tuple[str, Any]]:
     ``obelisk --version`` needs none of them, and their modules load the interpreter."""
     from obelisk.cli.check import check_command, graph_command
     from obelisk.cli.durable import approve_command, reject_command, resume_command
+    from obelisk.cli.explain import explain_command
     from obelisk.cli.loop import loop_command
     from obelisk.cli.run import run_command
     from obelisk.cli.simulate import simulate_command
@@ -81,6 +82,7 @@ def _commands() -> list[tuple[str, Any]]:
         ("resume", resume_command),
         ("approve", approve_command),
         ("reject", reject_command),
+        ("explain", explain_command),
         ("view", view_command),
         ("worker", worker_command),
     ]

@@ -157,7 +157,8 @@ class TerminalApprover:
 
 
 def print_pending(console: Console, pending: tuple[PendingApproval, ...]) -> None:
-    """One line per call waiting for a person: label, approval id, arguments."""
+    """One line per call waiting for a person: label, approval id, arguments, and
+    the flows when a policy asked (docs/security.md)."""
     for approval in pending:
         arguments = json_for_output(approval.arguments)[0]
         console.print(
@@ -165,3 +166,5 @@ def print_pending(console: Console, pending: tuple[PendingApproval, ...]) -> Non
             markup=False,
             style="yellow",
         )
+        if approval.reason is not None:
+            console.print(printable(f"  why: {approval.reason}"), markup=False, style="yellow")

@@ -33,7 +33,8 @@ from obelisk.cli.io import (
     plural,
     tool_flags,
 )
-from obelisk.cli.run import CLI_CONTEXT, decided, report, settle
+from obelisk.cli.results import report
+from obelisk.cli.run import CLI_CONTEXT, decided, settle
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError
 from obelisk.interpreter.runtime.approvals import Decision, Resolution

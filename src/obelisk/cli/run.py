@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, cast
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from obelisk.cli.approve import TerminalApprover, print_pending
-from obelisk.cli.hints import durable_hint
+from obelisk.cli.approve import TerminalApprover
 from obelisk.cli.io import (
     BaseUrlOption,
     FilesRootOption,
@@ -27,18 +25,16 @@ from obelisk.cli.io import (
     ToolsOption,
     err,
     fail,
-    json_for_output,
     load_registry,
-    plural,
     read_input,
     read_object,
     read_plan,
     tool_flags,
     tools_print_to_stderr,
-    warn_replaced,
 )
 from obelisk.cli.loop import model_from_spec
 from obelisk.cli.otel import OtelOption, start_otel
+from obelisk.cli.results import dump_json, report
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError
 from obelisk.interpreter.analysis.check import check
@@ -51,30 +47,17 @@ from obelisk.interpreter.runtime.durable.runs import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.run import resume_sync
-from obelisk.interpreter.tools.options import OutputValidation
 from obelisk.interpreter.tools.registry import Registry
-from obelisk.json_values import sorted_keys
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
     from obelisk.interpreter.loop.model import Model
 
-__all__ = [
-    "CLI_CONTEXT",
-    "decided",
-    "dump_json",
-    "print_unknown",
-    "report",
-    "run_command",
-    "settle",
-    "summary",
-]
+__all__ = ["CLI_CONTEXT", "decided", "run_command", "settle"]
 
 _PROGRESS_FROM = 5
 """``obelisk run`` shows a progress bar on a terminal for plans of more calls than this."""
-_NAMED = 5
-"""How many calls of one status a summary line names before it says how many more."""
 
 CLI_CONTEXT: Any = types.MappingProxyType({})
 """The run context the commands give tools that take an ``obelisk.Context``: the command
@@ -110,33 +93,6 @@ def _announce(run_id: str, journal: str) -> Callable[[Event], None]:
             sys.stderr.flush()
 
     return announce
-
-
-def dump_json(value: Any, indent: int | None = None) -> str:
-    """JSON text that strict parsers read, with ``†`` and other characters kept
-    readable (see :func:`~obelisk.cli.io.json_for_output`: NaN is ``null``, lone
-    surrogates are escaped); anything that is not JSON is shown by its repr."""
-    return json_for_output(value, indent=indent)[0]
-
-
-def summary(result: RunResult) -> str:
-    """``partial: 3 calls (1 succeeded, 1 pending_latent: #2 summarize, 1 skipped: #3 send)``.
-
-    Statuses come in the order their first call has in the plan; every status but
-    ``succeeded`` names its calls (the first five, then how many more).
-    """
-    groups: dict[str, list[str]] = {}
-    for record in result.calls:
-        groups.setdefault(record.status, []).append(record.label)
-    parts = []
-    for status, labels in groups.items():
-        part = f"{len(labels)} {status}"
-        if status != "succeeded":
-            named = ", ".join(labels[:_NAMED])
-            more = len(labels) - _NAMED
-            part += f": {named}" + (f" and {more} more" if more > 0 else "")
-        parts.append(part)
-    return f"{result.status}: {plural(len(result.calls), 'call')} ({', '.join(parts)})"
 
 
 def _open_trace(trace: Path) -> IO[str]:
@@ -229,6 +185,15 @@ _ModelOption = Annotated[
         "answers).",
     ),
 ]
+_PolicyOption = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        metavar="off|strict",
+        help="strict: a call that writes the world waits for approval when an argument is "
+        "untrusted (docs/security.md); off: only the tools' own rules.",
+    ),
+]
 _OutputValidationOption = Annotated[
     str,
     typer.Option(
@@ -261,6 +226,7 @@ def run_command(
     model: _ModelOption = None,
     base_url: BaseUrlOption = None,
     otel: OtelOption = False,
+    policy: _PolicyOption = "off",
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -271,7 +237,7 @@ def run_command(
     and --replaces RUN_ID names the run of that journal it replaces.  With --model SPEC
     the model answers the plan's latent calls and delegates.
     """
-    _check_options(plan, input, journal, (run_id, replaces), output_validation)
+    _check_options(plan, input, journal, (run_id, replaces), (output_validation, policy))
     chosen = _model(model, base_url, journal)
     plan_bytes = read_plan(plan)
     input_data = read_input(input)
@@ -289,25 +255,14 @@ def run_command(
             checked = _approved(parsed, registry, input_data, start, approver)
             assert checked.plan is not None
             parsed = checked.plan
-        progress = _progress(len(parsed.calls), as_json, handlers)
-        with progress if progress is not None else contextlib.nullcontext():
-            result = settle(
-                lambda: run_sync(
-                    parsed if checked is None else checked,
-                    registry,
-                    input_data,
-                    start,
-                    concurrency=concurrency,
-                    on_event=handlers,
-                    context=CLI_CONTEXT,
-                    timeout=timeout,
-                    journal=os.fspath(journal) if journal is not None else None,
-                    run_id=run_id,
-                    output_validation=cast(OutputValidation, output_validation),
-                    replaces=replaces,
-                    model=chosen,
-                )
-            )
+        options = {
+            "concurrency": concurrency, "timeout": timeout, "journal": journal,
+            "run_id": run_id, "output_validation": output_validation,
+            "replaces": replaces, "model": chosen, "policy": policy,
+        }  # fmt: skip
+        target = parsed if checked is None else checked
+        result = _run_plan(target, len(parsed.calls), (registry, input_data, start),
+                           handlers, as_json, options)  # fmt: skip
         result = decided(result, approver)
     except JournalError as exc:
         _journal_failed(exc, as_json)
@@ -323,20 +278,41 @@ def run_command(
     report(result, as_json, flags)
 
 
+def _run_plan(
+    target: Plan | CheckResult,
+    calls: int,
+    given: tuple[Registry, Any, Any],
+    handlers: list[Any],
+    as_json: bool,
+    options: dict[str, Any],
+) -> RunResult:
+    """Run ``target`` with ``given`` (registry, input, state) and ``options`` (keywords
+    of :func:`obelisk.run_sync`), with a progress bar on a terminal for a long plan."""
+    progress = _progress(calls, as_json, handlers)
+    with progress if progress is not None else contextlib.nullcontext():
+        return settle(
+            lambda: run_sync(target, *given, on_event=handlers, context=CLI_CONTEXT, **options)
+        )
+
+
 def _check_options(
     plan: str,
     input: str | None,
     journal: str | None,
     durable: tuple[str | None, str | None],
-    validation: str,
+    modes: tuple[str, str],
 ) -> None:
     """Exit 2 for options that do not go together (``durable``: ``--run-id`` and
-    ``--replaces``, which need ``--journal``)."""
+    ``--replaces``, which need ``--journal``) and bad ``modes`` (``--output-validation``
+    and ``--policy``)."""
+    validation, policy = modes
     for option, value in zip(("--run-id", "--replaces"), durable, strict=True):
         if value is not None and journal is None:
             fail(f"{option} names a durable run: it needs --journal FILE too")
     if validation not in ("strict", "warn", "off"):
         fail(f"--output-validation must be strict, warn or off, got {validation!r}")
+    if policy not in ("off", "strict"):
+        fail(f"--policy must be off or strict, got {policy!r}")
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
 
@@ -445,95 +421,3 @@ def _invalid(plan: str, problem: PlanError, as_json: bool) -> NoReturn:
             style="bold red",
         )
     raise typer.Exit(2)
-
-
-def _output(result: RunResult, as_json: bool) -> tuple[str, int]:
-    """What a run prints on standard output, and how many values were replaced: with
-    ``--json`` the result (``instances`` added when the plan has instances); else the
-    state, or with instances ``state:`` and ``instances:``, each followed by its JSON."""
-    if as_json:
-        payload = result.to_dict()
-        payload["state"] = sorted_keys(payload["state"])
-        if result.instances:
-            payload["instances"] = sorted_keys(result.instances)
-        return json_for_output(payload)
-    text, replaced = json_for_output(result.state, indent=2, sort_keys=True)
-    if not result.instances:
-        return text, replaced
-    layers, more = json_for_output(result.instances, indent=2, sort_keys=True)
-    return f"state:\n{text}\ninstances:\n{layers}", replaced + more
-
-
-def _printable_lines(text: str) -> str:
-    """``text`` made printable line by line: its newlines stay newlines (a tool's
-    message of several lines), other control characters are escaped."""
-    return "\n".join(printable(line) for line in text.split("\n"))
-
-
-def report(result: RunResult, as_json: bool, flags: str = "") -> NoReturn:
-    """Print a run's result and exit as ``obelisk run`` does: the final state (and the
-    instances' layers; ``--json``: the whole result) on standard output; pending
-    approvals, calls whose outcome is unknown, failures and the summary on standard
-    error.  ``flags`` are the options that chose the tools (:func:`tool_flags`), for the
-    ``obelisk resume`` hint of a paused durable run.  Exits 0 when every call
-    completed, else 1."""
-    text, replaced = _output(result, as_json)
-    sys.stdout.write(text + "\n")
-    warn_replaced(replaced)
-    if not as_json:
-        print_pending(err, result.pending)
-        print_unknown(result)
-        _print_calls(result)
-        cancelled = {r.reason for r in result.calls if r.status == "cancelled" and r.reason}
-        for reason in sorted(cancelled):  # why calls did not run: a timeout, a stop
-            err.print(reason, markup=False, style="red")
-        err.print(
-            printable(summary(result)),
-            markup=False,
-            style="bold green" if result.status == "completed" else "bold red",
-        )
-        hint = durable_hint(result, flags)
-        if hint is not None:
-            err.print(printable(hint), markup=False, style="yellow")
-    raise typer.Exit(0 if result.status == "completed" else 1)
-
-
-def _print_calls(result: RunResult) -> None:
-    """One line per failed call, per call whose result was not written
-    (``invalid_output``) and per warning, in plan order."""
-    for record in result.calls:
-        if record.status == "failed" and record.error:
-            err.print(
-                _printable_lines(
-                    f"{record.label} failed: {record.error['type']}: {record.error['message']}"
-                ),
-                markup=False,
-                style="red",
-            )
-        elif record.status == "invalid_output" and record.error:
-            err.print(
-                _printable_lines(
-                    f"{record.label} invalid_output (it ran; its result was not written): "
-                    f"{record.error['message']}"
-                ),
-                markup=False,
-                style="red",
-            )
-        for warning in record.warnings:
-            err.print(
-                _printable_lines(f"{record.label} warning: {warning}"), markup=False, style="yellow"
-            )
-
-
-def print_unknown(result: RunResult) -> None:
-    """One line per call whose outcome is unknown: label, idempotency key, arguments."""
-    for call in result.unknown:
-        arguments = json_for_output(call.arguments)[0]
-        err.print(
-            printable(
-                f"{call.label} may or may not have run (in flight when its process stopped; "
-                f"idempotency key {call.idempotency_key}): {arguments}"
-            ),
-            markup=False,
-            style="yellow",
-        )

@@ -22,6 +22,7 @@ from obelisk.interpreter.runtime.run import EventHandlers, run_blocking
 from obelisk.interpreter.runtime.run import run as run_plan
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.tools.options import OutputValidation
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
@@ -52,6 +53,8 @@ async def run(
     output_validation: OutputValidation = "strict",
     replaces: str | None = None,
     tracer_provider: Any = None,
+    policy: PolicyMode = "off",
+    input_labels: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -83,7 +86,7 @@ async def run(
     sub-request per latent call (docs/loop.md, "A fixed plan with model steps"): its answer is
     the call's outcome, an unusable one fails that call only.  Without it they are left
     ``pending_latent``.  ``tracer_provider`` (OpenTelemetry's, ``otel`` extra) traces this run
-    and those nested in it (docs/observability.md).
+    and those nested in it (docs/observability.md).  ``policy``, ``input_labels``: docs/security.md.
 
     Raises :class:`~obelisk.errors.PlanError` (with every diagnostic) before
     anything runs when the plan (or the ``CheckResult``) has errors,
@@ -103,16 +106,14 @@ async def run(
     >>> asyncio.run(obelisk.run(plan, [double], input={"n": 21})).state
     {'twice': 42}
     """
-    registry = Registry.coerce(tools)
-    latent = None
-    if model is not None:  # the run's own settings go to its sub-requests too
-        bounds = DEFAULT_LIMITS if limits is None else limits
-        settings = RunSettings(concurrency, fail_fast, timeout, bounds, output_validation, context)
-        latent = _model_steps(model, registry, settings)
+    registry = Registry.coerce(tools)  # a model's sub-requests run with the run's settings
+    given = (concurrency, fail_fast, timeout, limits or DEFAULT_LIMITS, output_validation, context)
+    latent = None if model is None else _model_steps(model, registry, RunSettings(*given, policy))
     return await _traced(tracer_provider, run_plan(
         plan, registry, input, state, data=data, concurrency=concurrency, fail_fast=fail_fast,
         on_event=on_event, context=context, timeout=timeout, limits=limits, journal=journal,
         run_id=run_id, output_validation=output_validation, latent=latent, replaces=replaces,
+        policy=policy, input_labels=input_labels,
     ))  # fmt: skip
 
 
@@ -159,6 +160,8 @@ def run_sync(
     output_validation: OutputValidation = "strict",
     replaces: str | None = None,
     tracer_provider: Any = None,
+    policy: PolicyMode = "off",
+    input_labels: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """:func:`run` for code without an event loop (it starts one, as ``asyncio.run`` does,
     sheltered from tools that attack it: docs/limits.md).
@@ -185,5 +188,7 @@ def run_sync(
             output_validation=output_validation,
             replaces=replaces,
             tracer_provider=tracer_provider,
+            policy=policy,
+            input_labels=input_labels,
         )
     )

@@ -26,9 +26,6 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any, Literal, TypeVar
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from obelisk.errors import MissingDependencyError, ModelError, SolutionError, UsageError
 
 try:
@@ -40,8 +37,8 @@ except ImportError:
     ) from None
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 from obelisk.interpreter.loop.schema_forms import calls_left_to_check, from_strict, strict_schema
-from obelisk.interpreter.tools.patterns import linear_validator_class
 from obelisk.models import openai_shapes, tool_calls
+from obelisk.models.clients import check_settings
 
 __all__ = ["ChatStream", "OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -88,18 +85,6 @@ def _first_bytes(content: bytes, limit: int = 120) -> str:
     return repr(content[:limit]) + ("..." if len(content) > limit else "")
 
 
-def _unfenced(text: str) -> str:
-    """The JSON inside a Markdown code fence (```` ```json ... ``` ````), or ``text``
-    unchanged when it is not fenced."""
-    stripped = text.strip()
-    newline = stripped.find("\n")
-    if not (stripped.startswith("```") and stripped.endswith("```")) or newline < 0:
-        return text
-    if stripped[3:newline].strip().lower() not in ("", "json"):
-        return text
-    return stripped[newline + 1 : -3]
-
-
 async def _close_with_loop(
     client: openai.AsyncOpenAI,
     clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any],
@@ -113,15 +98,6 @@ async def _close_with_loop(
     finally:
         clients.pop(loop, None)
         await client.close()
-
-
-def _positive_seconds(name: str, value: Any) -> None:
-    if value is not None and (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not 0 < value < float("inf")
-    ):
-        raise UsageError(f"{name} must be a number of seconds > 0 or None, got {value!r}")
 
 
 def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
@@ -227,11 +203,9 @@ class OpenAIChatModel:
     ) -> None:
         if client is not None and (base_url is not None or api_key is not None):
             raise UsageError("give OpenAIChatModel either client= or base_url=/api_key=, not both")
-        _positive_seconds("timeout", timeout)
+        check_settings(timeout, max_retries)
         tool_calls.check_protocol(protocol)
         _one_of("schema", schema, ("loose", "strict"))
-        if max_retries is not None and (type(max_retries) is not int or max_retries < 0):
-            raise UsageError(f"max_retries must be an integer >= 0 or None, got {max_retries!r}")
         self._settings: dict[str, Any] | None = None  # how to make a client per event loop
         if client is None:
             key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -410,11 +384,15 @@ class OpenAIChatModel:
     def _check(self, text: str, request: Request, finish_reason: Any) -> Solution:
         """The solution in an answer's ``text`` (a fenced block is unwrapped); a
         problem is a SolutionError, which names a cut-off answer as such."""
-        text = _unfenced(text)
+        text = tool_calls.unfenced(text)
         try:
             solution = parse_solution(text)
             if self._json_mode and request.schema:  # the calls are check's (located)
-                self._fits(text, calls_left_to_check(request.schema))
+                problem = tool_calls.schema_problem(
+                    json.loads(text), calls_left_to_check(request.schema)
+                )
+                if problem is not None:
+                    raise SolutionError(f"the answer does not fit the schema at {problem}", text)
             elif self.schema == "strict" and request.schema:
                 solution = parse_solution(from_strict(solution.to_data(), request.schema))
         except SolutionError as exc:
@@ -427,15 +405,6 @@ class OpenAIChatModel:
                 exc.text,
             ) from None
         return solution
-
-    @staticmethod
-    def _fits(text: str, schema: dict[str, Any]) -> None:
-        validator = linear_validator_class(Draft202012Validator)(schema)  # patterns by RE2
-        error = best_match(validator.iter_errors(json.loads(text)))
-        if error is not None:
-            where = ".".join(str(part) for part in error.absolute_path) or "the top level"
-            message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
-            raise SolutionError(f"the answer does not fit the schema at {where}: {message}", text)
 
     def _read(self, raw: Any) -> tuple[Any, Any, dict[str, int] | None]:
         """``(message, finish_reason, usage)`` of a raw chat completion; ``message``

@@ -222,7 +222,7 @@ def test_an_open_schema_refuses_extra_names_the_function_cannot_take() -> None:
 PLAIN_KEYS = (
     "name, description, parameters, input_schema, output, output_schema, strict, type, "
     "outcomes, timeout, capacity, pure, _delegate, _scopes, delegate, scopes, effects, "
-    "requires_approval, idempotent"
+    "requires_approval, idempotent, output_trust, trusted_args, on_untrusted, audience_arg"
 )
 
 
@@ -243,21 +243,24 @@ PLAIN_KEYS = (
             {**OPENAI_SEARCH, "extra": True},
             "tool 'search_flights': unknown key 'extra' in the OpenAI tool description; "
             "the allowed keys are type, function, outcomes, timeout, capacity, pure, "
-            "_delegate, _scopes, delegate, scopes, effects, requires_approval, idempotent",
+            "_delegate, _scopes, delegate, scopes, effects, requires_approval, idempotent, "
+            "output_trust, trusted_args, on_untrusted, audience_arg",
         ),
         (
             {"type": "function", "function": {**OPENAI_SEARCH["function"], "examples": []}},
             "tool 'search_flights': unknown key 'examples' in 'function'; the allowed keys "
             "are name, description, parameters, input_schema, output, output_schema, "
             "strict, outcomes, timeout, capacity, pure, _delegate, _scopes, delegate, scopes, "
-            "effects, requires_approval, idempotent",
+            "effects, requires_approval, idempotent, "
+            "output_trust, trusted_args, on_untrusted, audience_arg",
         ),
         (
             {**MCP_WEATHER, "parameters": {}},
             "tool 'get_weather': unknown key 'parameters' in the MCP tool description; the "
             "allowed keys are name, title, description, inputSchema, outputSchema, "
             "annotations, icons, execution, _meta, outcomes, timeout, capacity, pure, "
-            "_delegate, _scopes, delegate, scopes, effects, requires_approval, idempotent",
+            "_delegate, _scopes, delegate, scopes, effects, requires_approval, idempotent, "
+            "output_trust, trusted_args, on_untrusted, audience_arg",
         ),
         (
             {"type": "function", "function": {"parameters": {}}},

@@ -51,11 +51,13 @@ from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.durable.runs import opened
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.flows import check_input_labels
 from obelisk.interpreter.runtime.instrument import active
 from obelisk.interpreter.runtime.run import run_blocking
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.validation import validator_for
 
@@ -142,6 +144,8 @@ class Loop:
     instructions a short primer of the plan language with one worked example built
     from the loop's own tools (docs/loop.md, "The primer"); ``primer=False`` leaves
     it out, to measure what it does.
+    ``policy`` and ``input_labels``: labels and policies for every run of the loop, as
+    :func:`obelisk.run` takes them (docs/security.md).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -184,6 +188,8 @@ class Loop:
         output_validation: OutputValidation = "strict",
         advance: Advance = "all",
         primer: bool = True,
+        policy: PolicyMode = "off",
+        input_labels: Mapping[str, Any] | None = None,
     ) -> None:
         self.mode_given = mode is not None  # else a plan message's mode may pick it
         if mode is None:
@@ -199,7 +205,12 @@ class Loop:
         self.advance: Advance = advance
         _check_counts(max_turns=max_turns, max_corrections=max_corrections, max_depth=max_depth)
         self.settings = RunSettings(
-            concurrency, fail_fast, output_validation=output_validation, context=context
+            concurrency,
+            fail_fast,
+            output_validation=output_validation,
+            context=context,
+            policy=policy,
+            input_labels=check_input_labels(input_labels),
         )  # what each run of the loop runs with
         bounds = _model_bounds(model_timeout, max_requests)
         _check_model(model, mode, stream, journal, approve)
@@ -281,6 +292,7 @@ class Loop:
             depth=self.depth + 1,
             context=self.context,
             primer=self.primer,
+            policy=self.settings.policy,
         )
 
     # -- the loop ------------------------------------------------------------------

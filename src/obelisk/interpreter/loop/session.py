@@ -40,6 +40,7 @@ from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_d
 from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
+from obelisk.interpreter.runtime.flows import may_ask
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resumption import Resumption
@@ -132,8 +133,8 @@ class Session:
         self.keeper: StreamKeeper | None = None  # a streamed turn's kept calls
         self.journal: LoopJournal | None = None  # a durable loop's (docs/durable.md)
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
-        # a turn that may pause keeps the state it started from
-        self.approvals = any(tool.requires_approval for tool in loop.registry)
+        # a turn that may pause (a person, a policy) keeps the state it started from
+        self.approvals = may_ask(loop.settings, loop.registry)
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state

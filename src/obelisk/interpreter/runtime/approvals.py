@@ -195,7 +195,9 @@ class PendingApproval:
 
     ``id`` names it in decisions; ``call`` is the call's index and ``label`` its
     ``#3 send_email`` name; ``arguments`` the resolved arguments it would run with;
-    ``hash`` their :func:`argument_hash`.
+    ``hash`` their :func:`argument_hash`.  ``reason`` is why a policy asked (the
+    flows of untrusted data into the call, docs/security.md); ``None`` for a tool's
+    own ``requires_approval``.
     """
 
     id: str
@@ -204,10 +206,12 @@ class PendingApproval:
     tool: str
     arguments: dict[str, Any]
     hash: str
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "call", "label", "tool", "arguments", "hash"}``."""
-        return {
+        """``{"id", "call", "label", "tool", "arguments", "hash"}``, plus ``"reason"``
+        when a policy asked."""
+        data = {
             "id": self.id,
             "call": self.call,
             "label": self.label,
@@ -215,6 +219,9 @@ class PendingApproval:
             "arguments": self.arguments,
             "hash": self.hash,
         }
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return data
 
 
 def check_decisions(

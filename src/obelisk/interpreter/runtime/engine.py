@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError
+from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError, PolicyViolation
+from obelisk.grammar import Reference
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime import shelter
@@ -44,6 +45,7 @@ from obelisk.interpreter.runtime.events import (
     RunStarted,
     failure,
 )
+from obelisk.interpreter.runtime.flows import RunLabels
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.instrument import RunTrace, active
 from obelisk.interpreter.runtime.invoke import Invoker
@@ -64,6 +66,8 @@ from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.settling import Settling
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.labels import Labeled
+from obelisk.interpreter.tools.policies import PolicyDecision
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
@@ -139,6 +143,11 @@ class Engine(Settling):
         self._ids = resumption.approval_ids or ApprovalIds(self.run_id or new_scope())
         concurrency, context = settings.concurrency, settings.context
         self._invoker = Invoker(min(concurrency, 64), context, self.run_id, hooks.durable)
+
+    @property
+    def labels(self) -> RunLabels | None:
+        """The run's labels (docs/security.md); ``None`` while no label is in play."""
+        return self._labels
 
     # -- a plan that grows while it runs (growing=True) ----------------------------
     def append(self, plan: Plan, graph: PlanGraph) -> int:
@@ -259,6 +268,8 @@ class Engine(Settling):
             outcomes=self.outcomes,
             unknown=self.unknown,
             run_id=self.run_id,
+            plan=self.plan,
+            labels=None if self._labels is None else self._labels.map,
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]
@@ -272,20 +283,28 @@ class Engine(Settling):
         assert tool is not None, "a checked plan names only registered tools"
         arguments, missing = resolve_arguments(call, self.state)
         if missing is not None:
-            reason, record.untaken = explain_skip(
-                call, missing, self.graph, self.records, self._written, self.state
-            )
-            self._skipped(record, reason)
-            return
+            return self._missing(call, record, missing)
         assert arguments is not None
         record.arguments = arguments
+        if self._labels is not None:
+            self._labels.call_arguments(call, tool, self.state)
         if (self.replay or self._unknown) and self._resumed(index):
             return
+        asked: str | None = None  # why a policy asks a person (docs/security.md)
+        if self._labels is not None:
+            verdict = self._verdict(call, tool, record, arguments)
+            if verdict.action == "deny":
+                return self._denied(call, tool, record, verdict.reason)
+            asked = verdict.reason if verdict.action == "ask" else None
         decision: Decision | None = None
-        if tool.requires_approval is not False and needs_approval(tool, arguments):
-            decision = self._decision(index, call.tool, arguments)
+        if asked is not None or (
+            tool.requires_approval is not False and needs_approval(tool, arguments)
+        ):
+            decision = self._decision(index, call.tool, arguments, asked)
             if decision is None:
                 return  # it waits for a person
+            if asked is not None:
+                self._endorsed(index, decision)
             if decision.action == "edit":
                 arguments = record.arguments = dict(decision.arguments)
         record.started = time.time()
@@ -298,6 +317,40 @@ class Engine(Settling):
             self._run_latent(call, tool, record)
         else:
             self._launch(call, tool, record, arguments)
+
+    def _verdict(
+        self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
+    ) -> PolicyDecision:
+        """The policy's decision on a call of a run with labels, kept in its record
+        and told to the listeners (docs/security.md)."""
+        assert self._labels is not None
+        verdict = self._labels.decide(call, tool, arguments)
+        self._labels.record(record, verdict)
+        if self._events:
+            self._emit(self._labels.event(call, verdict, record.labels or {}))
+        return verdict
+
+    def _denied(self, call: Call, tool: Tool, record: CallRecord, reason: str) -> None:
+        """A policy refused the call: it fails with PolicyViolation (an error arm takes it)."""
+        record.started = record.finished = time.time()
+        self._failed(call, tool, record, PolicyViolation(reason, (reason,)))
+
+    def _endorsed(self, index: int, decision: Decision) -> None:
+        """A person decided on a call a policy asked about: approving endorses the
+        arguments it asked about, for this call (docs/security.md)."""
+        assert self._labels is not None
+        record = self.records[index]
+        record.policy = {**(record.policy or {}), "approval": decision.action}
+        self._labels.approved(index, decision.action)
+
+    def _missing(self, call: Call, record: CallRecord, missing: list[Reference]) -> None:
+        """A read of ``call`` did not exist: it is skipped, with the reason."""
+        reason, record.untaken = explain_skip(
+            call, missing, self.graph, self.records, self._written, self.state
+        )
+        if self._labels is not None:  # its outputs' absence carries what decided it
+            self._labels.skipped(call, missing)
+        self._skipped(record, reason)
 
     def _skipped(self, record: CallRecord, reason: str) -> None:
         """Call ``record.index`` is settled as skipped with ``reason``, without running."""
@@ -320,15 +373,20 @@ class Engine(Settling):
             return True
         return False
 
-    def _decision(self, index: int, tool: str, arguments: dict[str, Any]) -> Decision | None:
-        """The people's decision on call ``index``; ``None``: it waits for one."""
+    def _decision(
+        self, index: int, tool: str, arguments: dict[str, Any], reason: str | None = None
+    ) -> Decision | None:
+        """The people's decision on call ``index``; ``None``: it waits for one
+        (``reason``: why a policy asked)."""
         digest = argument_hash(tool, arguments)
         approval = self._ids(self.plan, index, digest)
         decision = self.approvals.get(approval)
         if decision is None:
             record = self.records[index]
             record.status = "awaiting_approval"
-            pending = PendingApproval(approval, index, record.label, tool, arguments, digest)
+            pending = PendingApproval(
+                approval, index, record.label, tool, arguments, digest, reason
+            )
             self.pending[index] = pending
             if self._observed:
                 self._hooks.awaiting(pending)
@@ -356,6 +414,9 @@ class Engine(Settling):
     def _replay(self, index: int, outcome: CallOutcome) -> None:
         record = self.records[index]
         record.replayed(outcome)
+        if self._labels is not None:
+            call = self.plan.calls[index]
+            self._labels.replayed(record, call, self.registry[call.tool], outcome.labels)
         self.outcomes[index] = outcome  # kept, so a resume of this result replays it too
         if outcome.succeeded:
             self._finish(index, list(outcome.writes), succeeded=True)
@@ -373,6 +434,8 @@ class Engine(Settling):
             record.reason = "latent call without _output: the execution loop must run it"
             self._finish(call.index, [])
             return
+        if self._labels is not None:
+            self._labels.result(call, tool, None)
         try:
             record.output, pending, size, self._texts[call.index] = result_writes_text(
                 call, tool, call.output, self.settings.limits
@@ -456,6 +519,8 @@ class Engine(Settling):
     def _written_output(self, call: Call, tool: Tool, record: CallRecord, output: Any) -> None:
         """Check a tool's result and settle the call with the writes it makes."""
         validation = tool.output_validation or self.settings.output_validation  # docs/tools.md
+        if self._labels is not None or type(output) is Labeled:
+            output = self._labelled(call, tool, output)
         try:
             value, pending, size, self._texts[call.index], misfit = validated_writes(
                 call, tool, output, self.settings.limits, validation
@@ -472,3 +537,12 @@ class Engine(Settling):
         record.warnings = () if misfit is None else (misfit,)  # "warn": written all the same
         self._budget.expect(call.index, memory_estimate(value, size) * len(pending))
         self._settle(call.index, pending, succeeded=True)
+
+    def _labelled(self, call: Call, tool: Tool, output: Any) -> Any:
+        """Note the label of a call's result (tracking labels from now on if this is
+        the run's first :class:`Labeled` result); returns the value to write."""
+        if self._labels is None:
+            settings = self.settings
+            self._labels = RunLabels(settings.policy, settings.input_labels)
+            self._labels.call_arguments(call, tool, self.state)
+        return self._labels.result(call, tool, output)

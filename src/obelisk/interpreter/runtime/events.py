@@ -4,7 +4,8 @@ Every event has ``time`` (seconds since the epoch) and ``to_dict()`` gives
 ``{"event", ..., "time"}`` with ``event`` one of ``run_started``, ``call_ready``,
 ``call_started``, ``call_succeeded``, ``call_failed``, ``call_invalid_output``
 (a :class:`CallFailed` too), ``call_skipped``,
-``call_awaiting_approval``,
+``call_awaiting_approval``, ``call_policy`` (a run with labels: a call's argument
+labels and the policy's decision, before it runs; docs/security.md),
 ``state_written``, ``run_finished``.
 """
 
@@ -22,6 +23,7 @@ __all__ = [
     "CallAwaitingApproval",
     "CallFailed",
     "CallInvalidOutput",
+    "CallPolicy",
     "CallReady",
     "CallSkipped",
     "CallStarted",
@@ -181,6 +183,26 @@ class CallAwaitingApproval(Event):
     @property
     def event(self) -> str:
         return "call_awaiting_approval"
+
+
+@dataclass(frozen=True, slots=True)
+class CallPolicy(Event):
+    """A run with labels decided on a call before it runs (docs/security.md):
+    ``action`` is ``allow``, ``ask`` or ``deny``, ``reason`` says why (the flows),
+    ``labels`` the arguments' labels by name (each ``Label.to_dict()``), ``reads``
+    the references its arguments read, ``result`` the label its result will carry."""
+
+    call: int
+    tool: str
+    action: str
+    reason: str
+    labels: dict[str, Any]
+    reads: list[str]
+    result: dict[str, Any]
+
+    @property
+    def event(self) -> str:
+        return "call_policy"
 
 
 Listener = Callable[[Event], None]

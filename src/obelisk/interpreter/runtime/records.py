@@ -12,7 +12,10 @@ Shapes (``to_dict()``):
   ``error`` is ``{"type", "message"}`` or ``null``; times are seconds since the epoch;
   ``warnings`` is a list of strings (a result written under
   ``output_validation="warn"`` that did not fit); a call of an execution loop's
-  plan also has ``"revision"``, the revision it came from (docs/loop.md).
+  plan also has ``"revision"``, the revision it came from (docs/loop.md); a call of a
+  run with labels has ``"labels"`` (its arguments' labels by name, each
+  ``Label.to_dict()``, and its result's as ``"_result"``) and, when a policy asked
+  or denied, ``"policy"`` ``{"action", "reason"}`` (docs/security.md).
 * :class:`RunResult` ``{"status", "state", "calls", "diagnostics"}`` (the shape of
   ``obelisk run --json``, calls trimmed to ``index, id, tool, status, output,
   error, reason``, plus ``warnings`` for a call that has some); ``status`` is
@@ -30,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from obelisk.diagnostics import Diagnostic
+from obelisk.errors import UsageError
 from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.provenance import Origin, plan_reads, trace_back
 
 __all__ = [
     "CallOutcome",
@@ -113,6 +118,8 @@ class _CallFields:
     untaken: bool = False
     warnings: tuple[str, ...] = ()
     revision: int | None = None
+    labels: dict[str, Any] | None = None
+    policy: dict[str, Any] | None = None
 
 
 _held_output: Any = vars(_CallFields)["output"]  # the slot, which CallRecord.output hides
@@ -198,6 +205,10 @@ class CallRecord(_CallFields):
         }
         if self.revision is not None:  # a call of a loop's plan (docs/loop.md)
             data["revision"] = self.revision
+        if self.labels is not None:  # a run with labels (docs/security.md)
+            data["labels"] = self.labels
+        if self.policy is not None:
+            data["policy"] = self.policy
         return data
 
 
@@ -209,7 +220,8 @@ class CallOutcome:
     ``error``, ``attempts`` and ``(started, finished)`` times (seconds since the epoch).
     ``invalid_output`` is true for a call whose tool ran and returned a value that did
     not fit (status ``invalid_output``; ``succeeded`` is then false): a resumed run
-    replays it, never runs it again.  ``warnings`` are its record's."""
+    replays it, never runs it again.  ``warnings`` are its record's; ``labels`` the
+    field labels of a :class:`~obelisk.Labeled` result (``None``: none)."""
 
     succeeded: bool
     writes: tuple[tuple[Reference, Any], ...]
@@ -219,6 +231,7 @@ class CallOutcome:
     times: tuple[float | None, float | None]
     invalid_output: bool
     warnings: tuple[str, ...]
+    labels: Any
 
     def __init__(
         self,
@@ -230,6 +243,7 @@ class CallOutcome:
         times: tuple[float | None, float | None],
         invalid_output: bool = False,
         warnings: tuple[str, ...] = (),
+        labels: Any = None,
     ) -> None:
         # the dataclass's own __init__, with the slots' setters instead of
         # object.__setattr__ (which looks each name up): the engine makes one per call
@@ -241,10 +255,14 @@ class CallOutcome:
         _outcome_setters[5](self, times)
         _outcome_setters[6](self, invalid_output)
         _outcome_setters[7](self, warnings)
+        _outcome_setters[8](self, labels)
 
     @classmethod
-    def of(cls, record: CallRecord, succeeded: bool, writes: Sequence[Any]) -> CallOutcome:
-        """What ``record``'s call did, with ``writes`` (``(reference, value)`` pairs)."""
+    def of(
+        cls, record: CallRecord, succeeded: bool, writes: Sequence[Any], labels: Any = None
+    ) -> CallOutcome:
+        """What ``record``'s call did, with ``writes`` (``(reference, value)`` pairs)
+        and ``labels`` (what a run with labels keeps for a replay, docs/security.md)."""
         return cls(
             succeeded,
             tuple(writes),
@@ -254,6 +272,7 @@ class CallOutcome:
             (record.started, record.finished),
             record.status == "invalid_output",
             record.warnings,
+            labels,
         )
 
     @property
@@ -275,6 +294,7 @@ _outcome_setters = tuple(
         "times",
         "invalid_output",
         "warnings",
+        "labels",
     )
 )
 
@@ -309,6 +329,22 @@ class RunResult:
     run_id: str | None = None
     unknown: tuple[UnknownCall, ...] = ()
     journal: str | None = None
+    plan: Any = field(default=None, compare=False)
+    labels: Any = field(default=None, compare=False)
+
+    def provenance(self, path: str) -> list[Origin]:
+        """The calls and inputs the value at ``path`` (``"†state.paid"``) came from,
+        with their labels: :class:`~obelisk.interpreter.tools.provenance.Origin` s,
+        breadth first from the call that wrote it (docs/security.md, "Provenance").
+        Labels are those of a run with labels (else trusted).  Raises
+        :class:`~obelisk.errors.UsageError` for a result without its plan and
+        :class:`~obelisk.errors.ReferenceSyntaxError` for a bad path."""
+        if self.plan is None:
+            raise UsageError("this result does not keep its plan: no provenance")
+        writes = [(entry.call, entry.path, entry.method) for entry in self.log]
+        names = {call.index: call.label for call in self.calls}
+        labels = {call.index: call.labels for call in self.calls if call.labels}
+        return trace_back(path, writes, plan_reads(self.plan), names, labels)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run (Python 3.11) formats the main task's
@@ -334,6 +370,9 @@ class RunResult:
             trimmed = {k: whole[k] for k in keys}
             if call.warnings:
                 trimmed["warnings"] = whole["warnings"]
+            for extra in ("labels", "policy"):  # a run with labels (docs/security.md)
+                if extra in whole:
+                    trimmed[extra] = whole[extra]
             calls.append(trimmed)
         data: dict[str, Any] = {
             "status": self.status,

@@ -10,6 +10,7 @@ will read it, so the result takes its documents as they are).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.records import (
@@ -34,9 +35,12 @@ def run_result(
     outcomes: Mapping[int, CallOutcome],
     unknown: Mapping[int, UnknownCall],
     run_id: str,
+    plan: Any = None,
+    labels: Any = None,
 ) -> RunResult:
     """The :class:`RunResult` of a run with ``status`` over ``state`` and ``records``;
-    ``pending`` and ``unknown`` (by call index) are listed in plan order."""
+    ``pending`` and ``unknown`` (by call index) are listed in plan order; ``plan`` is
+    what ran (for provenance), ``labels`` the state's label map (a run with labels)."""
     instances = {name: state.document("state", name) for name in state.instances}
     if owns_state:
         documents = state.hand_over()
@@ -53,4 +57,6 @@ def run_result(
         outcomes=dict(outcomes),
         run_id=run_id or None,
         unknown=tuple(unknown[i] for i in sorted(unknown)),
+        plan=plan,
+        labels=labels,
     )

@@ -18,6 +18,7 @@ from obelisk.interpreter.runtime.durable.pinning import live_pins
 from obelisk.interpreter.runtime.durable.runs import new_run_id, run_journaled
 from obelisk.interpreter.runtime.engine import Engine, LatentFactory
 from obelisk.interpreter.runtime.events import Event, Listener
+from obelisk.interpreter.runtime.flows import check_input_labels
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resume import RunOrigin, resume
@@ -27,6 +28,7 @@ from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSetting
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.options import OutputValidation
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
@@ -66,6 +68,8 @@ async def run(
     output_validation: OutputValidation = "strict",
     replaces: str | None = None,
     latent: LatentFactory | None = None,
+    policy: PolicyMode = "off",
+    input_labels: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Check ``plan`` against ``tools``, then run it; returns a :class:`RunResult`.
 
@@ -88,7 +92,10 @@ async def run(
     {'twice': 42}
     """
     limits = DEFAULT_LIMITS if limits is None else limits
-    settings = RunSettings(concurrency, fail_fast, timeout, limits, output_validation, context)
+    labels = check_input_labels(input_labels)
+    settings = RunSettings(
+        concurrency, fail_fast, timeout, limits, output_validation, context, policy, labels
+    )
     listeners = _listeners(on_event)
     registry = Registry.coerce(tools)
     for name, named in (("run_id", run_id), ("replaces", replaces)):

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from obelisk.errors import UsageError
+from obelisk.interpreter.tools.labels import Label
 from obelisk.interpreter.tools.options import OutputValidation, check_output_validation
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["DEFAULT_CONCURRENCY", "RunSettings"]
@@ -33,7 +35,9 @@ class RunSettings:
     state (docs/limits.md).  ``output_validation``: ``"strict"``, ``"warn"`` or
     ``"off"``, for tools without their own (docs/tools.md, "Output validation").
     ``context``: the object tools with an ``obelisk.Context`` parameter receive
-    (docs/tools.md).
+    (docs/tools.md).  ``policy``: ``"off"`` or ``"strict"``; ``input_labels``: the
+    labels the caller puts on input paths, ``(("†input.body", Label), ...)``, checked
+    by ``flows.check_input_labels`` (docs/security.md).
 
     Raises :class:`~obelisk.errors.UsageError`, checking in this order:
     ``concurrency``, ``timeout``, ``limits``, ``output_validation``.
@@ -45,6 +49,8 @@ class RunSettings:
     limits: Limits = DEFAULT_LIMITS
     output_validation: OutputValidation = "strict"
     context: Any = None
+    policy: PolicyMode = "off"
+    input_labels: tuple[tuple[str, Label], ...] = ()
 
     def __post_init__(self) -> None:
         concurrency, timeout = self.concurrency, self.timeout
@@ -63,3 +69,5 @@ class RunSettings:
             check_output_validation(self.output_validation)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if self.policy not in ("off", "strict"):
+            raise UsageError(f"policy must be 'off' or 'strict', got {self.policy!r}")

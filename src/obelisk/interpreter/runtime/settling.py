@@ -27,6 +27,7 @@ from obelisk.interpreter.runtime.budget import StateBudget
 from obelisk.interpreter.runtime.commit_order import CommitGate, CommitOrder
 from obelisk.interpreter.runtime.dispatch import Dispatcher
 from obelisk.interpreter.runtime.events import CallReady, CallSucceeded, StateWritten, failure
+from obelisk.interpreter.runtime.flows import RunLabels
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.outcome import Writes, error_arm, error_record
 from obelisk.interpreter.runtime.readiness import Readiness
@@ -75,6 +76,7 @@ class Settling:
         self.unknown: dict[int, UnknownCall] = {}
         self.outcomes: dict[int, CallOutcome] = {}
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
+        self._labels = RunLabels.of(settings, registry)  # None: no label in play (yet)
 
     def _start(self, index: int, tool: Tool | None) -> None:
         """Start ready call ``index`` (the engine does)."""
@@ -179,7 +181,8 @@ class Settling:
         """A call ran (or a person rejected it): keep what it did, so that a resumed run
         replays it instead of running it again, then finish it."""
         record = self.records[index]
-        outcome = self.outcomes[index] = CallOutcome.of(record, succeeded, pending)
+        labels = None if self._labels is None else self._labels.stored(index, record.policy)
+        outcome = self.outcomes[index] = CallOutcome.of(record, succeeded, pending, labels)
         if self._observed:
             self._hooks.settled(index, outcome)
         self._finish(index, pending, succeeded=succeeded)
@@ -203,6 +206,12 @@ class Settling:
         if not written and self._standing and index in self._standing:
             written = list(self._standing[index])  # kept: its earlier writes stand
         self._written[index] = written
+        if self._labels is not None:  # before its readers start (docs/security.md)
+            targets = [target for target, _ in pending] if written else ()
+            label = self._labels.committed(
+                self.plan.calls[index], targets, record.error is not None
+            )
+            record.labels = {**(record.labels or {}), "_result": label.to_dict()}
         woken = self._calls.done(index, wake=not self._tasks.stopping)
         if self._observed:
             self._hooks.committed(record, self.state.log[-len(written) :] if written else ())

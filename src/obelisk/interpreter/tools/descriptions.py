@@ -16,11 +16,12 @@ import inspect
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from obelisk.errors import ToolDefinitionError
 from obelisk.interpreter.tools.options import check_options
+from obelisk.interpreter.tools.policies import tuple_of
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad, checked_validator_class
 
@@ -36,7 +37,7 @@ __all__ = [
 OPTIONS = ("outcomes", "timeout", "capacity", "pure")
 _OWN_KEYS = (
     *OPTIONS, "_delegate", "_scopes", "delegate", "scopes", "effects", "requires_approval",
-    "idempotent",
+    "idempotent", "output_trust", "trusted_args", "on_untrusted", "audience_arg",
 )  # fmt: skip
 _PLAIN_KEYS = (
     "name", "description", "parameters", "input_schema", "output", "output_schema", "strict",
@@ -79,7 +80,9 @@ class Description:
     ``input_schema`` or ``inputSchema``), ``options`` holds ``outcomes``, ``timeout``
     (seconds), ``capacity`` (calls) and ``pure`` as given (``pure`` also from MCP's
     ``readOnlyHint``); ``effects`` and ``requires_approval`` as given (checked by
-    :class:`Tool`); ``idempotent`` as given, or from MCP's ``idempotentHint``."""
+    :class:`Tool`); ``idempotent`` as given, or from MCP's ``idempotentHint``;
+    ``labels`` the keywords of labels and policies (``output_trust`` also from MCP's
+    ``openWorldHint``; docs/security.md)."""
 
     name: str
     description: str
@@ -92,6 +95,7 @@ class Description:
     effects: Any = None
     requires_approval: Any = False
     idempotent: Any = False
+    labels: dict[str, Any] = field(default_factory=dict)
 
 
 def read_description(spec: Any) -> Description:
@@ -120,6 +124,12 @@ def read_description(spec: Any) -> Description:
         spec.get("effects"),
         spec.get("requires_approval", False),
         idempotent,
+        {
+            "output_trust": _read_trust(name, spec, mcp),
+            "trusted_args": tuple_of(spec.get("trusted_args", ())),
+            "on_untrusted": spec.get("on_untrusted", "ask"),
+            "audience_arg": spec.get("audience_arg"),
+        },
     )
 
 
@@ -178,6 +188,17 @@ def _read_idempotent(name: str, spec: Mapping[str, Any], mcp: bool) -> bool:
             raise bad(name, f"'annotations.idempotentHint' must be true or false, got {hint!r}")
         return hint
     return idempotent
+
+
+def _read_trust(name: str, spec: Mapping[str, Any], mcp: bool) -> Any:
+    """``output_trust`` as given, else ``"untrusted"`` for an MCP tool whose
+    ``annotations.openWorldHint`` is true (it reads the open world; docs/security.md)."""
+    if "output_trust" in spec or not mcp or not isinstance(spec.get("annotations"), Mapping):
+        return spec.get("output_trust", "trusted")
+    hint = spec["annotations"].get("openWorldHint", False)
+    if not isinstance(hint, bool):
+        raise bad(name, f"'annotations.openWorldHint' must be true or false, got {hint!r}")
+    return "untrusted" if hint else "trusted"
 
 
 def _read_text(name: str, spec: Mapping[str, Any], mcp: bool) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaV
 from pydantic_core import core_schema
 
 from obelisk.interpreter.tools.arguments import Compiled, compile_arguments
+from obelisk.interpreter.tools.labels import Labeled
 from obelisk.interpreter.tools.options import Outcome, check_options
 from obelisk.interpreter.tools.run_context import is_context_annotation
 from obelisk.interpreter.tools.validation import bad
@@ -172,12 +174,18 @@ def _arguments_schema(tool_name: str, fields: dict[str, Any]) -> tuple[dict[str,
     return parameters, generated.get("$defs")
 
 
+_UNTYPED = (Outcome, Labeled)
+"""Return annotations that give no output schema: the value inside says it."""
+
+
 def _output_adapter(
     tool_name: str, returns: Any, output_schema: Mapping[str, Any] | None
 ) -> tuple[TypeAdapter[Any], dict[str, Any]] | None:
     """The adapter and serialization schema of the return annotation, or None: when
-    an ``output_schema`` is given, or the annotation is ``Any`` or an ``Outcome``."""
-    outcome = returns is Outcome or Outcome in typing.get_args(returns)
+    an ``output_schema`` is given, or the annotation is ``Any``, an ``Outcome`` or a
+    ``Labeled`` (docs/security.md)."""
+    wrapped = typing.get_args(returns)
+    outcome = returns in _UNTYPED or any(kind in wrapped for kind in _UNTYPED)
     if output_schema is None and returns is not Any and not outcome:
         return _adapter(tool_name, "the return type", returns, "serialization")
     return None
@@ -260,3 +268,16 @@ def closed_output_schema(adapter: TypeAdapter[Any]) -> dict[str, Any] | None:
         return adapter.json_schema(mode="serialization", schema_generator=_ClosedClasses)
     except Exception:  # (the plain schema was made: this is only a sharper copy)
         return None
+
+
+def is_async(function: Callable[..., Any] | None) -> bool:
+    """Whether calling ``function`` gives a coroutine: an async function, or an
+    object (not a plain function) whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(function):
+        return True
+    call = getattr(function, "__call__", None)  # noqa: B004
+    return (
+        type(function) is not types.FunctionType
+        and function is not None
+        and inspect.iscoroutinefunction(call)
+    )

@@ -11,8 +11,6 @@ the tools a plan may call.  Declaration problems raise
 from __future__ import annotations
 
 import functools
-import inspect
-import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -35,7 +33,8 @@ from obelisk.interpreter.tools.options import (
     check_output_validation,
     check_scopes,
 )
-from obelisk.interpreter.tools.signatures import Built, Signature, build, read_function
+from obelisk.interpreter.tools.policies import PolicyCall, Rules, check_rules, tuple_of
+from obelisk.interpreter.tools.signatures import Built, Signature, build, is_async, read_function
 from obelisk.interpreter.tools.validation import (
     bad,
     pydantic_problems,
@@ -68,19 +67,6 @@ def _finish(
         raise bad(tool.name, "its arguments schema does not match its signature")
     tool._install(built, output_schema, hidden)
     tool._pending = None
-
-
-def _is_async(function: Callable[..., Any] | None) -> bool:
-    """Whether calling ``function`` gives a coroutine: an async function, or an
-    object (not a plain function) whose ``__call__`` is one."""
-    if inspect.iscoroutinefunction(function):
-        return True
-    call = getattr(function, "__call__", None)  # noqa: B004
-    return (
-        type(function) is not types.FunctionType
-        and function is not None
-        and inspect.iscoroutinefunction(call)
-    )
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -123,6 +109,8 @@ class Tool:
     - ``context_parameter``: the name of the function's parameter that receives the
       run's :class:`~obelisk.interpreter.tools.run_context.Context` (``obelisk.Context[T]``,
       docs/tools.md); it is not in ``parameters`` and a plan cannot pass it.
+    - ``output_trust``, ``trusted_args``, ``on_untrusted``, ``audience_arg``,
+      ``policy``: labels and policies, gathered in ``rules`` (docs/security.md).
     - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
       ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
     """
@@ -146,6 +134,12 @@ class Tool:
     isolation: Literal["thread", "process"] = "thread"
     blocking: bool = True
     output_validation: OutputValidation | None = None
+    output_trust: Literal["trusted", "untrusted"] = "trusted"
+    trusted_args: tuple[str, ...] = ()
+    on_untrusted: Literal["ask", "deny"] = "ask"
+    audience_arg: str | None = None
+    policy: Callable[[PolicyCall], Any] | None = None
+    rules: Rules = field(init=False)
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -180,6 +174,8 @@ class Tool:
         self.parameter_names = tuple(self.parameters.get("properties") or ())
         self.required = frozenset(self.parameters.get("required") or ())
         self.accepts_extra = self.parameters.get("additionalProperties", True) is not False
+        self.rules = check_rules(self)  # labels and policies (docs/security.md)
+        self.trusted_args = self.rules.trusted_args
         if self.context_parameter is not None:
             check_context_parameter(name, self.context_parameter, self.function)
             self._arguments.hidden = frozenset((self.context_parameter,))
@@ -187,7 +183,7 @@ class Tool:
             self._arguments.validator = validator_for(self.parameters, name, "parameters")
             if self.output_schema is not None:
                 self._output_validator = validator_for(self.output_schema, name, "output_schema")
-        self.is_async = _is_async(self.function)
+        self.is_async = is_async(self.function)
         check_blocking(name, self.blocking, self.function, self.is_async, self.isolation)
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
@@ -232,6 +228,11 @@ class Tool:
         isolation: Literal["thread", "process"] = "thread",
         blocking: bool = True,
         output_validation: OutputValidation | None = None,
+        output_trust: Literal["trusted", "untrusted"] = "trusted",
+        trusted_args: Iterable[str] = (),
+        on_untrusted: Literal["ask", "deny"] = "ask",
+        audience_arg: str | None = None,
+        policy: Callable[[PolicyCall], Any] | None = None,
         _deferred: bool = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
@@ -248,7 +249,9 @@ class Tool:
         :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
         two context parameters, unresolvable hints, types without a JSON schema,
         bad options.  ``output_validation``: see the class docstring (``None``: the
-        run's setting; docs/tools.md, "Output validation").
+        run's setting; docs/tools.md, "Output validation").  ``output_trust``,
+        ``trusted_args``, ``on_untrusted``, ``audience_arg`` and ``policy``: labels and
+        policies (the class docstring, docs/security.md).
         """
         options = (outcomes, timeout, capacity, pure)
         read = read_function(fn, name, description, options, output_schema, _deferred)
@@ -270,6 +273,11 @@ class Tool:
             isolation=isolation,
             blocking=blocking,
             output_validation=output_validation,
+            output_trust=output_trust,
+            trusted_args=tuple_of(trusted_args),
+            on_untrusted=on_untrusted,
+            audience_arg=audience_arg,
+            policy=policy,
         )
         hidden = self._arguments.hidden | read.bound
         if read.built is None:  # __getattr__ builds them on first use
@@ -316,13 +324,15 @@ class Tool:
         context_parameter: str | None = None,
         retry: RetryPolicy | None = None,
         output_validation: OutputValidation | None = None,
+        policy: Callable[[PolicyCall], Any] | None = None,
     ) -> Tool:
         """Declare a tool from a JSON tool description (docs/tools.md); latent
         (schema only) without ``function``, runnable with it.
 
         Shapes (``description`` fields are optional, obelisk's keys are
         ``outcomes``, ``timeout``, ``capacity``, ``pure``, ``idempotent``,
-        ``_delegate``, ``_scopes``, ``effects``, ``requires_approval``):
+        ``_delegate``, ``_scopes``, ``effects``, ``requires_approval``, and
+        ``output_trust``, ``trusted_args``, ``on_untrusted``, ``audience_arg``):
 
         - obelisk's own: ``{"name", "description", "parameters", "output", ...}``
           (``input_schema`` is an alias of ``parameters``, ``output_schema`` of
@@ -336,7 +346,8 @@ class Tool:
           (``title`` stands in for a missing ``description``; ``annotations.readOnlyHint:
           true`` makes the tool ``pure`` unless ``pure`` is given,
           ``annotations.idempotentHint: true`` makes it ``idempotent`` unless
-          ``idempotent`` is given; other hints are ignored).
+          ``idempotent`` is given, ``openWorldHint: true`` makes ``output_trust``
+          untrusted unless given; other hints are ignored).
 
         ``strict`` is accepted and changes nothing: arguments are always validated
         against ``parameters``.  Schemas are checked once per distinct schema with
@@ -352,8 +363,8 @@ class Tool:
         property.  ``context_parameter`` names the parameter that receives the
         run's ``obelisk.Context``; by default a parameter annotated
         ``obelisk.Context[T]`` is found.  Keywords bound by ``functools.partial``
-        are never arguments.  ``retry`` is a :class:`RetryPolicy`.
-        ``output_validation`` is as in :meth:`from_function`.
+        are never arguments.  ``retry`` is a :class:`RetryPolicy`; ``output_validation``
+        and ``policy`` are as in :meth:`from_function`.
 
         Raises :class:`ToolDefinitionError` naming the tool and the key: a missing
         ``name``, an unknown key (the message lists the allowed ones), a schema
@@ -378,6 +389,7 @@ class Tool:
             idempotent=found.idempotent,
             output_validation=output_validation,
             _checked=True,
+            **{**found.labels, "policy": policy},  # labels and policies: docs/security.md
         )
         if interface is not None:
             made._arguments.hidden |= interface.bound
@@ -489,7 +501,9 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
     ``idempotent`` (docs/durable.md), ``output_schema``, ``retry``, ``effects``,
     ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
-    event loop, not in a thread), ``output_validation`` (docs/tools.md).  Raises
+    event loop, not in a thread), ``output_validation`` (docs/tools.md),
+    ``output_trust``, ``trusted_args``, ``on_untrusted``, ``audience_arg``, ``policy``
+    (docs/security.md).  Raises
     :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)

@@ -25,6 +25,7 @@ from obelisk.interpreter.runtime.approvals import Decision, PendingApproval, arg
 from obelisk.interpreter.runtime.records import CallOutcome, idempotency_key
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.labels import Label
 from obelisk.limits import Limits
 
 __all__ = [
@@ -190,13 +191,17 @@ def holder(owner: Mapping[str, Any]) -> str:
 def run_settings(settings: RunSettings) -> dict[str, Any]:
     """The settings a durable run keeps (``runs.settings``), for its resumes (its
     ``context`` is not kept: a resume is given its own)."""
-    return {
+    kept: dict[str, Any] = {
         "concurrency": settings.concurrency,
         "fail_fast": settings.fail_fast,
         "timeout": settings.timeout,
         "limits": dataclasses.asdict(settings.limits),
         "output_validation": settings.output_validation,
     }
+    if settings.policy != "off" or settings.input_labels:  # docs/security.md
+        kept["policy"] = settings.policy
+        kept["input_labels"] = [[path, label.to_dict()] for path, label in settings.input_labels]
+    return kept
 
 
 def settings_of(saved: Mapping[str, Any], context: Any = None) -> RunSettings:
@@ -211,6 +216,10 @@ def settings_of(saved: Mapping[str, Any], context: Any = None) -> RunSettings:
             limits=Limits(**saved.get("limits", {})),
             output_validation=saved.get("output_validation", "strict"),
             context=context,
+            policy=saved.get("policy", "off"),
+            input_labels=tuple(
+                (str(path), Label.from_dict(label)) for path, label in saved.get("input_labels", ())
+            ),
         )
     except (TypeError, ValueError, ObeliskError) as exc:
         raise JournalCorrupted(f"the journal's run settings are damaged: {exc}") from None
@@ -331,7 +340,8 @@ class Intent:
 class Progress:
     """What a run did, read back from the journal: ``intents`` and ``outcomes`` by
     call index (outcomes' writes as ``(path text, value)`` pairs; ``warnings`` by call
-    index, from the calls' events), ``approvals`` (every one asked for, with its
+    index, from the calls' events; ``labels`` by call index, a Labeled result's
+    field labels), ``approvals`` (every one asked for, with its
     decision, by id) and ``waiting`` (calls whose approval is undecided)."""
 
     def __init__(
@@ -341,6 +351,7 @@ class Progress:
         outcomes: Sequence[Sequence[Any]],
         approvals: Sequence[Sequence[Any]],
         warnings: Mapping[int, tuple[str, ...]] | None = None,
+        labels: Mapping[int, Any] | None = None,
     ) -> None:
         where = f"run {run_id!r}"
         self.intents: dict[int, Intent] = {}
@@ -350,6 +361,7 @@ class Progress:
             self.intents[call] = Intent(tool, arguments, at, f"{where} intent of call {call}")
         self.outcomes: dict[int, CallOutcome] = {}
         self.paths: dict[int, list[str]] = {}
+        self._labels = labels or {}
         self._read_outcomes(where, outcomes, warnings or {})
         self.approvals: dict[str, PendingApproval] = {}
         self.decisions: dict[str, Decision] = {}
@@ -381,6 +393,7 @@ class Progress:
                 (started, finished),
                 ok == INVALID_OUTPUT,
                 noted.get(call, ()),
+                self._labels.get(call),
             )
 
     def _read_approvals(self, where: str, approvals: Sequence[Sequence[Any]]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from obelisk.errors import JournalCorrupted, ObeliskError
 from obelisk.grammar.parser import parse_reference
+from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.durable.data import RunRow, load, plan_calls
 from obelisk.interpreter.runtime.durable.journal import Journal
 from obelisk.interpreter.runtime.durable.writer import RunWriter
@@ -96,6 +97,7 @@ def settled_result(book: Journal, run_id: str, row: RunRow) -> RunResult | None:
         outcomes=_outcomes(progress.outcomes),
         unknown={},
         run_id=run_id,
+        plan=parse_plan(row.plan),
     )
 
 

@@ -21,9 +21,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from obelisk.errors import JournalCorrupted, JournalError, RunLocked
+from obelisk.interpreter.runtime.durable import readback
 from obelisk.interpreter.runtime.durable.backend import Backend, SQLiteBackend, sqlite3_module
 from obelisk.interpreter.runtime.durable.data import (
-    FINAL_EVENTS,
     FINISHED,
     Progress,
     RunRow,
@@ -425,74 +425,31 @@ class Store:
             ).fetchone()
         return int(row[0])
 
-    # -- what a run did, read back -----------------------------------------------------
+    # -- what a run did, read back (durable/readback.py) ----------------------------------
     def progress(self, run_id: str) -> Progress:
         """Everything run ``run_id`` did so far (see :class:`Progress`)."""
         with self.errors():
-            intents = self.db.execute(
-                "SELECT call, tool, arguments, time FROM intents WHERE run_id = ?",
-                (run_id,),
-            ).fetchall()
-            outcomes = self.db.execute(
-                "SELECT call, succeeded, writes, output, error, attempts, started, finished "
-                "FROM outcomes WHERE run_id = ?",
-                (run_id,),
-            ).fetchall()
-            approvals = self.db.execute(
-                "SELECT id, call, label, tool, arguments, hash, decision FROM approvals "
-                "WHERE run_id = ? ORDER BY call",
-                (run_id,),
-            ).fetchall()
-        return Progress(run_id, intents, outcomes, approvals, self.warnings(run_id))
+            return readback.progress(self.db, run_id)
 
     def final(self, run_id: str) -> dict[int, tuple[str, Any]]:
-        """The calls that are over (committed, skipped, cancelled...): call index ->
-        ``(status, event data)``, from their last final event (a call a retry runs again
-        is not over from its ``call_retried`` event until it ends again)."""
-        statuses = (*FINAL_EVENTS, "call_retried")
-        marks = ", ".join("?" * len(statuses))
+        """The calls that are over: call index -> ``(status, event data)``."""
         with self.errors():
-            rows = self.db.execute(
-                f"SELECT call, event, data FROM events WHERE run_id = ? AND event IN ({marks}) "
-                "ORDER BY n",
-                (run_id, *statuses),
-            ).fetchall()
-        found: dict[int, tuple[str, Any]] = {}
-        for call, event, data in rows:
-            if event == "call_retried":
-                found.pop(call, None)
-            else:
-                found[call] = (FINAL_EVENTS[event], load(data, "event") if data else None)
-        return found
+            return readback.final(self.db, run_id)
 
     def warnings(self, run_id: str) -> dict[int, tuple[str, ...]]:
-        """The warnings of run ``run_id``'s calls that have some (results written under
-        ``output_validation="warn"``): call index -> warnings, from their
-        ``call_succeeded`` events.  Raises :class:`JournalCorrupted` for damaged ones."""
+        """The warnings of run ``run_id``'s calls that have some, by call index."""
         with self.errors():
-            rows = self.db.execute(
-                "SELECT call, data FROM events WHERE run_id = ? AND event = 'call_succeeded' "
-                "AND data LIKE '%\"warnings\":%' ORDER BY n",
-                (run_id,),
-            ).fetchall()
-        found: dict[int, tuple[str, ...]] = {}
-        for call, data in rows:
-            decoded = load(data, "event")
-            noted = decoded.get("warnings") if isinstance(decoded, dict) else None
-            if not isinstance(noted, list) or not all(isinstance(w, str) for w in noted):
-                raise JournalCorrupted(f"the journal's event of call {call} has damaged warnings")
-            found[call] = tuple(noted)
-        return found
+            return readback.warnings(self.db, run_id)
+
+    def labels(self, run_id: str) -> dict[int, Any]:
+        """The labels :class:`~obelisk.Labeled` results gave their fields, by call index."""
+        with self.errors():
+            return readback.field_labels(self.db, run_id)
 
     def log(self, run_id: str) -> list[tuple[Any, ...]]:
-        """The run's write log: ``(call, instance, path, method, value text, time)`` rows
-        in commit order (by session, then seq; see :class:`RunWriter`)."""
+        """The run's write log, in commit order."""
         with self.errors():
-            return self.db.execute(
-                "SELECT call, instance, path, method, value, time FROM writes WHERE run_id = ? "
-                "ORDER BY session, seq",
-                (run_id,),
-            ).fetchall()
+            return readback.write_log(self.db, run_id)
 
     def record_outcome(self, run_id: str, index: int, outcome: CallOutcome, event: str) -> None:
         """Write one call's outcome now (a person's resolution), with an event."""

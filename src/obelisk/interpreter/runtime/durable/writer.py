@@ -92,6 +92,8 @@ class RunWriter(Observer):
 
     def settled(self, index: int, outcome: CallOutcome) -> None:
         self._outcomes.append(outcome_row(self.run_id, index, outcome))
+        if outcome.labels is not None:  # a Labeled result's fields, for a resume
+            self._event(time.time(), "call_labels", index, outcome.labels)
         self._settled.add(index)
         self._schedule()
 
@@ -130,6 +132,8 @@ class RunWriter(Observer):
             data = {"error": record.error}
         if record.warnings:  # a result written under output_validation="warn"
             data = {**(data or {}), "warnings": list(record.warnings)}
+        if record.labels is not None:  # a run with labels (docs/security.md)
+            data = {**(data or {}), "labels": record.labels, "policy": record.policy}
         at = record.finished or time.time()
         self._event(at, f"call_{record.status}", index, data)
         self._schedule()
@@ -148,7 +152,10 @@ class RunWriter(Observer):
                 now,
             )
         )
-        self._event(now, "call_awaiting_approval", pending.call, {"id": pending.id})
+        data = {"id": pending.id}
+        if pending.reason is not None:  # a policy asked (docs/security.md)
+            data["reason"] = pending.reason
+        self._event(now, "call_awaiting_approval", pending.call, data)
         self._schedule()
 
     # -- buffering and commits ---------------------------------------------------------------
