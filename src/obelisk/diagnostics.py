@@ -50,6 +50,7 @@ DiagnosticCode = Literal[
     "lazy_output",
     "unresolved_reference",
     "unknown_call",
+    "invalid_tools",
     "readonly_target",
     "dependency_cycle",
     "type_mismatch",

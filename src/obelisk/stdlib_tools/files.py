@@ -10,7 +10,9 @@ held; so an absolute path elsewhere, a ``..`` escape, a symlink pointing outside
 and a directory swapped for such a symlink between a check and a use are all
 refused with :class:`PermissionError`.  Only regular files are read or written (a
 FIFO could block forever).  Text is UTF-8, written and read without newline
-translation.  With no root (``None``) the tools exist but every call raises
+translation.  Each tool declares a world effect on ``files:<its path>`` (:data:`READ`,
+:data:`WRITE`), so a write and a later read of one file are ordered.  With no root
+(``None``) the tools exist but every call raises
 :class:`PermissionError`.  Platforms without ``dir_fd`` and ``O_NOFOLLOW`` (Windows)
 fall back to resolving the path first, which is not race-free.
 """
@@ -30,7 +32,7 @@ from obelisk.interpreter.tools.tool import Tool, standard_tool
 from obelisk.stdlib_tools._common import check_output_size, one_line
 from obelisk.stdlib_tools.json_tools import parse_json_text, pretty_json_size
 
-__all__ = ["NO_ROOT_MESSAGE", "FilesRoot", "file_tools"]
+__all__ = ["NO_ROOT_MESSAGE", "READ", "WRITE", "FilesRoot", "file_tools"]
 
 NO_ROOT_MESSAGE = "no files root is configured; pass --files-root DIR (or files_root=...)"
 
@@ -236,6 +238,14 @@ def _encode_json(value: Any, indent: int | None) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
+READ = {"files:{path}": "read"}
+WRITE = {"files:{path}": "write"}
+"""The file tools' world effects: the file or folder at their ``path`` argument, or the
+whole files root when ``path`` is not a literal relative path (docs/tools.md,
+"Files"; :mod:`obelisk.interpreter.tools.effects`).  So a call that writes a file and
+one that reads it run in plan order, never at the same time."""
+
+
 def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
     """The file tools confined to ``root`` (``None``: tools that always refuse).
 
@@ -244,19 +254,19 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
     """
     files = FilesRoot(root)
 
-    @standard_tool(name="read_text")
+    @standard_tool(name="read_text", effects=READ)
     def read_text(path: str) -> str:
         """The UTF-8 text of the file at `path` (relative to the files root). Missing file:
         FileNotFoundError; outside the root: PermissionError."""
         return _read_bytes(files, path, "read_text").decode("utf-8")
 
-    @standard_tool(name="write_text")
+    @standard_tool(name="write_text", effects=WRITE)
     def write_text(path: str, text: str) -> int:
         """Write `text` as UTF-8 to the file at `path` (relative to the files root), replacing
         it and creating parent folders; returns the bytes written."""
         return _write_bytes(files, path, text.encode("utf-8"))
 
-    @standard_tool(name="read_json")
+    @standard_tool(name="read_json", effects=READ)
     def read_json(path: str) -> Any:
         """The JSON value in the file at `path` (relative to the files root). Invalid JSON:
         ValueError naming line and column."""
@@ -266,13 +276,13 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
 
-    @standard_tool(name="write_json")
+    @standard_tool(name="write_json", effects=WRITE)
     def write_json(path: str, value: Any, indent: int | None = 2) -> int:
         """Write `value` as JSON (UTF-8, `indent` spaces, null: one line; final newline) to
         the file at `path` (relative to the files root); returns the bytes written."""
         return _write_bytes(files, path, _encode_json(value, indent))
 
-    @standard_tool(name="list_dir")
+    @standard_tool(name="list_dir", effects=READ)
     def list_dir(path: str = ".") -> list[str]:
         """The sorted names in the folder at `path` (relative to the files root; default the
         root itself); folder names end with "/"."""
@@ -288,7 +298,7 @@ def file_tools(root: str | os.PathLike[str] | None) -> list[Tool]:
         finally:
             os.close(fd)
 
-    @standard_tool(name="path_exists")
+    @standard_tool(name="path_exists", effects=READ)
     def path_exists(path: str) -> bool:
         """Whether a file or folder exists at `path` (relative to the files root)."""
         try:

@@ -350,6 +350,7 @@ def test_meta_keys_constant() -> None:
         "_reasoningForCall",
         "_after",
         "_status",  # issue 27: a plan message's status, ignored in an answer
+        "_tools",  # issue 28: the tools a delegate call's child loop may use
     )
 
 

@@ -28,6 +28,11 @@ from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan, parse_partial
+from obelisk.interpreter.tools.delegation import (
+    DelegateRegistry,
+    tools_problems,
+    withheld_message,
+)
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.standard_names import standard_tool_hint
 from obelisk.interpreter.tools.tool import Tool
@@ -167,15 +172,35 @@ class _Checker:
                 self.check_output(call, tool)
         elif self.registry is not None:
             self.report_unknown_tool(call, self.registry)
+        if "_tools" in call.written_meta and self.registry is not None:
+            self.check_delegate_tools(call, tool, self.registry)
         # (tools unknown, registry None: nothing to check the tool against)
         target = call.target  # the common case, one path outside the input: nothing to say
         if target is not None and (type(target) is not Reference or target.kind == "input"):
             self.check_target(call)
         self.check_reads(call, tool)
 
+    def check_delegate_tools(self, call: Call, tool: Tool | None, registry: Registry) -> None:
+        """``invalid_tools`` for a ``_tools`` of the wrong shape, naming unknown tools,
+        or on a call whose tool is not a delegate (docs/loop.md, "Delegates")."""
+        if tool is not None and not tool.delegate:
+            self.fail(
+                "invalid_tools",
+                f"'{tool.name}' is not a delegate: _tools applies to delegate calls only",
+                call,
+                "_tools",
+            )
+            return
+        for problem in tools_problems(call.delegate_tools, registry):
+            self.fail("invalid_tools", problem.message, call, problem.path)
+
     def report_unknown_tool(self, call: Call, registry: Registry) -> None:
         """``unknown_tool``, with a close name, a standard tool's hint, or the note that
-        no tools are registered."""
+        no tools are registered; in a delegate's child loop, a tool its ``_tools``
+        withholds is named as such."""
+        if isinstance(registry, DelegateRegistry) and call.tool in registry.withheld:
+            self.fail("unknown_tool", withheld_message(call.tool, registry), call, "_tool")
+            return
         close = registry.suggest(call.tool)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         if not len(registry):

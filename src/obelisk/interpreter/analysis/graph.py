@@ -34,6 +34,7 @@ from obelisk.interpreter.analysis.edges import (
 from obelisk.interpreter.analysis.path_index import PathIndex
 from obelisk.interpreter.analysis.world import WorldOrder
 from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.tools.effects import call_effects, is_templated
 
 __all__ = ["PlanGraph", "Read", "Write"]
 
@@ -139,7 +140,10 @@ class PlanGraph:
       (empty when the graph is acyclic);
     * ``order_edges``: the order-only edges among those, ``(before, after) ->
       why`` (``"after"`` for ``_after``, else the world resource both touch), and
-      ``unknown_after``: ``(call, target)`` for each ``_after`` that names no other call.
+      ``unknown_after``: ``(call, target)`` for each ``_after`` that names no other call;
+    * ``world_effects``: each call that touches the world -> the resources it touches
+      and how, ``{0: {"files:notes/a.txt": "write"}}`` (a tool's ``{argument}`` replaced
+      by the call's own path, docs/semantics.md, "World effects and order-only edges").
 
     The runtime schedules from ``predecessors`` and ``successors`` (a call is
     ready when every call that may write what it reads has settled,
@@ -171,6 +175,7 @@ class PlanGraph:
         predecessors = self._find_sources()
         self.order_edges: dict[tuple[int, int], str] = {}
         self.unknown_after: list[tuple[int, str | int]] = []
+        self.world_effects: dict[int, Mapping[str, str]] = {}
         self._add_order_edges(predecessors, effects)
         self.predecessors: list[tuple[int, ...]] = sorted_shared(predecessors)
         self._groups = Groups(self.predecessors, self.size)
@@ -228,13 +233,18 @@ class PlanGraph:
         self, effects: Callable[[str], Mapping[str, str]]
     ) -> list[tuple[int, Mapping[str, str]]]:
         """The calls whose tools touch the world, with their effects (asked once per
-        tool name), in plan order."""
-        of_tool: dict[str, Mapping[str, str]] = {}
+        tool name, an ``{argument}`` in a resource replaced by the call's own literal
+        path: :func:`call_effects`), in plan order."""
+        of_tool: dict[str, tuple[Mapping[str, str], bool]] = {}
         touching: list[tuple[int, Mapping[str, str]]] = []
         for call in self.plan.calls:
-            mine = of_tool.get(call.tool)
-            if mine is None:
-                mine = of_tool[call.tool] = effects(call.tool)
+            known = of_tool.get(call.tool)
+            if known is None:
+                declared = effects(call.tool)
+                known = of_tool[call.tool] = (declared, is_templated(declared))
+            mine, templated = known
+            if templated:  # files:{path}: the call's own path (tools/effects.py)
+                mine = call_effects(mine, call.arguments)
             if mine:
                 touching.append((call.index, mine))
         return touching
@@ -249,6 +259,7 @@ class PlanGraph:
         touching = self._touching(effects)
         if not touching:
             return  # the common case: no call touches the world, no order to add
+        self.world_effects = dict(touching)
         successors: list[set[int]] = [set() for _ in range(self.size)]
         backward = False  # an edge against plan order: only then can a later call come first
         for node, preds in enumerate(predecessors):

@@ -2,8 +2,10 @@
 "World effects").
 
 Two calls conflict when they touch overlapping resources (dotted names, overlapping
-by prefix) and one of them writes.  Conflicting calls run in plan order, unless the
-dependencies found so far already order them the other way.
+by prefix, and paths inside them: ``files:notes/a.txt``, see
+:mod:`~obelisk.interpreter.tools.effects`) and one of them writes.  Conflicting
+calls run in plan order, unless the dependencies found so far already order them the
+other way.
 
 Comparing every call with every earlier one that touched an overlapping resource
 gives a quadratic number of edges (8,000 writers of one resource: 32 million), and
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+
+from obelisk.interpreter.tools.effects import resource_parts, resources_overlap
 
 __all__ = ["WorldOrder"]
 
@@ -39,9 +43,22 @@ class _Resource:
 
 
 def _overlap(name: str, other: str) -> bool:
-    """Dotted names overlap when one is the other or lies below it."""
-    shorter, longer = (name, other) if len(name) <= len(other) else (other, name)
-    return longer == shorter or longer.startswith(shorter + ".")
+    """Resources overlap when one is the other or lies below it (part by part:
+    ``files`` and ``files:a/b``, ``slack`` and ``slack.users``)."""
+    if ":" not in name and ":" not in other:  # dotted names alone: the common case
+        shorter, longer = (name, other) if len(name) <= len(other) else (other, name)
+        return longer == shorter or longer.startswith(shorter + ".")
+    return resources_overlap(name, other)
+
+
+def _child_name(parent: str, part: str) -> str:
+    """The name of the resource ``part`` below ``parent`` (parts of
+    :func:`resource_parts`: a path part starts with ``/``)."""
+    if not parent:
+        return part
+    if not part.startswith("/"):
+        return f"{parent}.{part}"
+    return f"{parent}{'/' if ':' in parent else ':'}{part[1:]}"
 
 
 class WorldOrder:
@@ -130,11 +147,11 @@ class WorldOrder:
     def _path(self, resource: str) -> list[_Resource]:
         """The nodes from the top name down to ``resource`` (made when missing)."""
         node, path = self._root, []
-        for part in resource.split("."):
+        parts = resource.split(".") if ":" not in resource else resource_parts(resource)
+        for part in parts:
             child = node.children.get(part)
             if child is None:
-                name = f"{node.name}.{part}" if node.name else part
-                child = node.children[part] = _Resource(name)
+                child = node.children[part] = _Resource(_child_name(node.name, part))
             path.append(child)
             node = child
         return path

@@ -252,22 +252,26 @@ class Loop:
     async def delegate(
         self,
         *,
+        tools: Registry,
         output_schema: Mapping[str, Any] | None,
         instructions: str,
         input: Any,
         state: Mapping[str, Any] | None,
         data: Mapping[str, Any] | None,
     ) -> LoopResult:
-        """Run a delegate call's own loop: same model, tools and limits, one level
-        deeper, with ``input`` (the call's arguments) and the parent context its
-        scopes allow.  Raises what :meth:`run` raises."""
-        child = self._child(output_schema=output_schema, instructions=instructions)
+        """Run a delegate call's own loop: same model and limits, one level deeper,
+        with only ``tools`` (the call's ``_tools``, docs/loop.md), ``input`` (the call's
+        arguments) and the parent context its scopes allow.  Raises what :meth:`run`
+        raises."""
+        child = self._child(tools=tools, output_schema=output_schema, instructions=instructions)
         return await child.run(input, state, data=data)
 
-    def _child(self, *, output_schema: Mapping[str, Any] | None, instructions: str) -> Loop:
+    def _child(
+        self, *, tools: Registry, output_schema: Mapping[str, Any] | None, instructions: str
+    ) -> Loop:
         return Loop(
             self.model,
-            self.registry,
+            tools,
             mode=self.mode,
             output_schema=output_schema,
             instructions=instructions,

@@ -450,6 +450,21 @@ def _nullable(schema: Mapping[str, Any] | None, defs: dict[str, Any]) -> dict[st
     return _hoist(output_schema_with_references(schema), "output.", defs)
 
 
+_NAMES = {"type": "array", "items": {"type": "string"}}
+_DELEGATE_TOOLS = {
+    "anyOf": [
+        _NAMES,
+        {
+            "type": "object",
+            "properties": {"allow": _NAMES, "deny": _NAMES},
+            "additionalProperties": False,
+        },
+    ],
+    "description": "the tools the delegate's own loop may use (default: none that write)",
+}
+"""A delegate call's ``_tools`` (docs/loop.md, "Delegates")."""
+
+
 def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     prefix = f"{tool.name}."
     parameters = _hoist(tool.parameters, prefix, defs)
@@ -462,6 +477,8 @@ def _call_item(tool: Tool, mode: str, defs: dict[str, Any]) -> dict[str, Any]:
     properties["_id"] = {"type": ["string", "integer"]}
     properties["_reasoningForCall"] = {"type": "string"}
     required = ["_tool", *(parameters.get("required") or [])]
+    if tool.delegate:
+        properties["_tools"] = _DELEGATE_TOOLS
     if tool.latent and not tool.delegate and mode == "eager":
         output = tool.output_schema
         properties["_output"] = _hoist(output, f"{prefix}output.", defs) if output else {}

@@ -30,6 +30,7 @@ from obelisk.interpreter.loop.revisions import (
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.effects import effect_base
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
@@ -256,7 +257,7 @@ class Lineage:
             if any(_overlaps(read, written.path) for read in reads):
                 return f"{written.path} was written since it ran"
         ran = entry.ran_in if entry.ran_in is not None else -1
-        for resource in tools[index].effects:
+        for resource in map(effect_base, tools[index].effects):  # files:{path} as files
             if self.world.get(resource, -1) > ran:
                 return f"the world resource {resource!r} was written since it ran"
         return None
@@ -299,7 +300,7 @@ class Lineage:
             effects = registry[record.tool].effects if record.tool in registry else {}
             for resource, mode in effects.items():
                 if mode == "write" and entry.status != "skipped":
-                    self.world[resource] = revision.number
+                    self.world[effect_base(resource)] = revision.number
         return {*kept, *deferred}
 
     def statuses(self, count: int) -> list[str] | None:

@@ -5,8 +5,9 @@
   against the tool's output schema and written to the chosen alternative.
 * In both modes a *delegate* tool (declared with ``_delegate``) runs its call as
   an isolated execution loop of its own: its input is the call's arguments,
-  ``_scopes`` chooses which parent context it also sees, and its final output is
-  the call's result.  Nesting is bounded by ``max_depth``.
+  ``_scopes`` chooses which parent context it also sees, the call's ``_tools``
+  which tools it sees and may run (:func:`child_tools`), and its final output is
+  the call's result (:func:`delegate_result`).  Nesting is bounded by ``max_depth``.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ from obelisk.interpreter.loop.model import Model
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.delegation import DelegateRegistry, delegate_tools
 from obelisk.interpreter.tools.options import Outcome
+from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["Parent", "SubRequests", "latent_output_schema"]
+__all__ = ["Parent", "SubRequests", "child_tools", "delegate_result", "latent_output_schema"]
 
 
 class Parent(Protocol):
@@ -57,10 +60,13 @@ class Parent(Protocol):
     def max_depth(self) -> int: ...
     @property
     def max_corrections(self) -> int: ...
+    @property
+    def registry(self) -> Registry: ...
 
     async def delegate(
         self,
         *,
+        tools: Registry,
         output_schema: Mapping[str, Any] | None,
         instructions: str,
         input: Any,
@@ -90,6 +96,31 @@ def latent_output_schema(tool: Tool, call: Call) -> dict[str, Any]:
         "required": ["outputPath", "value"],
         "additionalProperties": False,
     }
+
+
+def child_tools(call: Call, registry: Registry) -> DelegateRegistry:
+    """The tools the child loop of delegate ``call`` sees and may run: those of its
+    ``_tools`` (default: the tools of ``registry`` that do not write the world;
+    docs/loop.md, "Delegates").  A child answer that calls another of ``registry``'s
+    tools gets an ``unknown_tool`` error record saying so, and it never runs.
+    Raises :class:`SubRequestError` for a bad ``_tools`` (which the check reports
+    first, as ``invalid_tools``)."""
+    try:
+        allowed = delegate_tools(call.delegate_tools, registry)
+    except ValueError as exc:
+        raise SubRequestError(f"{call.label}: {exc}") from None
+    return DelegateRegistry(registry, allowed, f"the delegate {call.label} does not allow it")
+
+
+def delegate_result(call: Call, arguments: dict[str, Any], child: LoopResult) -> Any:
+    """What delegate ``call``, run with the resolved ``arguments``, commits as its
+    result: the final output of its child loop ``child``.
+
+    The one place a delegate's result leaves its child loop: the labels of issue 28
+    hook in here (the result carries the join of the labels of ``arguments`` and of
+    what ``child`` read; ``child.state`` and its write log hold the rest)."""
+    del call, arguments  # read by the labels, not yet
+    return child.output
 
 
 class SubRequests:
@@ -192,6 +223,7 @@ class SubRequests:
         )
         try:
             result = await loop.delegate(
+                tools=child_tools(call, loop.registry),
                 output_schema=tool.output_schema,
                 instructions=instructions,
                 input=arguments,
@@ -202,7 +234,7 @@ class SubRequests:
             self._note(call, "delegate", exc.result.answers(), None)
             raise SubRequestError(f"delegate {call.label} stopped: {exc}") from exc
         self._note(call, "delegate", result.answers(), result.output)
-        return result.output
+        return delegate_result(call, arguments, result)
 
     def _note(self, call: Call, kind: str, answers: list[dict[str, Any]], output: Any) -> None:
         """Summarize a sub-request in ``notes``: ``{"call", "kind", "answers", "output"}``."""

@@ -336,6 +336,8 @@ class _ReportedCall:
             self.mark_unparsed("_output")
         for key, value in extra.items():
             self.too_big(value, (), key, [])
+        if "_tools" in self.raw:
+            self.too_big(self.raw["_tools"], (), "_tools", [])
         parsed = (self.parse_argument(path, text) for path, text in located)
         return [expression for expression in parsed if expression is not None]
 

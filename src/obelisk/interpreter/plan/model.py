@@ -47,6 +47,7 @@ META_KEYS = (
     "_reasoningForCall",
     "_after",
     "_status",
+    "_tools",
 )
 ROUND_TRIP_KEYS = (
     "_id",
@@ -55,6 +56,7 @@ ROUND_TRIP_KEYS = (
     "_instance",
     "_reasoningForCall",
     "_after",
+    "_tools",
 )
 _IDENTIFIER = re.compile(r"[^\W\d][\w\-]*")
 
@@ -141,6 +143,13 @@ class Call(BaseModel):
         return f"#{self.index} {self.tool} ({self.id})"
 
     @property
+    def delegate_tools(self) -> Any:
+        """The call's ``_tools`` as written (``None`` when absent): the tools a
+        delegate call's child loop may use (docs/loop.md, "Delegates"); the checker
+        judges it against the tools (``invalid_tools``)."""
+        return self.written_meta.get("_tools")
+
+    @property
     def alternatives(self) -> tuple[tuple[Reference, ...], ...]:
         """The output alternatives, each a tuple of fan-out targets (docs/language.md).
 
@@ -163,6 +172,7 @@ class Call(BaseModel):
             "_instance": self.instance,
             "_reasoningForCall": self.reasoning,
             "_after": list(self.after) if self.after else None,
+            "_tools": None,  # only as written
         }
         for key, value in values.items():
             if key in self.written_meta:

@@ -129,8 +129,8 @@ def _plain_keys(
         if type(key) is not str:
             return None
         if key[:1] == "_":  # a meta key (a slice is cheaper than startswith)
-            if key not in _META:
-                return None  # an unknown_meta warning
+            if key not in _META or key == "_tools":
+                return None  # an unknown_meta warning; _tools is scanned for limits there
             if key not in _PLAIN_META:
                 plain_meta = False
             continue

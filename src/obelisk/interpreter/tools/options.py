@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from obelisk.errors import ToolDefinitionError
+from obelisk.interpreter.tools.effects import resource_problem
 from obelisk.interpreter.tools.validation import bad
 
 __all__ = [
@@ -155,14 +156,15 @@ def check_output_validation(value: Any, tool: str | None = None) -> OutputValida
 
 EFFECT_ACCESS = ("read", "write")
 """How a tool may touch a world resource (``effects=``, docs/semantics.md)."""
-_RESOURCE = re.compile(r"[^\s.\x00-\x1f\x7f]+(?:\.[^\s.\x00-\x1f\x7f]+)*")
 
 
 def check_effects(name: str, effects: Any) -> dict[str, str]:
     """``effects`` as a ``{resource: "read" | "write"}`` dict, checked.
 
     A resource is a dotted name such as ``"slack.users"``: non-empty segments
-    without whitespace or control characters.  Raises :class:`ToolDefinitionError`
+    without whitespace, ``:`` or control characters, optionally followed by ``:`` and
+    a relative path (``"files:notes/a.txt"``) or one argument (``"files:{path}"``,
+    :mod:`~obelisk.interpreter.tools.effects`).  Raises :class:`ToolDefinitionError`
     for anything else.
     """
     if effects is None:
@@ -171,11 +173,9 @@ def check_effects(name: str, effects: Any) -> dict[str, str]:
         raise bad(name, f'effects must be an object such as {{"slack": "write"}}, got {effects!r}')
     checked: dict[str, str] = {}
     for resource, access in effects.items():
-        if not isinstance(resource, str) or not _RESOURCE.fullmatch(resource):
-            raise bad(
-                name,
-                f"effect resource {resource!r} must be a dotted name such as 'slack.users'",
-            )
+        problem = resource_problem(resource)
+        if problem is not None:
+            raise bad(name, problem)
         if access not in EFFECT_ACCESS:
             raise bad(name, f"effect on {resource!r} must be 'read' or 'write', got {access!r}")
         checked[resource] = access
