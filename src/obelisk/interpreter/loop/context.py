@@ -8,7 +8,7 @@ with the number of turns already taken.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from obelisk.diagnostics import Diagnostic
@@ -25,6 +25,7 @@ from obelisk.interpreter.loop.messages import (
     ToolMessage,
     tool_description,
 )
+from obelisk.interpreter.loop.quarantine import QUARANTINE_INSTRUCTIONS, Quarantine
 from obelisk.interpreter.runtime.resolve import evaluate
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
@@ -122,26 +123,23 @@ def turn_context(
     notice: TextMessage | None,
     state_schema: dict[str, Any] | None = None,
     statuses: list[str] | None = None,
+    quarantine: Quarantine | None = None,
 ) -> list[Message]:
     """The context messages of one turn's request, in a fixed order: instructions,
     tools, input(s), state(s), data documents, the carried plan, errors, notice.
     ``statuses``: each carried call's ``_status`` (docs/language.md), put in its copy
-    in the plan message."""
+    in the plan message.  ``quarantine``: the request shows a handle for each untrusted
+    value, and error messages redacted (docs/loop.md, "Quarantine")."""
     default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
     context: list[Message] = [TextMessage(text=default)]
+    show = _as_is if quarantine is None else quarantine.document
+    if quarantine is not None:
+        context.append(TextMessage(text=QUARANTINE_INSTRUCTIONS))
+        errors = [quarantine.error(error) for error in errors]
     if instructions:
         context.append(TextMessage(text=instructions))
     context.append(ToolMessage(tools=[tool_description(tool) for tool in registry]))
-    if input is not None:
-        context.append(InputMessage(input=input))
-    for name, value in inputs.items():
-        context.append(InputMessage(input=value, instance=name))
-    context.append(StateMessage(state=state.document("state") or {}, schema=state_schema))
-    for name in sorted(set(inputs) | set(state.instances)):
-        context.append(StateMessage(state=state.document("state", name) or {}, instance=name))
-    for kind in state.kinds:
-        if kind != "state":
-            context.append(DataMessage(kind=kind, data=state.document(kind)))
+    context.extend(_documents(input, inputs, state, state_schema, show))
     if carried:
         if statuses is not None:
             carried = [
@@ -152,6 +150,34 @@ def turn_context(
     if notice is not None:
         context.append(notice)
     return context
+
+
+def _documents(
+    input: Any,
+    inputs: Mapping[str, Any],
+    state: State,
+    state_schema: dict[str, Any] | None,
+    show: Callable[[str, Any], Any],
+) -> Iterator[Message]:
+    """The input, state and data messages of a request, each document as ``show``
+    shows it (quarantined: with handles)."""
+    if input is not None:
+        yield InputMessage(input=show("input", input))
+    for name, value in inputs.items():
+        yield InputMessage(input=show("input", value), instance=name)
+    shared = show("state", state.document("state") or {})
+    yield StateMessage(state=shared, schema=state_schema)
+    for name in sorted(set(inputs) | set(state.instances)):
+        yield StateMessage(state=show("state", state.document("state", name) or {}), instance=name)
+    for kind in state.kinds:
+        if kind != "state":
+            yield DataMessage(kind=kind, data=show(kind, state.document(kind)))
+
+
+def _as_is(kind: str, value: Any) -> Any:
+    """A document as an unquarantined request shows it."""
+    del kind
+    return value
 
 
 def resolve_output(output: Any, state: State) -> tuple[Any, str | None]:

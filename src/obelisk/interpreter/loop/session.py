@@ -36,6 +36,7 @@ from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel
 from obelisk.interpreter.loop.plan_history import Advance, Lineage, StreamKeeper, TurnPlan
+from obelisk.interpreter.loop.quarantine import Quarantine, withheld
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
@@ -44,9 +45,9 @@ from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_d
 from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
-from obelisk.interpreter.runtime.flows import may_ask
+from obelisk.interpreter.runtime.flows import may_ask, starting_labels
 from obelisk.interpreter.runtime.hooks import Hooks
-from obelisk.interpreter.runtime.records import CallOutcome, RunResult
+from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult
 from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
@@ -82,6 +83,8 @@ class LoopSettings(Parent, Protocol):
     def settings(self) -> RunSettings: ...
     @property
     def listeners(self) -> tuple[Listener, ...]: ...
+    @property
+    def quarantine(self) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -137,6 +140,7 @@ class Session:
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause (a person, a policy) keeps the state it started from
         self.approvals = may_ask(loop.settings, loop.registry)
+        self.labels = starting_labels(loop.settings, loop.registry, loop.quarantine)
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
@@ -156,6 +160,7 @@ class Session:
             ),
             run_id=self.journal.run_id if self.journal is not None else None,
             revisions=list(self.lineage.revisions),
+            labels=self.labels,
         )
 
     def request(self, number: int) -> Request:
@@ -174,11 +179,22 @@ class Session:
             errors=self.errors,
             notice=notice,
             state_schema=loop.state_schema,
+            quarantine=self.quarantined() if loop.quarantine else None,
         )
         config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
         if loop.depth:
             config["depth"] = loop.depth
         return Request(config=config, schema=loop.schema, context=context)
+
+    def quarantined(self) -> Quarantine:
+        """The quarantined view of the next request (docs/loop.md, "Quarantine"):
+        the state's labels, and every document the request shows."""
+        state = self.state
+        sources: list[tuple[str, Any]] = [("input", self.input)]
+        sources.extend(("input", value) for value in self.inputs.values())
+        sources.extend((kind, state.document(kind)) for kind in state.kinds)
+        sources.extend(("state", state.document("state", name)) for name in state.instances)
+        return Quarantine(self.labels, sources)
 
     def unusable(self, turn: Turn, errors: list[ErrorMessage]) -> None:
         """An answer that could not be used: its errors go back; count a correction."""
@@ -378,6 +394,7 @@ class Session:
             hooks,
             latent=SubRequests(loop, self.state, turn.delegated),
             growing=growing,
+            labels=self.labels,
         )
 
     def run_name(self, turn: Turn) -> str:
@@ -521,29 +538,42 @@ class Session:
         left planned by a step gets none (its ``_status`` says it); the session's
         lineage takes what the run did.
         """
+        if run.labels is not None:  # the state's labels, for the turns to come
+            self.labels = run.labels
         errors: list[ErrorMessage] = []
-        plan = self.running
-        quiet = self.lineage.settle(plan, run, self.state.log, self.loop.registry)
+        plan, registry = self.running, self.loop.registry
+        quiet = self.lineage.settle(plan, run, self.state.log, registry)
         for record in run.calls:
             if record.index in quiet:  # planned, or kept: the plan message says so
                 continue
-            if record.status == "succeeded":
-                if record.error is not None:  # handled by the error arm: still worth saying
-                    errors.append(ErrorMessage(call=record.label, error=record.error))
+            error = record_error(record)
+            if error is None:
                 continue
-            if record.status == "skipped" and record.untaken:
-                continue
-            if record.status == "invalid_output" and record.error is not None:
-                error = {
-                    "type": record.error["type"],
-                    "message": "the tool ran (its effects may have happened), but its "
-                    f"result did not fit and was not written: {record.error['message']}",
-                }
-                errors.append(ErrorMessage(call=record.label, error=error))
-            elif record.error is not None:
-                errors.append(ErrorMessage(call=record.label, error=record.error))
-            else:
-                error = {"type": record.status, "message": record.reason or record.status}
-                errors.append(ErrorMessage(call=record.label, error=error))
+            if self.loop.quarantine and record.error is not None:  # its text: the tool's
+                tool = registry.get(record.tool)
+                error = withheld(record, tool, error)
+            errors.append(error)
         self.carried = list(calls)
         return errors
+
+
+def record_error(record: CallRecord) -> ErrorMessage | None:
+    """The error record of a call that ran in a turn (see :meth:`Session.absorb`), or
+    ``None`` when it has none (it succeeded, or took the alternative not taken)."""
+    if record.status == "succeeded":
+        if record.error is not None:  # handled by the error arm: still worth saying
+            return ErrorMessage(call=record.label, error=record.error)
+        return None
+    if record.status == "skipped" and record.untaken:
+        return None
+    if record.status == "invalid_output" and record.error is not None:
+        error = {
+            "type": record.error["type"],
+            "message": "the tool ran (its effects may have happened), but its "
+            f"result did not fit and was not written: {record.error['message']}",
+        }
+        return ErrorMessage(call=record.label, error=error)
+    if record.error is not None:
+        return ErrorMessage(call=record.label, error=record.error)
+    error = {"type": record.status, "message": record.reason or record.status}
+    return ErrorMessage(call=record.label, error=error)

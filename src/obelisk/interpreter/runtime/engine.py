@@ -66,7 +66,7 @@ from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.settling import Settling
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.labels import Labeled
+from obelisk.interpreter.tools.labels import Labeled, LabelMap
 from obelisk.interpreter.tools.policies import PolicyDecision
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -111,7 +111,9 @@ class Engine(Settling):
     :meth:`append` adds the next call, :meth:`hold` and :meth:`release` keep a
     call from starting or let it go, :meth:`reject` settles a call as skipped
     without running it, and :meth:`run` returns only after :meth:`close`.
-    ``owns_state``: the result takes the state's documents uncopied.
+    ``owns_state``: the result takes the state's documents uncopied.  ``labels``: the
+    labels of ``state`` as the run starts (an execution loop's earlier turns,
+    docs/security.md); the run keeps them up to date and its result carries them.
     """
 
     def __init__(
@@ -127,9 +129,10 @@ class Engine(Settling):
         latent: LatentRunner | None = None,
         growing: bool = False,
         owns_state: bool = False,
+        labels: LabelMap | None = None,
     ) -> None:
         settings, hooks = settings or RunSettings(), hooks or Hooks()
-        super().__init__(plan, graph, registry, state, settings, hooks, growing)
+        super().__init__(plan, graph, registry, state, settings, hooks, growing, labels)
         resumption = resumption or Resumption()
         self.owns_state, self.latent, self.run_id = owns_state, latent, resumption.run_id
         self.approvals, self.replay = dict(resumption.approvals), dict(resumption.replay)
@@ -252,6 +255,7 @@ class Engine(Settling):
             outcomes=self.outcomes,
             unknown=self.unknown,
             run_id=self.run_id,
+            labels=None if self._labels is None else self._labels.map,
         )
         if self._interrupt is not None:
             self._interrupt.result = result  # type: ignore[attr-defined]

@@ -51,7 +51,14 @@ from obelisk.interpreter.tools.policies import (
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["RunLabels", "check_input_labels", "labels_needed", "may_ask", "path_of"]
+__all__ = [
+    "RunLabels",
+    "check_input_labels",
+    "labels_needed",
+    "may_ask",
+    "path_of",
+    "starting_labels",
+]
 
 InputLabels = tuple[tuple[str, Label], ...]
 
@@ -89,6 +96,15 @@ def labels_needed(policy: str, input_labels: InputLabels, registry: Registry) ->
     return any(tool.rules.declared for tool in registry)
 
 
+def starting_labels(settings: Any, registry: Registry, always: bool = False) -> LabelMap | None:
+    """The labels an execution loop starts with and keeps from turn to turn (its
+    runs update them in place): the caller's ``input_labels``, when labels are in
+    play or ``always`` (a quarantined loop, docs/loop.md); else ``None``."""
+    if always or labels_needed(settings.policy, settings.input_labels, registry):
+        return RunLabels(settings.policy, settings.input_labels).map
+    return None
+
+
 def may_ask(settings: Any, registry: Registry) -> bool:
     """Whether a run with these settings and tools may pause for a person: a tool
     requires approval, or labels are in play (a policy may ask)."""
@@ -103,16 +119,22 @@ class RunLabels:
     :class:`Labeled` result), and the policy ``mode``."""
 
     @classmethod
-    def of(cls, settings: Any, registry: Registry) -> RunLabels | None:
+    def of(
+        cls, settings: Any, registry: Registry, start: LabelMap | None = None
+    ) -> RunLabels | None:
         """The labels of a run with these settings and tools; ``None`` when no label
-        is in play yet (a tool may still return a :class:`Labeled`)."""
-        if labels_needed(settings.policy, settings.input_labels, registry):
-            return cls(settings.policy, settings.input_labels)
+        is in play yet (a tool may still return a :class:`Labeled`).  ``start``: the
+        labels of the state the run starts from (an execution loop's earlier turns),
+        kept up to date in place; with it, labels are always tracked."""
+        if start is not None or labels_needed(settings.policy, settings.input_labels, registry):
+            return cls(settings.policy, settings.input_labels, start)
         return None
 
-    def __init__(self, mode: PolicyMode, input_labels: InputLabels = ()) -> None:
+    def __init__(
+        self, mode: PolicyMode, input_labels: InputLabels = (), start: LabelMap | None = None
+    ) -> None:
         self.mode = mode
-        self.map = LabelMap()
+        self.map = LabelMap() if start is None else start
         self.results: dict[int, tuple[Label, list[tuple[Path, Label]]]] = {}
         self.arguments: dict[int, dict[str, Label]] = {}
         for text, label in input_labels:
@@ -210,10 +232,11 @@ class RunLabels:
         arm), and the output paths it did not write carry it too."""
         label, fields = self.results.pop(call.index, (TRUSTED, []))
         written: set[Path] = set()
+        replace = call.output_method in _REPLACING  # else it joins what was there
         for target in targets:
             path = path_of(target)
             written.add(path)
-            self.map.put(path, label)
+            self.map.put(path, label, replace)
             for inner, field_label in () if failed else fields:
                 self.map.put(path + inner, field_label)
         if label.bottom:
@@ -229,6 +252,11 @@ class RunLabels:
         record.labels = {name: label.to_dict() for name, label in labels.items()}
         if decision is not None and decision.action != "allow":
             record.policy = {"action": decision.action, "reason": decision.reason}
+
+
+_REPLACING = frozenset(("set", "erase"))
+"""The output methods whose write replaces what was at its path (``merge``,
+``assign``, ``push`` and ``concat`` keep it: its labels stay, joined)."""
 
 
 def _needed(node: Expression | Escaped) -> tuple[Reference, ...]:

@@ -36,6 +36,7 @@ from obelisk.diagnostics import Diagnostic
 from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.labels import LabelMap
 
 __all__ = [
     "CallOutcome",
@@ -311,7 +312,9 @@ class RunResult:
     which wait for a person's :class:`~obelisk.Resolution` (docs/durable.md).
     ``outcomes`` keeps what each call that ran did, and ``origin`` what the run was
     started with, for resuming.  ``run_id`` names the run (in its journal, for a
-    durable run; ``journal`` is then the journal file's path).
+    durable run; ``journal`` is then the journal file's path).  ``labels``: the
+    :class:`~obelisk.interpreter.tools.labels.LabelMap` of the state's labels, per
+    path, when the run kept labels (``None`` otherwise; docs/security.md).
     """
 
     status: RunStatus
@@ -327,6 +330,7 @@ class RunResult:
     run_id: str | None = None
     unknown: tuple[UnknownCall, ...] = ()
     journal: str | None = None
+    labels: LabelMap | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run (Python 3.11) formats the main task's

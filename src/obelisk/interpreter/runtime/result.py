@@ -20,6 +20,7 @@ from obelisk.interpreter.runtime.records import (
     UnknownCall,
 )
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.labels import LabelMap
 
 __all__ = ["run_result"]
 
@@ -34,9 +35,11 @@ def run_result(
     outcomes: Mapping[int, CallOutcome],
     unknown: Mapping[int, UnknownCall],
     run_id: str,
+    labels: LabelMap | None = None,
 ) -> RunResult:
     """The :class:`RunResult` of a run with ``status`` over ``state`` and ``records``;
-    ``pending`` and ``unknown`` (by call index) are listed in plan order."""
+    ``pending`` and ``unknown`` (by call index) are listed in plan order; ``labels``:
+    the labels of the state, when the run kept them."""
     instances = {name: state.document("state", name) for name in state.instances}
     if owns_state:
         documents = state.hand_over()
@@ -53,4 +56,5 @@ def run_result(
         outcomes=dict(outcomes),
         run_id=run_id or None,
         unknown=tuple(unknown[i] for i in sorted(unknown)),
+        labels=labels,
     )
