@@ -312,6 +312,14 @@ _TranscriptOption = Annotated[
 _StreamOption = Annotated[
     bool, typer.Option("--stream", help="Run calls while the model is still writing.")
 ]
+_QuarantineOption = Annotated[
+    bool,
+    typer.Option(
+        "--quarantine",
+        help="Never show the model an untrusted value, only a handle to it "
+        "(docs/loop.md, Quarantine).",
+    ),
+]
 _VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Summarize every turn on standard error.")
 ]
@@ -339,6 +347,7 @@ def loop_command(
     as_json: _JsonOption = False,
     transcript: _TranscriptOption = None,
     stream: _StreamOption = False,
+    quarantine: _QuarantineOption = False,
     verbose: _VerboseOption = False,
 ) -> None:
     """Let a model plan and run tool calls until it gives an output (docs/loop.md).
@@ -372,6 +381,7 @@ def loop_command(
             model_timeout=model_timeout,
             max_requests=max_requests,
             advance="step" if advance == "step" else "all",
+            quarantine=quarantine,
         )
     except ObeliskError as exc:
         fail(str(exc))
