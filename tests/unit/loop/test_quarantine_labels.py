@@ -183,3 +183,33 @@ def test_the_command_line_quarantines(tmp_path: Path) -> None:
     assert '"$untrusted": "†state.p"' in second
     shown = CliRunner().invoke(app, [*args, "--no-stdlib", "--json"])
     assert "CANARY-CLI" in json.dumps(json.loads(shown.stdout)["turns"][1]["request"])
+
+
+def test_a_kept_labeled_result_written_again_keeps_its_label() -> None:
+    """A call kept from an earlier revision writes its result again (another call
+    wrote over it since): the label its Labeled result gave it comes back too."""
+
+    @obelisk.tool
+    def page() -> obelisk.Labeled:
+        """Page."""
+        return obelisk.Labeled("CANARY-REPLAY", trust="untrusted")
+
+    @obelisk.tool
+    def fine() -> str:
+        """Fine."""
+        return "fine"
+
+    first = {"_tool": "page", "_outputPath": "†state.x"}
+    other = {"_tool": "fine", "_outputPath": "†state.x"}
+    model = obelisk.ScriptedModel(
+        [
+            {"calls": [first], "output": None},
+            {"calls": [other], "output": None},
+            {"calls": [first], "output": None},
+            {"calls": [], "output": "†state.x"},
+        ]
+    )
+    result = obelisk.Loop(model, [page, fine], quarantine=True).run_sync()
+    assert result.output == "CANARY-REPLAY"
+    assert [change.kind for change in result.revisions[-1].diff.changes][0] == "kept"
+    assert all("CANARY-REPLAY" not in request.to_json() for request in model.requests)

@@ -137,6 +137,7 @@ class RunLabels:
         self.map = LabelMap() if start is None else start
         self.results: dict[int, tuple[Label, list[tuple[Path, Label]]]] = {}
         self.arguments: dict[int, dict[str, Label]] = {}
+        self.labeled: dict[int, Label] = {}  # a Labeled result's own label, by call
         for text, label in input_labels:
             self.map.put(path_of(parse_reference(text)), label)
 
@@ -199,6 +200,7 @@ class RunLabels:
             fields = output.labels(own, source)
             own, fields = fields[0][1], fields[1:]
             output = output.value
+            self.labeled[call.index] = own  # kept for a replay (stored)
         arguments = join(self.arguments.get(call.index, {}).values())
         self.results[call.index] = (arguments.join(own), fields)
         return output
@@ -207,18 +209,25 @@ class RunLabels:
         """A resumed run replays call ``call``: its result label again, with the
         field labels it had (``stored``: :meth:`stored` of the first run, or ``None``)."""
         self.result(call, tool, None)
-        if isinstance(stored, Mapping) and stored.get("fields"):
-            label, _ = self.results[call.index]
-            fields = [(tuple(p), Label.from_dict(d)) for p, d in stored["fields"]]
+        if isinstance(stored, Mapping):
+            label, fields = self.results[call.index]
+            if stored.get("own"):  # what a Labeled result said of the whole
+                label = label.join(Label.from_dict(stored["own"]))
+            if stored.get("fields"):
+                fields = [(tuple(p), Label.from_dict(d)) for p, d in stored["fields"]]
             self.results[call.index] = (label, fields)
 
     def stored(self, index: int) -> dict[str, Any] | None:
         """What a call's outcome keeps of its labels for a resume: the field labels of
-        a :class:`Labeled` result (``None``: nothing beyond its tool's declaration)."""
-        found = self.results.get(index)
-        if found is None or not found[1]:
+        a :class:`Labeled` result and the label it gave the whole (``"own"``);
+        ``None``: nothing beyond its tool's declaration."""
+        found, own = self.results.get(index), self.labeled.pop(index, None)
+        if found is None or (own is None and not found[1]):
             return None
-        return {"fields": [[list(p), label.to_dict()] for p, label in found[1]]}
+        data: dict[str, Any] = {"fields": [[list(p), label.to_dict()] for p, label in found[1]]}
+        if own is not None:
+            data["own"] = own.to_dict()
+        return data
 
     def skipped(self, call: Call, missing: Iterable[Reference]) -> None:
         """``call`` is skipped because ``missing`` did not exist: its outputs' absence
