@@ -211,5 +211,5 @@ def test_a_kept_labeled_result_written_again_keeps_its_label() -> None:
     )
     result = obelisk.Loop(model, [page, fine], quarantine=True).run_sync()
     assert result.output == "CANARY-REPLAY"
-    assert [change.kind for change in result.revisions[-1].diff.changes][0] == "kept"
+    assert result.revisions[-1].diff.changes[0].kind == "kept"
     assert all("CANARY-REPLAY" not in request.to_json() for request in model.requests)
