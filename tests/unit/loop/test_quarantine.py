@@ -246,3 +246,40 @@ def test_an_output_error_quoting_an_untrusted_value_is_redacted() -> None:
     message = error[0]["error"]["message"]
     assert TOOL not in message
     assert '{"$untrusted": "†state.mail", "type": "object", "bytes": 75}' in message
+
+
+def test_a_delegate_that_stops_after_reading_untrusted_data_keeps_its_reason() -> None:
+    """The child loop's stop reason quotes the page it read (its output does not fit):
+    the planner gets the delegate's failure without it."""
+    counter = obelisk.Tool.from_schema(
+        {
+            "name": "count",
+            "description": "Count something about a city.",
+            "_delegate": True,
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "output": {"type": "integer"},
+        }
+    )
+
+    def answer(request: obelisk.Request) -> dict[str, Any]:
+        turn = request.config["turn"]
+        if request.config.get("depth"):
+            if turn == 1:
+                call = {"_tool": "fetch_page", "city": "†input.city", "_outputPath": "†state.p"}
+                return {"calls": [call], "output": None}
+            return {"calls": [], "output": "†state.p"}  # a string: it does not fit
+        if turn == 1:
+            call = {"_tool": "count", "city": "Oslo", "_outputPath": "†state.n"}
+            return {"calls": [call], "output": None}
+        return {"calls": [], "output": "done"}
+
+    model = obelisk.ScriptedModel(respond=answer)
+    loop = obelisk.Loop(model, [fetch_page, counter], quarantine=True, max_corrections=0)
+    assert loop.run_sync().output == "done"
+    child = " ".join(r.to_json() for r in model.requests if r.config.get("depth"))
+    assert PAGE in child
+    second = _planning(model)[1].to_data()["context"]
+    error = next(m for m in second if m["type"] == "error")["error"]
+    assert error["type"] == "SubRequestError"
+    assert PAGE not in error["message"]
+    assert "withheld in quarantine" in error["message"]

@@ -26,6 +26,7 @@ from obelisk.interpreter.loop.messages import (
     tool_description,
 )
 from obelisk.interpreter.loop.quarantine import QUARANTINE_INSTRUCTIONS, Quarantine
+from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.resolve import evaluate
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
@@ -37,6 +38,7 @@ __all__ = [
     "STEP_NOTICE",
     "diagnostic_errors",
     "last_turn_notice",
+    "record_error",
     "resolve_output",
     "turn_context",
     "turn_notice",
@@ -199,3 +201,25 @@ def resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
         problem = next((p for _, p in pairs.values() if p), None)
         return {k: v for k, (v, _) in pairs.items()}, problem
     return output, None
+
+
+def record_error(record: CallRecord) -> ErrorMessage | None:
+    """The error record of a call that ran in a turn (``Session.absorb``), or
+    ``None`` when it has none (it succeeded, or took the alternative not taken)."""
+    if record.status == "succeeded":
+        if record.error is not None:  # handled by the error arm: still worth saying
+            return ErrorMessage(call=record.label, error=record.error)
+        return None
+    if record.status == "skipped" and record.untaken:
+        return None
+    if record.status == "invalid_output" and record.error is not None:
+        error = {
+            "type": record.error["type"],
+            "message": "the tool ran (its effects may have happened), but its "
+            f"result did not fit and was not written: {record.error['message']}",
+        }
+        return ErrorMessage(call=record.label, error=error)
+    if record.error is not None:
+        return ErrorMessage(call=record.label, error=record.error)
+    error = {"type": record.status, "message": record.reason or record.status}
+    return ErrorMessage(call=record.label, error=error)

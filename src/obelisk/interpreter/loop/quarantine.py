@@ -21,12 +21,13 @@ Sub-requests (latent calls, delegates) are not built here: they see the values.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from obelisk.grammar import ref
 from obelisk.interpreter.loop.messages import ErrorMessage
 from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.labels import Label, LabelMap, Path, Source
 from obelisk.interpreter.tools.tool import Tool
 
@@ -95,6 +96,18 @@ class Quarantine:
                 self.paths.setdefault(str(path[0]), []).append(path[1:])
         self.sources = list(sources)
         self._quoted: list[tuple[str, str]] | None = None  # (quoted text, its handle's text)
+
+    @classmethod
+    def of(
+        cls, labels: LabelMap | None, state: State, input: Any, inputs: Mapping[str, Any]
+    ) -> Quarantine:
+        """The quarantined view of a request showing ``state``, ``input`` and each
+        instance's ``inputs``, under the state's ``labels``."""
+        sources: list[tuple[str, Any]] = [("input", input)]
+        sources.extend(("input", value) for value in inputs.values())
+        sources.extend((kind, state.document(kind)) for kind in state.kinds)
+        sources.extend(("state", state.document("state", name)) for name in state.instances)
+        return cls(labels, sources)
 
     def document(self, kind: str, value: Any) -> Any:
         """``value``, the document of ``kind``, with each untrusted part a handle."""

@@ -28,6 +28,7 @@ from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
 from obelisk.interpreter.loop.context import (
+    record_error,
     resolve_output,
     turn_context,
     turn_notice,
@@ -47,7 +48,7 @@ from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
 from obelisk.interpreter.runtime.flows import may_ask, starting_labels
 from obelisk.interpreter.runtime.hooks import Hooks
-from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, RunResult
+from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
@@ -179,22 +180,14 @@ class Session:
             errors=self.errors,
             notice=notice,
             state_schema=loop.state_schema,
-            quarantine=self.quarantined() if loop.quarantine else None,
+            quarantine=Quarantine.of(self.labels, self.state, self.input, self.inputs)
+            if loop.quarantine
+            else None,
         )
         config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
         if loop.depth:
             config["depth"] = loop.depth
         return Request(config=config, schema=loop.schema, context=context)
-
-    def quarantined(self) -> Quarantine:
-        """The quarantined view of the next request (docs/loop.md, "Quarantine"):
-        the state's labels, and every document the request shows."""
-        state = self.state
-        sources: list[tuple[str, Any]] = [("input", self.input)]
-        sources.extend(("input", value) for value in self.inputs.values())
-        sources.extend((kind, state.document(kind)) for kind in state.kinds)
-        sources.extend(("state", state.document("state", name)) for name in state.instances)
-        return Quarantine(self.labels, sources)
 
     def unusable(self, turn: Turn, errors: list[ErrorMessage]) -> None:
         """An answer that could not be used: its errors go back; count a correction."""
@@ -555,25 +548,3 @@ class Session:
             errors.append(error)
         self.carried = list(calls)
         return errors
-
-
-def record_error(record: CallRecord) -> ErrorMessage | None:
-    """The error record of a call that ran in a turn (see :meth:`Session.absorb`), or
-    ``None`` when it has none (it succeeded, or took the alternative not taken)."""
-    if record.status == "succeeded":
-        if record.error is not None:  # handled by the error arm: still worth saying
-            return ErrorMessage(call=record.label, error=record.error)
-        return None
-    if record.status == "skipped" and record.untaken:
-        return None
-    if record.status == "invalid_output" and record.error is not None:
-        error = {
-            "type": record.error["type"],
-            "message": "the tool ran (its effects may have happened), but its "
-            f"result did not fit and was not written: {record.error['message']}",
-        }
-        return ErrorMessage(call=record.label, error=error)
-    if record.error is not None:
-        return ErrorMessage(call=record.label, error=record.error)
-    error = {"type": record.status, "message": record.reason or record.status}
-    return ErrorMessage(call=record.label, error=error)

@@ -133,6 +133,11 @@ def delegate_result(call: Call, arguments: dict[str, Any], child: LoopResult) ->
     return Labeled(child.output, trust=trust, readers=read.readers)
 
 
+def _read_untrusted(child: LoopResult) -> bool:
+    """Whether a delegate's child loop held untrusted data in its state."""
+    return child.labels is not None and child.labels.everything().untrusted
+
+
 class SubRequests:
     """The :class:`~obelisk.interpreter.runtime.engine.LatentRunner` of one turn of a
     loop, or of one ``obelisk.run(..., model=...)`` (docs/loop.md).
@@ -244,7 +249,10 @@ class SubRequests:
             )
         except LoopError as exc:
             self._note(call, "delegate", exc.result.answers(), None)
-            raise SubRequestError(f"delegate {call.label} stopped: {exc}") from exc
+            reason = str(exc)
+            if loop.quarantine and _read_untrusted(exc.result):  # it may quote what it read
+                reason = "its reason is withheld in quarantine: its loop read untrusted data"
+            raise SubRequestError(f"delegate {call.label} stopped: {reason}") from exc
         self._note(call, "delegate", result.answers(), result.output)
         return delegate_result(call, arguments, result)
 
