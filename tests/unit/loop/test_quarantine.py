@@ -283,3 +283,28 @@ def test_a_delegate_that_stops_after_reading_untrusted_data_keeps_its_reason() -
     assert error["type"] == "SubRequestError"
     assert PAGE not in error["message"]
     assert "withheld in quarantine" in error["message"]
+
+
+def test_a_long_value_cut_short_in_a_message_is_redacted() -> None:
+    """obelisk's messages cut a long value with ``...``: its start is redacted too."""
+    long_text = "LONGCANARY " + "attacker text " * 20
+
+    @obelisk.tool(output_trust="untrusted")
+    def read_long() -> dict[str, Any]:
+        """A long page."""
+        return {"text": long_text}
+
+    model = obelisk.ScriptedModel(
+        [
+            {"calls": [{"_tool": "read_long", "_outputPath": "†state.page"}], "output": None},
+            {"calls": [], "output": "†state.page"},
+            {"calls": [], "output": 1},
+        ]
+    )
+    loop = obelisk.Loop(model, [read_long], quarantine=True, output_schema={"type": "integer"})
+    assert loop.run_sync().output == 1
+    error = next(m for m in model.requests[2].to_data()["context"] if m["type"] == "error")
+    assert "LONGCANARY" not in error["error"]["message"]
+    assert "attacker" not in error["error"]["message"]
+    assert '"$untrusted": "†state.page"' in error["error"]["message"]
+    assert all("LONGCANARY" not in request.to_json() for request in model.requests)

@@ -10,7 +10,8 @@ With ``Loop(quarantine=True)`` every planning request is built through a
   text, in bytes); the handle's reference reads the value as any reference does;
 - :meth:`Quarantine.text` redacts the messages sent back (diagnostics, skip reasons,
   output errors): every untrusted string (or key) of 4 characters or more that a
-  message quotes, as it is or escaped as JSON or Python quote it, becomes its handle;
+  message quotes, as it is or escaped as JSON or Python quote it, or its start of 4
+  characters or more cut short with ``...``, becomes its handle;
 - :func:`withheld` withholds the whole message of a call's error when the call read
   untrusted data or its tool's results are untrusted: its type is kept, its text
   could be anything the attacker chose.
@@ -134,12 +135,16 @@ class Quarantine:
 
     # -- messages ------------------------------------------------------------------
     def text(self, text: str) -> str:
-        """``text`` with every untrusted string it quotes replaced by its handle."""
+        """``text`` with every untrusted string it quotes replaced by its handle, the
+        start of one cut short with ``...`` (as obelisk's messages cut long values)
+        included."""
         if not self.paths:
             return text
         for quoted, replacement in self.quoted():
             if quoted in text:
                 text = text.replace(quoted, replacement)
+            if "..." in text and quoted[:MIN_QUOTED] in text:
+                text = _cut_quotes(text, quoted, replacement)
         return text
 
     def error(self, message: ErrorMessage) -> ErrorMessage:
@@ -183,6 +188,32 @@ class Quarantine:
                 stack.extend(
                     (v, _below(suffixes, i, size), (*path, i)) for i, v in enumerate(value)
                 )
+
+
+def _cut_quotes(text: str, quoted: str, replacement: str) -> str:
+    """``text`` with each start of ``quoted`` (:data:`MIN_QUOTED` characters or more)
+    that ends just before a ``...`` replaced, with the ``...``, by ``replacement``."""
+    start = text.find("...")
+    while start != -1:
+        shared = _shared(text[:start], quoted)
+        if shared >= MIN_QUOTED:
+            text = text[: start - shared] + replacement + text[start + 3 :]
+            start = start - shared + len(replacement)
+        else:
+            start += 3
+        start = text.find("...", start)
+    return text
+
+
+def _shared(before: str, quoted: str) -> int:
+    """The length of the longest start of ``quoted`` that ``before`` ends with."""
+    head = quoted[:MIN_QUOTED]
+    place = before.find(head)
+    while place != -1:  # the leftmost place whose rest starts quoted is the longest
+        if quoted.startswith(before[place:]):
+            return len(before) - place
+        place = before.find(head, place + 1)
+    return 0
 
 
 def _strings(value: Any) -> Iterator[str]:
