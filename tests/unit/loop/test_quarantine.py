@@ -308,3 +308,41 @@ def test_a_long_value_cut_short_in_a_message_is_redacted() -> None:
     assert "attacker" not in error["error"]["message"]
     assert '"$untrusted": "†state.page"' in error["error"]["message"]
     assert all("LONGCANARY" not in request.to_json() for request in model.requests)
+
+
+def test_streamed_turns_instances_and_a_durable_resume_stay_quarantined(tmp_path: Any) -> None:
+    @obelisk.tool(output_trust="untrusted")
+    def page(city: str) -> str:
+        """Web page."""
+        return f"{PAGE} {city}"
+
+    first = {
+        "calls": [
+            {"_tool": "page", "city": "†input.name", "_outputPath": "†state.p", "_instance": "a"},
+            {"_tool": "store", "text": "†input.name", "_outputPath": "†state.g", "_instance": "b"},
+        ],
+        "output": None,
+    }
+    last = {"calls": [], "output": "done"}
+    instances = {"a": {"name": "A"}, "b": {"name": "B"}}
+    streamed = obelisk.ScriptedModel([first, last], tokens_per_second=100_000)
+    loop = obelisk.Loop(streamed, [page, store], stream=True, quarantine=True)
+    result = loop.run_sync(instances=instances)
+    assert result.instances["a"] == {"p": f"{PAGE} A"}
+    shown = [m for m in streamed.requests[1].to_data()["context"] if m["type"] == "state"]
+    assert shown[1]["state"]["p"]["$untrusted"] == "†state.p"
+    assert shown[2]["state"] == {"g": "stored"}  # instance b read nothing untrusted
+    assert all(PAGE not in r.to_json() for r in streamed.requests)
+
+    journal = str(tmp_path / "runs.db")
+    crashed = obelisk.ScriptedModel([first])  # it runs out after turn 1
+    with pytest.raises(obelisk.LoopStopped) as stop:
+        obelisk.Loop(crashed, [page, store], quarantine=True, journal=journal).run_sync(
+            instances=instances
+        )
+    again = obelisk.ScriptedModel([last])
+    loop = obelisk.Loop(again, [page, store], quarantine=True, journal=journal)
+    assert loop.resume_sync(stop.value.result.run_id).output == "done"
+    resumed = again.requests[0].to_data()["context"]
+    assert [m for m in resumed if m["type"] == "state"][1]["state"]["p"]["$untrusted"]
+    assert all(PAGE not in r.to_json() for r in [*crashed.requests, *again.requests])
