@@ -213,3 +213,26 @@ def test_a_kept_labeled_result_written_again_keeps_its_label() -> None:
     assert result.output == "CANARY-REPLAY"
     assert result.revisions[-1].diff.changes[0].kind == "kept"
     assert all("CANARY-REPLAY" not in request.to_json() for request in model.requests)
+
+
+def test_each_turn_keeps_what_the_turns_before_labelled() -> None:
+    """The caller's labels are put once, when the loop starts: a later turn does not put
+    them again over what a call labelled below them since."""
+
+    @obelisk.tool
+    def nop() -> int:
+        """Nothing."""
+        return 1
+
+    model = obelisk.ScriptedModel(
+        [
+            {"calls": [{"_tool": "fetch_page", "city": "A", "_outputPath": "†state.doc.body"}]},
+            {"calls": [{"_tool": "nop", "_outputPath": "†state.n"}]},
+            {"calls": [], "output": "done"},
+        ]
+    )
+    loop = obelisk.Loop(
+        model, [fetch_page, nop], quarantine=True, input_labels={"†state.doc": "trusted"}
+    )
+    assert loop.run_sync(state={"doc": {}}).output == "done"
+    assert all("XX00 EVIL" not in request.to_json() for request in model.requests)

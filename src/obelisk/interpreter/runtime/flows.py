@@ -138,7 +138,7 @@ class RunLabels:
         self.results: dict[int, tuple[Label, list[tuple[Path, Label]]]] = {}
         self.arguments: dict[int, dict[str, Label]] = {}
         self.labeled: dict[int, Label] = {}  # a Labeled result's own label, by call
-        for text, label in input_labels:
+        for text, label in () if start is not None else input_labels:  # start has them
             self.map.put(path_of(parse_reference(text)), label)
 
     # -- reading -------------------------------------------------------------------
