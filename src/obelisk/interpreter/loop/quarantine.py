@@ -22,7 +22,7 @@ Sub-requests (latent calls, delegates) are not built here: they see the values.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from obelisk.grammar import ref
@@ -87,15 +87,19 @@ def _from_end(head: Any, size: int | None) -> int | None:
 
 class Quarantine:
     """The quarantined view of one request (see the module docstring): ``labels`` are
-    the state's labels, ``sources`` the documents shown, as ``(kind, value)`` pairs,
-    which :meth:`text` looks for quoted values in."""
+    the state's labels, ``sources()`` gives the documents shown, as ``(kind, value)``
+    pairs, which :meth:`text` looks for quoted values in."""
 
-    def __init__(self, labels: LabelMap | None, sources: Iterable[tuple[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        labels: LabelMap | None,
+        sources: Callable[[], Iterable[tuple[str, Any]]] = tuple,
+    ) -> None:
         self.paths: dict[str, list[Path]] = {}
         for path, label in labels.items() if labels is not None else ():
             if label.untrusted and path:
                 self.paths.setdefault(str(path[0]), []).append(path[1:])
-        self.sources = list(sources)
+        self.sources = sources
         self._quoted: list[tuple[str, str]] | None = None  # (quoted text, its handle's text)
 
     @classmethod
@@ -104,10 +108,13 @@ class Quarantine:
     ) -> Quarantine:
         """The quarantined view of a request showing ``state``, ``input`` and each
         instance's ``inputs``, under the state's ``labels``."""
-        sources: list[tuple[str, Any]] = [("input", input)]
-        sources.extend(("input", value) for value in inputs.values())
-        sources.extend((kind, state.document(kind)) for kind in state.kinds)
-        sources.extend(("state", state.document("state", name)) for name in state.instances)
+
+        def sources() -> Iterator[tuple[str, Any]]:  # read only when a message needs it
+            yield "input", input
+            yield from (("input", value) for value in inputs.values())
+            yield from ((kind, state.peek(kind)) for kind in state.kinds)
+            yield from (("state", state.peek("state", name)) for name in state.instances)
+
         return cls(labels, sources)
 
     def document(self, kind: str, value: Any) -> Any:
@@ -163,7 +170,7 @@ class Quarantine:
         text of the handle that replaces it."""
         if self._quoted is None:
             found: dict[str, str] = {}
-            for kind, document in self.sources:
+            for kind, document in self.sources():
                 for reference, value in self._untrusted(kind, document):
                     replacement = json.dumps(handle(reference, value), ensure_ascii=False)
                     for text in _strings(value):
