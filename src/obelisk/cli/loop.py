@@ -350,6 +350,14 @@ _TranscriptOption = Annotated[
 _StreamOption = Annotated[
     bool, typer.Option("--stream", help="Run calls while the model is still writing.")
 ]
+_QuarantineOption = Annotated[
+    bool,
+    typer.Option(
+        "--quarantine",
+        help="Never show the model an untrusted value, only a handle to it "
+        "(docs/loop.md, Quarantine).",
+    ),
+]
 _VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Summarize every turn on standard error.")
 ]
@@ -380,6 +388,7 @@ def loop_command(
     as_json: _JsonOption = False,
     transcript: _TranscriptOption = None,
     stream: _StreamOption = False,
+    quarantine: _QuarantineOption = False,
     verbose: _VerboseOption = False,
     otel: OtelOption = False,
 ) -> None:
@@ -420,6 +429,7 @@ def loop_command(
             model_timeout=model_timeout,
             max_requests=max_requests,
             advance="step" if advance == "step" else "all",
+            quarantine=quarantine,
         )
     except ObeliskError as exc:
         fail(str(exc))

@@ -25,7 +25,9 @@ from obelisk import Decision
 from obelisk.interpreter.runtime.durable.journal import Journal
 
 HERE = Path(__file__).parent
-ORIGINAL = Path("/work/orig/src")  # obelisk before this change, where it is at hand
+ORIGINAL = Path(os.environ.get("OBELISK_V1_SRC", "/nonexistent"))
+"""The ``src`` of an obelisk that writes journals of version 1 (before format 2), named
+by ``OBELISK_V1_SRC`` where one is at hand; the committed journal_v1.db covers the rest."""
 
 MAKE_V1 = '''
 import sys
@@ -273,7 +275,9 @@ def test_a_version_1_journal_opens_resumes_and_lists(tmp_path: Path) -> None:
     _check_v1_journal(db)
 
 
-@pytest.mark.skipif(not ORIGINAL.is_dir(), reason="obelisk before this change is not at hand")
+@pytest.mark.skipif(
+    not ORIGINAL.is_dir(), reason="no obelisk of journal format 1 at hand (OBELISK_V1_SRC)"
+)
 def test_a_journal_made_by_the_original_code_opens_resumes_and_lists(tmp_path: Path) -> None:
     db = tmp_path / "v1.db"
     environment = {**os.environ, "PYTHONPATH": str(ORIGINAL)}

@@ -8,7 +8,7 @@ with the number of turns already taken.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from obelisk.diagnostics import Diagnostic
@@ -25,6 +25,8 @@ from obelisk.interpreter.loop.messages import (
     ToolMessage,
     tool_description,
 )
+from obelisk.interpreter.loop.quarantine import QUARANTINE_INSTRUCTIONS, Quarantine
+from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.runtime.resolve import evaluate
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.registry import Registry
@@ -36,6 +38,7 @@ __all__ = [
     "STEP_NOTICE",
     "diagnostic_errors",
     "last_turn_notice",
+    "record_error",
     "resolve_output",
     "turn_context",
     "turn_notice",
@@ -109,11 +112,15 @@ def diagnostic_errors(diagnostics: tuple[Diagnostic, ...]) -> list[ErrorMessage]
     return found
 
 
-def _instructions(mode: str, instructions: str | None, primer: str | None) -> list[Message]:
-    """The static start of every request: the mode's instructions, the caller's, the
-    primer."""
+def _instructions(
+    mode: str, instructions: str | None, primer: str | None, quarantine: Quarantine | None
+) -> list[Message]:
+    """The static start of every request: the mode's instructions, the quarantine
+    notice (a quarantined loop), the caller's instructions, the primer."""
     default = EAGER_INSTRUCTIONS if mode == "eager" else LAZY_INSTRUCTIONS
-    return [TextMessage(text=text) for text in (default, instructions, primer) if text]
+    notice = QUARANTINE_INSTRUCTIONS if quarantine is not None else None
+    texts = (default, notice, instructions, primer)
+    return [TextMessage(text=text) for text in texts if text]
 
 
 def turn_context(
@@ -130,25 +137,21 @@ def turn_context(
     state_schema: dict[str, Any] | None = None,
     statuses: list[str] | None = None,
     primer: str | None = None,
+    quarantine: Quarantine | None = None,
 ) -> list[Message]:
     """The context messages of one turn's request, in a fixed order: instructions,
     the caller's instructions, the primer (docs/loop.md, "The primer"), tools,
     input(s), state(s), data documents, the carried plan, errors, notice: what stays
     the same from turn to turn first, so a server's prefix cache reuses it.
     ``statuses``: each carried call's ``_status`` (docs/language.md), put in its copy
-    in the plan message."""
-    context: list[Message] = _instructions(mode, instructions, primer)
+    in the plan message.  ``quarantine``: the request shows a handle for each untrusted
+    value, and error messages redacted (docs/loop.md, "Quarantine")."""
+    context: list[Message] = _instructions(mode, instructions, primer, quarantine)
+    show = _as_is if quarantine is None else quarantine.document
+    if quarantine is not None:
+        errors = [quarantine.error(error) for error in errors]
     context.append(ToolMessage(tools=[tool_description(tool) for tool in registry]))
-    if input is not None:
-        context.append(InputMessage(input=input))
-    for name, value in inputs.items():
-        context.append(InputMessage(input=value, instance=name))
-    context.append(StateMessage(state=state.document("state") or {}, schema=state_schema))
-    for name in sorted(set(inputs) | set(state.instances)):
-        context.append(StateMessage(state=state.document("state", name) or {}, instance=name))
-    for kind in state.kinds:
-        if kind != "state":
-            context.append(DataMessage(kind=kind, data=state.document(kind)))
+    context.extend(_documents(input, inputs, state, state_schema, show))
     if carried:
         if statuses is not None:
             carried = [
@@ -159,6 +162,34 @@ def turn_context(
     if notice is not None:
         context.append(notice)
     return context
+
+
+def _documents(
+    input: Any,
+    inputs: Mapping[str, Any],
+    state: State,
+    state_schema: dict[str, Any] | None,
+    show: Callable[[str, Any], Any],
+) -> Iterator[Message]:
+    """The input, state and data messages of a request, each document as ``show``
+    shows it (quarantined: with handles)."""
+    if input is not None:
+        yield InputMessage(input=show("input", input))
+    for name, value in inputs.items():
+        yield InputMessage(input=show("input", value), instance=name)
+    shared = show("state", state.document("state") or {})
+    yield StateMessage(state=shared, schema=state_schema)
+    for name in sorted(set(inputs) | set(state.instances)):
+        yield StateMessage(state=show("state", state.document("state", name) or {}), instance=name)
+    for kind in state.kinds:
+        if kind != "state":
+            yield DataMessage(kind=kind, data=show(kind, state.document(kind)))
+
+
+def _as_is(kind: str, value: Any) -> Any:
+    """A document as an unquarantined request shows it."""
+    del kind
+    return value
 
 
 def resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
@@ -180,3 +211,25 @@ def resolve_output(output: Any, state: State) -> tuple[Any, str | None]:
         problem = next((p for _, p in pairs.values() if p), None)
         return {k: v for k, (v, _) in pairs.items()}, problem
     return output, None
+
+
+def record_error(record: CallRecord) -> ErrorMessage | None:
+    """The error record of a call that ran in a turn (``Session.absorb``), or
+    ``None`` when it has none (it succeeded, or took the alternative not taken)."""
+    if record.status == "succeeded":
+        if record.error is not None:  # handled by the error arm: still worth saying
+            return ErrorMessage(call=record.label, error=record.error)
+        return None
+    if record.status == "skipped" and record.untaken:
+        return None
+    if record.status == "invalid_output" and record.error is not None:
+        error = {
+            "type": record.error["type"],
+            "message": "the tool ran (its effects may have happened), but its "
+            f"result did not fit and was not written: {record.error['message']}",
+        }
+        return ErrorMessage(call=record.label, error=error)
+    if record.error is not None:
+        return ErrorMessage(call=record.label, error=record.error)
+    error = {"type": record.status, "message": record.reason or record.status}
+    return ErrorMessage(call=record.label, error=error)

@@ -145,7 +145,10 @@ class Loop:
     from the loop's own tools (docs/loop.md, "The primer"); ``primer=False`` leaves
     it out, to measure what it does.
     ``policy`` and ``input_labels``: labels and policies for every run of the loop, as
-    :func:`obelisk.run` takes them (docs/security.md).
+    :func:`obelisk.run` takes them (docs/security.md).  ``quarantine``: the planning
+    requests never hold an untrusted value, only a handle to it (docs/loop.md,
+    "Quarantine"); latent calls run as sub-requests, which see the values, in eager
+    mode too.
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -190,7 +193,11 @@ class Loop:
         primer: bool = True,
         policy: PolicyMode = "off",
         input_labels: Mapping[str, Any] | None = None,
+        quarantine: bool = False,
     ) -> None:
+        if not isinstance(quarantine, bool):
+            raise UsageError(f"quarantine must be True or False, got {quarantine!r}")
+        self.quarantine = quarantine
         self.mode_given = mode is not None  # else a plan message's mode may pick it
         if mode is None:
             mode = "eager"

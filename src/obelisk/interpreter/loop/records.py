@@ -28,6 +28,7 @@ from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.labels import LabelMap
 
 __all__ = ["LoopResult", "LoopStatus", "Turn", "TurnFinished", "TurnStarted"]
 
@@ -86,7 +87,8 @@ class LoopResult:
     durable loop's run in its journal (``Loop(journal=...)``, docs/durable.md).
     ``revisions``: every :class:`~obelisk.interpreter.loop.revisions.Revision` of the
     plan, in order (revision 0 is the plan given to ``Loop.run``), each with its diff
-    against the one before (docs/loop.md, "How a plan evolves").
+    against the one before (docs/loop.md, "How a plan evolves").  ``labels``: the
+    labels of the final state, per path, when the loop kept labels (docs/security.md).
     """
 
     status: LoopStatus
@@ -99,6 +101,7 @@ class LoopResult:
     origin: Any = field(default=None, compare=False)
     run_id: str | None = None
     revisions: list[Revision] = field(default_factory=list)
+    labels: LabelMap | None = field(default=None, compare=False, repr=False)
 
     @property
     def usage(self) -> dict[str, int]:

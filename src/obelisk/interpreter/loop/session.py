@@ -27,11 +27,17 @@ from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
-from obelisk.interpreter.loop.context import resolve_output, turn_context, turn_notice
+from obelisk.interpreter.loop.context import (
+    record_error,
+    resolve_output,
+    turn_context,
+    turn_notice,
+)
 from obelisk.interpreter.loop.durable import LoopJournal, TurnRun
 from obelisk.interpreter.loop.messages import ErrorMessage, Request, Solution
 from obelisk.interpreter.loop.model import StreamingModel, streamed
 from obelisk.interpreter.loop.plan_history import Advance, Lineage, StreamKeeper, TurnPlan
+from obelisk.interpreter.loop.quarantine import Quarantine, withheld
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
@@ -40,7 +46,7 @@ from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_d
 from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
 from obelisk.interpreter.runtime.engine import Engine
 from obelisk.interpreter.runtime.events import Listener
-from obelisk.interpreter.runtime.flows import may_ask
+from obelisk.interpreter.runtime.flows import may_ask, starting_labels
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
 from obelisk.interpreter.runtime.resumption import Resumption
@@ -80,6 +86,8 @@ class LoopSettings(Parent, Protocol):
     def listeners(self) -> tuple[Listener, ...]: ...
     @property
     def primer_text(self) -> str | None: ...
+    @property
+    def quarantine(self) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -135,6 +143,7 @@ class Session:
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause (a person, a policy) keeps the state it started from
         self.approvals = may_ask(loop.settings, loop.registry)
+        self.labels = starting_labels(loop.settings, loop.registry, loop.quarantine)
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
@@ -154,6 +163,7 @@ class Session:
             ),
             run_id=self.journal.run_id if self.journal is not None else None,
             revisions=list(self.lineage.revisions),
+            labels=self.labels,
         )
 
     def request(self, number: int) -> Request:
@@ -173,6 +183,9 @@ class Session:
             notice=notice,
             state_schema=loop.state_schema,
             primer=loop.primer_text,
+            quarantine=Quarantine.of(self.labels, self.state, self.input, self.inputs)
+            if loop.quarantine
+            else None,
         )
         config = {"mode": loop.mode, "turn": number, "max_turns": loop.max_turns}
         if loop.depth:
@@ -376,6 +389,7 @@ class Session:
             hooks,
             latent=SubRequests(loop, self.state, turn.delegated),
             growing=growing,
+            labels=self.labels,
         )
 
     def run_name(self, turn: Turn) -> str:
@@ -519,29 +533,18 @@ class Session:
         left planned by a step gets none (its ``_status`` says it); the session's
         lineage takes what the run did.
         """
+        if run.labels is not None:  # the state's labels, for the turns to come
+            self.labels = run.labels
         errors: list[ErrorMessage] = []
-        plan = self.running
-        quiet = self.lineage.settle(plan, run, self.state.log, self.loop.registry)
+        plan, registry = self.running, self.loop.registry
+        quiet = self.lineage.settle(plan, run, self.state.log, registry)
         for record in run.calls:
             if record.index in quiet:  # planned, or kept: the plan message says so
                 continue
-            if record.status == "succeeded":
-                if record.error is not None:  # handled by the error arm: still worth saying
-                    errors.append(ErrorMessage(call=record.label, error=record.error))
-                continue
-            if record.status == "skipped" and record.untaken:
-                continue
-            if record.status == "invalid_output" and record.error is not None:
-                error = {
-                    "type": record.error["type"],
-                    "message": "the tool ran (its effects may have happened), but its "
-                    f"result did not fit and was not written: {record.error['message']}",
-                }
-                errors.append(ErrorMessage(call=record.label, error=error))
-            elif record.error is not None:
-                errors.append(ErrorMessage(call=record.label, error=record.error))
-            else:
-                error = {"type": record.status, "message": record.reason or record.status}
-                errors.append(ErrorMessage(call=record.label, error=error))
+            error = record_error(record)
+            if error is not None and self.loop.quarantine and record.error is not None:
+                error = withheld(record, registry.get(record.tool), error)  # the tool's text
+            if error is not None:
+                errors.append(error)
         self.carried = list(calls)
         return errors

@@ -37,6 +37,7 @@ from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.plan.model import Call
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.delegation import DelegateRegistry, delegate_tools
+from obelisk.interpreter.tools.labels import TRUSTED, Labeled, Trust
 from obelisk.interpreter.tools.options import Outcome
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -62,6 +63,8 @@ class Parent(Protocol):
     def max_corrections(self) -> int: ...
     @property
     def registry(self) -> Registry: ...
+    @property
+    def quarantine(self) -> bool: ...
 
     async def delegate(
         self,
@@ -116,11 +119,23 @@ def delegate_result(call: Call, arguments: dict[str, Any], child: LoopResult) ->
     """What delegate ``call``, run with the resolved ``arguments``, commits as its
     result: the final output of its child loop ``child``.
 
-    The one place a delegate's result leaves its child loop: the labels of issue 28
-    hook in here (the result carries the join of the labels of ``arguments`` and of
-    what ``child`` read; ``child.state`` and its write log hold the rest)."""
-    del call, arguments  # read by the labels, not yet
-    return child.output
+    The one place a delegate's result leaves its child loop, with its labels
+    (docs/security.md, docs/loop.md "Quarantine"): the child's model read every value of
+    its state, so the result carries the join of every label the child kept (a
+    :class:`~obelisk.interpreter.tools.labels.Labeled` result when that is untrusted or
+    restricted); the run joins the labels of ``arguments`` (and of the state or data
+    its ``_scopes`` handed over) and its tool's own, as for any call."""
+    del call, arguments  # their labels are the run's (flows.RunLabels.result)
+    read = child.labels.everything() if child.labels is not None else TRUSTED
+    if read.bottom or (not read.untrusted and read.readers is None):
+        return child.output
+    trust: Trust | None = "untrusted" if read.untrusted else None  # None: its tool's own
+    return Labeled(child.output, trust=trust, readers=read.readers)
+
+
+def _read_untrusted(child: LoopResult) -> bool:
+    """Whether a delegate's child loop held untrusted data in its state."""
+    return child.labels is not None and child.labels.everything().untrusted
 
 
 class SubRequests:
@@ -135,7 +150,9 @@ class SubRequests:
         self.loop, self.state, self.notes = loop, state, notes
 
     def accepts(self, tool: Tool) -> bool:
-        return tool.delegate or self.loop.mode == "lazy"
+        """Delegates always; latent calls in lazy mode, and in quarantine (the planner
+        cannot write the result of what it cannot see; docs/loop.md, "Quarantine")."""
+        return tool.delegate or self.loop.mode == "lazy" or self.loop.quarantine
 
     async def run(self, call: Call, tool: Tool, arguments: dict[str, Any]) -> Any:
         if tool.delegate:
@@ -232,7 +249,10 @@ class SubRequests:
             )
         except LoopError as exc:
             self._note(call, "delegate", exc.result.answers(), None)
-            raise SubRequestError(f"delegate {call.label} stopped: {exc}") from exc
+            reason = str(exc)
+            if loop.quarantine and _read_untrusted(exc.result):  # it may quote what it read
+                reason = "its reason is withheld in quarantine: its loop read untrusted data"
+            raise SubRequestError(f"delegate {call.label} stopped: {reason}") from exc
         self._note(call, "delegate", result.answers(), result.output)
         return delegate_result(call, arguments, result)
 

@@ -66,7 +66,7 @@ from obelisk.interpreter.runtime.resumption import Resumption
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.settling import Settling
 from obelisk.interpreter.runtime.state import State
-from obelisk.interpreter.tools.labels import Labeled
+from obelisk.interpreter.tools.labels import Labeled, LabelMap
 from obelisk.interpreter.tools.policies import PolicyDecision
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -111,7 +111,9 @@ class Engine(Settling):
     :meth:`append` adds the next call, :meth:`hold` and :meth:`release` keep a
     call from starting or let it go, :meth:`reject` settles a call as skipped
     without running it, and :meth:`run` returns only after :meth:`close`.
-    ``owns_state``: the result takes the state's documents uncopied.
+    ``owns_state``: the result takes the state's documents uncopied.  ``labels``: the
+    labels of ``state`` as the run starts (an execution loop's earlier turns,
+    docs/security.md); the run keeps them up to date and its result carries them.
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class Engine(Settling):
         latent: LatentRunner | None = None,
         growing: bool = False,
         owns_state: bool = False,
+        labels: LabelMap | None = None,
     ) -> None:
         settings, hooks = settings or RunSettings(), hooks or Hooks()
         instrument = active()  # tracing (docs/observability.md): None when it is off
@@ -134,7 +137,7 @@ class Engine(Settling):
         if instrument is not None:
             self._trace = instrument.trace_run(self)
             hooks = Hooks((*hooks.observers, self._trace))
-        super().__init__(plan, graph, registry, state, settings, hooks, growing)
+        super().__init__(plan, graph, registry, state, settings, hooks, growing, labels)
         resumption = resumption or Resumption()
         self.owns_state, self.latent, self.run_id = owns_state, latent, resumption.run_id
         self.approvals, self.replay = dict(resumption.approvals), dict(resumption.replay)
@@ -303,8 +306,8 @@ class Engine(Settling):
             decision = self._decision(index, call.tool, arguments, asked)
             if decision is None:
                 return  # it waits for a person
-            if asked is not None:
-                self._endorsed(index, decision)
+            if asked is not None and self._labels is not None:  # endorses what it asked
+                self._labels.approved(record, decision.action)
             if decision.action == "edit":
                 arguments = record.arguments = dict(decision.arguments)
         record.started = time.time()
@@ -334,14 +337,6 @@ class Engine(Settling):
         """A policy refused the call: it fails with PolicyViolation (an error arm takes it)."""
         record.started = record.finished = time.time()
         self._failed(call, tool, record, PolicyViolation(reason, (reason,)))
-
-    def _endorsed(self, index: int, decision: Decision) -> None:
-        """A person decided on a call a policy asked about: approving endorses the
-        arguments it asked about, for this call (docs/security.md)."""
-        assert self._labels is not None
-        record = self.records[index]
-        record.policy = {**(record.policy or {}), "approval": decision.action}
-        self._labels.approved(index, decision.action)
 
     def _missing(self, call: Call, record: CallRecord, missing: list[Reference]) -> None:
         """A read of ``call`` did not exist: it is skipped, with the reason."""

@@ -53,7 +53,14 @@ from obelisk.interpreter.tools.policies import (
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["RunLabels", "check_input_labels", "labels_needed", "may_ask", "path_of"]
+__all__ = [
+    "RunLabels",
+    "check_input_labels",
+    "labels_needed",
+    "may_ask",
+    "path_of",
+    "starting_labels",
+]
 
 InputLabels = tuple[tuple[str, Label], ...]
 
@@ -99,27 +106,43 @@ def may_ask(settings: Any, registry: Registry) -> bool:
     return labels_needed(settings.policy, settings.input_labels, registry)
 
 
+def starting_labels(settings: Any, registry: Registry, always: bool = False) -> LabelMap | None:
+    """The labels an execution loop starts with and keeps from turn to turn (its
+    runs update them in place): the caller's ``input_labels``, when labels are in
+    play or ``always`` (a quarantined loop, docs/loop.md); else ``None``."""
+    if always or labels_needed(settings.policy, settings.input_labels, registry):
+        return RunLabels(settings.policy, settings.input_labels).map
+    return None
+
+
 class RunLabels:
     """The labels of one run: a :class:`LabelMap` of the state, the result label each
     call that ran will write (``results``, by call index, with the field labels of a
     :class:`Labeled` result), and the policy ``mode``."""
 
     @classmethod
-    def of(cls, settings: Any, registry: Registry) -> RunLabels | None:
+    def of(
+        cls, settings: Any, registry: Registry, start: LabelMap | None = None
+    ) -> RunLabels | None:
         """The labels of a run with these settings and tools; ``None`` when no label
-        is in play yet (a tool may still return a :class:`Labeled`)."""
-        if labels_needed(settings.policy, settings.input_labels, registry):
-            return cls(settings.policy, settings.input_labels)
+        is in play yet (a tool may still return a :class:`Labeled`).  ``start``: the
+        labels of the state the run starts from (an execution loop's earlier turns),
+        kept up to date in place; with it, labels are always tracked."""
+        if start is not None or labels_needed(settings.policy, settings.input_labels, registry):
+            return cls(settings.policy, settings.input_labels, start)
         return None
 
-    def __init__(self, mode: PolicyMode, input_labels: InputLabels = ()) -> None:
+    def __init__(
+        self, mode: PolicyMode, input_labels: InputLabels = (), start: LabelMap | None = None
+    ) -> None:
         self.mode = mode
-        self.map = LabelMap()
+        self.map = LabelMap() if start is None else start
         self.results: dict[int, tuple[Label, list[tuple[Path, Label]]]] = {}
         self.arguments: dict[int, dict[str, Label]] = {}
         self.asked: dict[int, list[str]] = {}  # the arguments a policy asked about
         self.endorsed: dict[int, list[str]] = {}  # ... and those a person vouched for
-        for text, label in input_labels:
+        self.labeled: dict[int, Label] = {}  # a Labeled result's own label, by call
+        for text, label in () if start is not None else input_labels:  # start has them
             self.map.put(path_of(parse_reference(text)), label)
 
     # -- reading -------------------------------------------------------------------
@@ -168,10 +191,13 @@ class RunLabels:
             self.asked[call.index] = untrusted if broad else seen.untrusted(rules.trusted_args)
         return verdict
 
-    def approved(self, index: int, action: str) -> None:
-        """A person decided on call ``index``, which a policy asked about: accepting
-        endorses exactly the arguments it asked about, for this call; editing, every
-        argument (the person wrote them)."""
+    def approved(self, record: CallRecord, action: str) -> None:
+        """A person decided on call ``record.index``, which a policy asked about (the
+        decision goes into its record's ``policy``): accepting endorses exactly the
+        arguments it asked about, for this call; editing, every argument (the person
+        wrote them)."""
+        index = record.index
+        record.policy = {**(record.policy or {}), "approval": action}
         labels = self.arguments.get(index, {})
         if action == "reject":
             return
@@ -199,6 +225,7 @@ class RunLabels:
                 fields = output.labels(own, source)
                 own, fields = fields[0][1], fields[1:]
                 output = output.value
+                self.labeled[call.index] = own  # kept for a replay (stored)
         arguments = join(self.arguments.get(call.index, {}).values())
         self.results[call.index] = (arguments.join(own), fields)
         return output
@@ -210,22 +237,27 @@ class RunLabels:
         kept = stored if isinstance(stored, Mapping) else {}
         self._endorse(call.index, kept.get("endorsed", ()))  # as the person did then
         self.result(call, tool, None)
+        label, fields = self.results[call.index]
+        if kept.get("own"):  # what a Labeled result said of the whole
+            label = label.join(Label.from_dict(kept["own"]))
         if kept.get("fields"):
-            label, _ = self.results[call.index]
             fields = [(tuple(p), Label.from_dict(d)) for p, d in kept["fields"]]
-            self.results[call.index] = (label, fields)
+        self.results[call.index] = (label, fields)
         self.record(record, None)
         record.policy = kept.get("policy")
 
     def stored(self, index: int, policy: dict[str, Any] | None) -> dict[str, Any] | None:
         """What a call's outcome keeps of its labels for a resume: the field labels of
-        a :class:`Labeled` result, the policy's decision and the arguments a person
-        vouched for (``None``: none of them)."""
-        found = self.results.get(index)
+        a :class:`Labeled` result and the label it gave the whole (``"own"``), the
+        policy's decision and the arguments a person vouched for (``None``: none of
+        them)."""
+        found, own = self.results.get(index), self.labeled.pop(index, None)
         fields = found[1] if found is not None else []
-        if not fields and policy is None:
+        if not fields and policy is None and own is None:
             return None
         kept: dict[str, Any] = {"fields": [[list(p), label.to_dict()] for p, label in fields]}
+        if own is not None:
+            kept["own"] = own.to_dict()
         if policy is not None:
             kept["policy"] = policy
         if self.endorsed.get(index):
@@ -246,10 +278,11 @@ class RunLabels:
         if label.bottom and not fields and not self.map.size:
             return label  # nothing labelled yet, nor now
         written: set[Path] = set()
+        replace = call.output_method in _REPLACING  # else it joins what was there
         for target in targets:
             path = path_of(target)
             written.add(path)
-            self.map.put(path, label)
+            self.map.put(path, label, replace)
             for inner, field_label in () if failed else fields:
                 self.map.put(path + inner, field_label)
         if label.bottom:
@@ -302,3 +335,8 @@ def _why(tool: Tool) -> str:
     if first[:2].istitle():  # "File content" reads "file content" inside a sentence
         first = first[0].lower() + first[1:]
     return first or f"result of {tool.name}"
+
+
+_REPLACING = frozenset(("set", "erase"))
+"""The output methods whose write replaces what was at its path (``merge``,
+``assign``, ``push`` and ``concat`` keep it: its labels stay, joined)."""

@@ -37,6 +37,7 @@ from obelisk.errors import UsageError
 from obelisk.grammar import Reference
 from obelisk.interpreter.runtime.approvals import PendingApproval
 from obelisk.interpreter.runtime.write_log import WriteEntry
+from obelisk.interpreter.tools.labels import LabelMap
 from obelisk.interpreter.tools.provenance import Origin, plan_reads, trace_back
 
 __all__ = [
@@ -313,7 +314,9 @@ class RunResult:
     which wait for a person's :class:`~obelisk.Resolution` (docs/durable.md).
     ``outcomes`` keeps what each call that ran did, and ``origin`` what the run was
     started with, for resuming.  ``run_id`` names the run (in its journal, for a
-    durable run; ``journal`` is then the journal file's path).
+    durable run; ``journal`` is then the journal file's path).  ``labels``: the
+    :class:`~obelisk.interpreter.tools.labels.LabelMap` of the state's labels, per
+    path, when the run kept labels (``None`` otherwise; docs/security.md).
     """
 
     status: RunStatus
@@ -330,7 +333,7 @@ class RunResult:
     unknown: tuple[UnknownCall, ...] = ()
     journal: str | None = None
     plan: Any = field(default=None, compare=False)
-    labels: Any = field(default=None, compare=False)
+    labels: LabelMap | None = field(default=None, compare=False)
 
     def provenance(self, path: str) -> list[Origin]:
         """The calls and inputs the value at ``path`` (``"†state.paid"``) came from,

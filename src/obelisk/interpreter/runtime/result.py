@@ -21,6 +21,7 @@ from obelisk.interpreter.runtime.records import (
     UnknownCall,
 )
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.labels import LabelMap
 
 __all__ = ["run_result"]
 
@@ -36,7 +37,7 @@ def run_result(
     unknown: Mapping[int, UnknownCall],
     run_id: str,
     plan: Any = None,
-    labels: Any = None,
+    labels: LabelMap | None = None,
 ) -> RunResult:
     """The :class:`RunResult` of a run with ``status`` over ``state`` and ``records``;
     ``pending`` and ``unknown`` (by call index) are listed in plan order; ``plan`` is

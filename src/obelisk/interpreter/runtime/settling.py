@@ -34,6 +34,7 @@ from obelisk.interpreter.runtime.readiness import Readiness
 from obelisk.interpreter.runtime.records import CallOutcome, CallRecord, UnknownCall
 from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.state import State
+from obelisk.interpreter.tools.labels import LabelMap
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 
@@ -55,6 +56,7 @@ class Settling:
         settings: RunSettings,
         hooks: Hooks,
         growing: bool,
+        labels: LabelMap | None = None,
     ) -> None:
         self.plan, self.graph, self.registry, self.state = plan, graph, registry, state
         self.settings, self._closed = settings, not growing
@@ -76,7 +78,7 @@ class Settling:
         self.unknown: dict[int, UnknownCall] = {}
         self.outcomes: dict[int, CallOutcome] = {}
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit
-        self._labels = RunLabels.of(settings, registry)  # None: no label in play (yet)
+        self._labels = RunLabels.of(settings, registry, labels)  # None: no label in play (yet)
 
     def _start(self, index: int, tool: Tool | None) -> None:
         """Start ready call ``index`` (the engine does)."""
