@@ -42,6 +42,7 @@ from obelisk.cli.io import (
     tools_print_to_stderr,
     warn_replaced,
 )
+from obelisk.cli.model_spec import model_from_spec
 from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.diagnostics import printable
 from obelisk.errors import (
@@ -56,65 +57,14 @@ from obelisk.json_values import sorted_keys
 
 if TYPE_CHECKING:
     from obelisk.interpreter.loop.loop import Loop
-    from obelisk.interpreter.loop.model import Model
     from obelisk.interpreter.loop.records import LoopResult, Turn
     from obelisk.interpreter.loop.revisions import Revision
 
-__all__ = ["loop_command", "model_from_spec"]
-
-_MODEL_FORMS = "openai:MODEL, anthropic:MODEL, litellm:MODEL or scripted:FILE"
-_PROVIDERS = {  # --model KIND:MODEL → the adapter of obelisk.models (docs/loop.md, "Providers")
-    "openai": "OpenAIChatModel",
-    "anthropic": "AnthropicModel",
-    "litellm": "LiteLLMModel",
-}
+__all__ = ["loop_command"]
 
 
 def _one_line(text: str) -> str:
     return printable(" ".join(text.split()))
-
-
-def model_from_spec(
-    spec: str, base_url: str | None, options: dict[str, Any] | None = None
-) -> Model:
-    """The model ``--model SPEC`` names (``openai:MODEL``, ``anthropic:MODEL``,
-    ``litellm:MODEL``, ``scripted:FILE``), as ``obelisk loop`` and ``obelisk run`` take
-    it; exits 2 for a bad spec, a missing extra, a transcript that cannot be read, or
-    ``--base-url`` with a scripted model.  ``options``: more keywords of the adapter
-    (``structured``, openai: only; ``temperature``, ``max_tokens``, ``timeout``), those
-    that are not ``None``; a scripted model takes only ``timeout``."""
-    given = {name: value for name, value in (options or {}).items() if value is not None}
-    kind, _, target = spec.partition(":")
-    if kind not in (*_PROVIDERS, "scripted") or not target:
-        fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
-    if kind == "scripted":
-        from obelisk.models.scripted import ScriptedModel
-
-        if base_url is not None:
-            fail("--base-url applies to openai:, anthropic: and litellm: models only")
-        if given.keys() - {"timeout"}:
-            fail(
-                "--json-mode, --temperature and --max-tokens apply to openai:, anthropic:"
-                " and litellm: models only"
-            )
-        try:
-            return ScriptedModel.from_jsonl(target)
-        except OSError as exc:
-            fail(f"cannot read transcript {target!r}: {exc.strerror or exc}")
-        except ObeliskError as exc:
-            fail(str(exc))
-    if kind != "openai" and "structured" in given:
-        fail("--json-mode applies to openai: models only")
-    import obelisk.models
-
-    try:
-        adapter = getattr(obelisk.models, _PROVIDERS[kind])
-    except ImportError as exc:  # MissingDependencyError names the extra to install
-        fail(f"--model {kind}:...: {exc}")
-    try:
-        return adapter(target, base_url=base_url, **given)  # type: ignore[no-any-return]
-    except ObeliskError as exc:
-        fail(str(exc))
 
 
 class _Progress:

@@ -32,7 +32,7 @@ from obelisk.cli.io import (
     tool_flags,
     tools_print_to_stderr,
 )
-from obelisk.cli.loop import model_from_spec
+from obelisk.cli.model_spec import model_from_spec
 from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.cli.results import dump_json, report
 from obelisk.diagnostics import printable

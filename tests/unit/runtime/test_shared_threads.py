@@ -39,7 +39,8 @@ def test_later_runs_reuse_the_worker_threads_of_earlier_runs() -> None:
     # a fresh pool per run would start two new threads each time (idents may be
     # reused by the OS only after a thread ended: parked workers never end)
     assert later & seen
-    assert threading.active_count() <= 1 + threads.KEEP
+    workers = [t for t in threading.enumerate() if t.name.startswith("obelisk-tool")]
+    assert len(workers) <= threads.KEEP  # other tests' libraries may hold threads of their own
 
 
 def test_the_parked_workers_are_bounded() -> None:

@@ -144,6 +144,7 @@ def output_schema_with_references(schema: Mapping[str, Any] | None) -> dict[str,
     read once the turn's calls have run, docs/loop.md), or ``null`` to go on.
     ``None`` (no output schema) gives ``{}``: any value.
 
+    >>> from obelisk.interpreter.loop.reference_patterns import REFERENCE_PATTERN
     >>> made = output_schema_with_references({"type": "integer"})
     >>> made["anyOf"][1]["pattern"] == REFERENCE_PATTERN
     True
@@ -232,6 +233,7 @@ def solution_schema(
     are there once, as ``reference`` and ``outputPath``, each use a ``$ref`` to them
     (their patterns are long).
 
+    >>> from obelisk.interpreter.loop.reference_patterns import REFERENCE_PATTERN
     >>> from obelisk.interpreter.tools.registry import Registry
     >>> from obelisk.interpreter.tools.tool import Tool
     >>> schema = solution_schema(Registry([Tool.from_schema({"name": "ask"})]), {"type": "string"})
