@@ -10,7 +10,7 @@ returns a :class:`~obelisk.interpreter.runtime.approvals.Decision` (or
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from obelisk.interpreter.loop.messages import ErrorMessage
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["ApprovalRound", "Approver", "Documents"]
@@ -43,13 +44,17 @@ class ApprovalRound:
 
     The plan is shown with its dry run (when it has no errors) and its changes from
     the plan before; an edit is checked against ``documents`` and shown again, one
-    with errors up to ``max_corrections`` edits; a rejection ends the turn."""
+    with errors up to ``max_corrections`` edits; a rejection ends the turn.  ``policy``
+    and ``input_labels`` are the loop's: the check and the dry run show what the
+    policies would decide (docs/simulate.md, "Policies")."""
 
     approve: Approver | None
     registry: Registry
     mode: Literal["eager", "lazy"]
     max_corrections: int
     documents: Documents
+    policy: PolicyMode = "off"
+    input_labels: Mapping[str, Any] | None = None
 
     async def run(
         self,
@@ -93,7 +98,10 @@ class ApprovalRound:
         check_input, state_doc, data = self.documents
         simulation = None
         if checked.ok:
-            simulation = simulate_checked(checked, self.registry, check_input, state_doc, data=data)
+            simulation = simulate_checked(
+                checked, self.registry, check_input, state_doc, data=data,
+                policy=self.policy, input_labels=self.input_labels,
+            )  # fmt: skip
         diff = plan_diff(previous, calls) if previous else None
         decision = approve(
             Approval(checked, simulation, diff)
@@ -108,8 +116,9 @@ class ApprovalRound:
         """The approver's edit, checked, and its calls (``calls`` when it has none)."""
         check_input, state_doc, data = self.documents
         checked = check(
-            decision.plan, self.registry, check_input, state_doc, data=data, mode=self.mode
-        )
+            decision.plan, self.registry, check_input, state_doc, data=data, mode=self.mode,
+            policy=self.policy, input_labels=self.input_labels,
+        )  # fmt: skip
         if checked.plan is not None:
             calls = [call.to_data() for call in checked.plan.calls]
         elif isinstance(decision.plan, list):

@@ -138,6 +138,12 @@ class Session:
         # a turn that may pause (a person, a policy) keeps the state it started from
         self.approvals = may_ask(loop.settings, loop.registry)
 
+    def trust(self) -> dict[str, Any]:
+        """The loop's ``policy`` and ``input_labels``, as :func:`check` takes them: a
+        model's plan is checked with its labels (``untrusted_flow``, docs/diagnostics.md)."""
+        settings = self.loop.settings
+        return {"policy": settings.policy, "input_labels": dict(settings.input_labels)}
+
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
         paused = self.paused
@@ -318,9 +324,13 @@ class Session:
         """Stream the turn's answer, running each call as soon as it is complete."""
         loop = self.loop
 
+        trust = self.trust()
+
         def check_plan(plan: Plan) -> CheckResult:
             check_input, document, data = self.check_documents()
-            return check(plan, loop.registry, check_input, document, data=data, mode="eager")
+            return check(
+                plan, loop.registry, check_input, document, data=data, mode="eager", **trust
+            )
 
         empty = Plan(calls=())
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
@@ -407,8 +417,9 @@ class Session:
         """
         check_input, document, data = self.check_documents(start)
         checked = check(
-            self.carried, self.loop.registry, check_input, document, data=data, mode=self.loop.mode
-        )
+            self.carried, self.loop.registry, check_input, document, data=data,
+            mode=self.loop.mode, **self.trust(),
+        )  # fmt: skip
         if checked.plan is None or checked.graph is None or checked.errors:
             return
         pinned = live_pins(checked.plan, self.loop.registry)
@@ -485,10 +496,13 @@ class Session:
         ran = self.journal.ran(turn.index) if self.journal is not None else None
         if ran is not None:  # a journaled turn: the calls it ran, as approved then
             calls = ran
-        checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
+        trust = self.trust()
+        checked = check(
+            calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode, **trust
+        )
         if ran is None:
             approval = ApprovalRound(
-                loop.approve, loop.registry, loop.mode, loop.max_corrections, documents
+                loop.approve, loop.registry, loop.mode, loop.max_corrections, documents, **trust
             )
             checked, calls, errors = await approval.run(calls, checked, list(self.carried))
             if errors is not None:
