@@ -30,6 +30,7 @@ from obelisk.interpreter.analysis.trust import (
     ApprovalNeed,
     InputLabels,
     StaticLabels,
+    approvals_required,
     input_label_pairs,
     labels_in_play,
 )
@@ -398,7 +399,10 @@ class _Checker:
         """``untrusted_flow`` for each flow a policy would stop (an error where it
         denies, a warning where it asks), and the approval load (docs/diagnostics.md)."""
         policy, input_labels = self.trust
-        if policy is None or not labels_in_play(policy, input_labels, self.tools):
+        if policy is None:
+            return
+        if not labels_in_play(policy, input_labels, self.tools):
+            self.approval_load = approvals_required(self.calls, self.tools)
             return
         labels = StaticLabels(self.plan, self.graph, self.tools, policy, input_labels)
         for index in range(len(self.calls)):

@@ -49,7 +49,14 @@ from obelisk.interpreter.tools.policies import (
 )
 from obelisk.interpreter.tools.tool import Tool
 
-__all__ = ["ApprovalNeed", "Flow", "StaticLabels", "input_label_pairs", "labels_in_play"]
+__all__ = [
+    "ApprovalNeed",
+    "Flow",
+    "StaticLabels",
+    "approvals_required",
+    "input_label_pairs",
+    "labels_in_play",
+]
 
 InputLabels = tuple[tuple[str, Label], ...]
 RUN_TIME = "decided at run time by its policy"
@@ -137,6 +144,18 @@ class ApprovalNeed:
             "reasons": list(self.reasons),
             "arguments": {name: label.to_dict() for name, label in self.arguments},
         }
+
+
+def approvals_required(calls: Iterable[Call], tools: list[Tool | None]) -> tuple[ApprovalNeed, ...]:
+    """The approval load of a plan without labels: the calls whose tools require
+    approval (``requires_approval``: always, or by a function of the arguments)."""
+    found = []
+    for call in calls:
+        tool = tools[call.index]
+        if tool is not None and tool.requires_approval is not False:
+            reason = f"{call.tool} requires approval"
+            found.append(ApprovalNeed(call.index, call.tool, call.label, (reason,)))
+    return tuple(found)
 
 
 class StaticLabels:
