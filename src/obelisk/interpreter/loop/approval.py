@@ -9,6 +9,7 @@ returns a :class:`~obelisk.interpreter.runtime.approvals.Decision` (or
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -24,13 +25,26 @@ from obelisk.interpreter.simulate.simulate import simulate_checked
 from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["ApprovalRound", "Approver", "Documents"]
+__all__ = ["ApprovalRound", "Approver", "Documents", "checker", "trust_of"]
 
 
 Approver = Callable[[Approval], "Decision | bool | Awaitable[Decision | bool]"]
 
 Documents = tuple[Any, Any, dict[str, Any]]
 """``(input, state, data)`` a plan is checked against (``Session.check_documents``)."""
+
+
+def trust_of(settings: Any) -> dict[str, Any]:
+    """A loop's ``policy`` and ``input_labels`` (its ``RunSettings``), as
+    :func:`check` takes them: a model's plan is checked with its labels
+    (``untrusted_flow``, docs/diagnostics.md)."""
+    return {"policy": settings.policy, "input_labels": dict(settings.input_labels)}
+
+
+def checker(loop: Any) -> Callable[..., CheckResult]:
+    """:func:`check` as a loop checks its model's plans: in its mode (a streamed plan
+    passes ``mode="eager"``), with its policy and input labels (:func:`trust_of`)."""
+    return functools.partial(check, mode=loop.mode, **trust_of(loop.settings))
 
 
 def _accepts(decision: Any) -> bool:
@@ -55,6 +69,13 @@ class ApprovalRound:
     documents: Documents
     policy: PolicyMode = "off"
     input_labels: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, loop: Any, documents: Documents) -> ApprovalRound:
+        """The round of a loop's turn (its ``approve``, tools, mode, corrections and
+        policy), checking edits against ``documents``."""
+        trust = trust_of(loop.settings)
+        return cls(loop.approve, loop.registry, loop.mode, loop.max_corrections, documents, **trust)
 
     async def run(
         self,

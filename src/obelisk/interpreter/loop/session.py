@@ -23,10 +23,9 @@ from obelisk.errors import (
     SolutionError,
     UsageError,
 )
-from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
+from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents, checker
 from obelisk.interpreter.loop.context import (
     resolve_output,
     turn_context,
@@ -137,12 +136,7 @@ class Session:
         self.scope = new_scope()[:16]  # binds the approval ids of its turns' runs
         # a turn that may pause (a person, a policy) keeps the state it started from
         self.approvals = may_ask(loop.settings, loop.registry)
-
-    def trust(self) -> dict[str, Any]:
-        """The loop's ``policy`` and ``input_labels``, as :func:`check` takes them: a
-        model's plan is checked with its labels (``untrusted_flow``, docs/diagnostics.md)."""
-        settings = self.loop.settings
-        return {"policy": settings.policy, "input_labels": dict(settings.input_labels)}
+        self.check = checker(loop)  # its mode, policy and input labels
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
@@ -324,13 +318,9 @@ class Session:
         """Stream the turn's answer, running each call as soon as it is complete."""
         loop = self.loop
 
-        trust = self.trust()
-
         def check_plan(plan: Plan) -> CheckResult:
             check_input, document, data = self.check_documents()
-            return check(
-                plan, loop.registry, check_input, document, data=data, mode="eager", **trust
-            )
+            return self.check(plan, loop.registry, check_input, document, data=data, mode="eager")
 
         empty = Plan(calls=())
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
@@ -416,10 +406,7 @@ class Session:
         reported as not run, and the model corrects the plan first.
         """
         check_input, document, data = self.check_documents(start)
-        checked = check(
-            self.carried, self.loop.registry, check_input, document, data=data,
-            mode=self.loop.mode, **self.trust(),
-        )  # fmt: skip
+        checked = self.check(self.carried, self.loop.registry, check_input, document, data=data)
         if checked.plan is None or checked.graph is None or checked.errors:
             return
         pinned = live_pins(checked.plan, self.loop.registry)
@@ -496,14 +483,9 @@ class Session:
         ran = self.journal.ran(turn.index) if self.journal is not None else None
         if ran is not None:  # a journaled turn: the calls it ran, as approved then
             calls = ran
-        trust = self.trust()
-        checked = check(
-            calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode, **trust
-        )
+        checked = self.check(calls, loop.registry, check_input, state_doc, data=data)
         if ran is None:
-            approval = ApprovalRound(
-                loop.approve, loop.registry, loop.mode, loop.max_corrections, documents, **trust
-            )
+            approval = ApprovalRound.of(loop, documents)
             checked, calls, errors = await approval.run(calls, checked, list(self.carried))
             if errors is not None:
                 self.carried, self.running = calls, None
