@@ -49,6 +49,7 @@ from obelisk.grammar import ref as ref
 from obelisk.interpreter.analysis.check import check as check
 from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult as CheckResult
+from obelisk.interpreter.analysis.trust import ApprovalNeed as ApprovalNeed
 from obelisk.interpreter.fixed_plan import run as run
 from obelisk.interpreter.fixed_plan import run_sync as run_sync
 from obelisk.interpreter.plan.model import Call as Call
@@ -142,6 +143,7 @@ __all__ = [
     "Allow",
     "Approval",
     "ApprovalError",
+    "ApprovalNeed",
     "ApprovalRejected",
     "ArgumentValidationError",
     "Ask",

@@ -91,7 +91,8 @@ def labels_in_play(mode: str, input_labels: InputLabels, tools: Iterable[Tool | 
     that declares a label or a policy (otherwise nothing can be stopped)."""
     if mode != "off" or input_labels:
         return True
-    return any(tool is not None and tool.rules.declared for tool in tools)
+    distinct = {id(tool): tool for tool in tools if tool is not None}  # a plan repeats tools
+    return any(tool.rules.declared for tool in distinct.values())
 
 
 def _path(reference: Reference) -> Path:
