@@ -183,6 +183,10 @@ class StaticLabels:
         self.arguments: list[dict[str, Label]] = [{} for _ in range(size)]
         self.reads: list[list[Label]] = [[] for _ in range(size)]
         self.results: list[Label] = [TRUSTED] * size
+        # the world resources written before / after each call, with their labels
+        self.world_before: list[dict[str, Label]] = [{} for _ in range(size)]
+        self.world_after: list[dict[str, Label]] = [{} for _ in range(size)]
+        self.sourced = [i for i, own in enumerate(self.own) if not own.bottom]
         self.ordered = set(graph.orderable())
         self._propagate()
 
@@ -193,17 +197,23 @@ class StaticLabels:
         return tool.rules.output_label(Source(call.label, source_why(tool), call.index))
 
     def _propagate(self) -> None:
-        """Each call in dependency order, again while a label changed (a writer under
-        another ``_instance`` is no predecessor and may come later in the order)."""
+        """Each call in dependency order, again while a label changed, when some call
+        read a writer that comes later in the order (one under another ``_instance``
+        is no predecessor)."""
         order = self.graph.orderable()
+        self._done = dict.fromkeys(order, False)  # in this pass: worked out yet?
         for _ in range(len(order) + 1):
-            changed = False
+            changed, self._later = False, False
             for index in order:
                 label = self._call(index)
+                if self.graph.world_effects:
+                    self._wrote(index, label)
                 if label != self.results[index]:
                     self.results[index], changed = label, True
-            if not changed:
+                self._done[index] = True
+            if not (changed and self._later):
                 return
+            self._done = dict.fromkeys(order, False)
 
     def _read(self, read: Read) -> Label:
         """The label of what ``read`` may see: the caller's labels and every writer's."""
@@ -211,6 +221,8 @@ class StaticLabels:
         for write in self.graph.index.overlapping(read.key):
             if write.call != read.call:
                 found = found.join(self.results[write.call])
+                if not self._done.get(write.call, True):
+                    self._later = True  # a writer not worked out yet in this pass
         return found
 
     def _call(self, index: int) -> Label:
@@ -231,33 +243,55 @@ class StaticLabels:
         own label of every call that may have run before it (its descendants cannot)."""
         later = self.graph.descendants(index)
         found = self.inputs.everything()
-        for other, own in enumerate(self.own):
+        for other in self.sourced:  # the calls whose own label is not the bottom
             if other != index and other not in later:
-                found = found.join(own)
+                found = found.join(self.own[other])
         return found
 
     def _world(self, index: int) -> Label:
         """The labels of the calls that may have written a world resource call ``index``
         touches before it runs (a write, then a read, of one file)."""
-        effects = self.graph.world_effects
-        mine = effects.get(index)
-        if not mine:
+        if not self.graph.world_effects:
             return TRUSTED
-        found = TRUSTED
-        for other, theirs in effects.items():
-            if other == index or not self._wrote_into(mine, theirs):
-                continue
-            if self.graph.reaches(other, index):
-                found = found.join(self.results[other])
-        return found
-
-    @staticmethod
-    def _wrote_into(mine: Mapping[str, str], theirs: Mapping[str, str]) -> bool:
-        return any(
-            access == "write" and resources_overlap(resource, touched)
-            for resource, access in theirs.items()
-            for touched in mine
+        seen = self._world_seen(index)
+        mine = self.graph.world_effects.get(index)
+        if not mine or not seen:
+            return TRUSTED
+        return join(
+            label
+            for resource, label in seen.items()
+            if any(resources_overlap(resource, touched) for touched in mine)
         )
+
+    def _world_seen(self, index: int) -> dict[str, Label]:
+        """Each world resource written before call ``index`` may run, with the join of
+        its writers' labels: what flows along every edge into the call (an order-only
+        edge or a data edge), in the dependency order :meth:`_propagate` keeps."""
+        found: dict[str, Label] | None = None
+        for before in self.graph.predecessors[index]:
+            theirs = self.world_after[before]
+            if not theirs or theirs is found:
+                continue
+            if found is None:
+                found = theirs
+                continue
+            found = dict(found)  # a merge: never change a predecessor's own map
+            for resource, label in theirs.items():
+                found[resource] = found.get(resource, TRUSTED).join(label)
+        self.world_before[index] = found or {}
+        return self.world_before[index]
+
+    def _wrote(self, index: int, result: Label) -> None:
+        """What the world holds after call ``index``: its writes carry ``result``."""
+        before = self.world_before[index]
+        writes = [r for r, a in self.graph.world_effects.get(index, {}).items() if a == "write"]
+        if not writes or result.bottom:
+            self.world_after[index] = before
+            return
+        after = dict(before)
+        for resource in writes:
+            after[resource] = after.get(resource, TRUSTED).join(result)
+        self.world_after[index] = after
 
     # -- policies ------------------------------------------------------------------
     def policy_call(self, index: int) -> PolicyCall:
