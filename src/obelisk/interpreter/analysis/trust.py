@@ -41,7 +41,9 @@ from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.tools.effects import resources_overlap
 from obelisk.interpreter.tools.labels import TRUSTED, Label, LabelMap, Path, Source, join, label_of
 from obelisk.interpreter.tools.policies import (
+    Allow,
     PolicyCall,
+    PolicyDecision,
     PolicyMode,
     Rules,
     decide,
@@ -375,7 +377,9 @@ class StaticLabels:
             return None
         call, rules = self.plan.calls[index], tool.rules
         seen = self.policy_call(index)
-        verdict = decide(dataclasses.replace(rules, policy=None), seen, self.mode)
+        verdict: PolicyDecision = Allow()
+        if rules.declared or self.mode == "strict":  # the callable is decided at run time
+            verdict = decide(dataclasses.replace(rules, policy=None), seen, self.mode)
         reasons = verdict.reason.split("; ") if verdict.action == "ask" else []
         if rules.policy is not None:
             reasons.append(RUN_TIME)
