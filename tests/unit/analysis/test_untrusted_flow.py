@@ -256,3 +256,23 @@ def test_the_run_decides_a_given_plan_call_by_call() -> None:
     the calls before it run (an error arm can take the PolicyViolation)."""
     result = obelisk.run_sync([BILL, _pay("pay_or_refuse")], TOOLS)
     assert result.calls[0].status == "succeeded" and result.calls[1].status == "failed"
+
+
+def test_a_file_label_follows_order_only_edges_through_calls_that_do_not_touch_it() -> None:
+    plan = [
+        {"_tool": "fetch", "url": "https://example.com", "_outputPath": "†state.page"},
+        {
+            "_id": "w",
+            "_tool": "save",
+            "path": "a.txt",
+            "text": "†state.page",
+            "_outputPath": "†state.w",
+        },
+        {"_id": "x", "_tool": "echo", "value": 1, "_after": ["w"], "_outputPath": "†state.x"},
+        # ordered after the write through #2 alone: no world edge is drawn to it
+        {"_tool": "load", "path": "a.txt", "_after": ["x"], "_outputPath": "†state.a"},
+        _pay("send_money", "†state.a"),
+    ]
+    result = obelisk.check(plan, [fetch, save, echo, load, send_money])
+    [flow] = _flows(result)
+    assert flow.call == 4 and "comes from `#0 fetch`" in flow.message
