@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from obelisk.errors import UsageError
 from obelisk.grammar import Reference, parse_reference
@@ -120,7 +120,7 @@ class Flow:
     call: int
     argument: str
     label: Label
-    action: str
+    action: Literal["ask", "deny"]
     message: str
     read: Read | None = None
 
@@ -338,7 +338,9 @@ class StaticLabels:
             if any(not label.can_read(str(who)) for who in names)
         ]
 
-    def _flow(self, index: int, name: str, label: Label, action: str, rule: str) -> Flow:
+    def _flow(
+        self, index: int, name: str, label: Label, action: Literal["ask", "deny"], rule: str
+    ) -> Flow:
         call = self.plan.calls[index]
         text = flow_text(call.label, name, label)
         if rule == "readers":
