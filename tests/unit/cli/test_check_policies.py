@@ -48,3 +48,38 @@ def test_check_takes_the_policy_and_prints_the_approval_load(tmp_path: Path) -> 
     assert "may need a person: #1 post: argument `to` of `#1 post`" in text.stdout
     bad = runner.invoke(app, [*args, "--policy", "lax"], input=json.dumps(PLAN))
     assert bad.exit_code != 0 and "--policy must be 'off' or 'strict'" in bad.output
+
+
+DENY_TOOLS = '''
+from typing import Any
+from obelisk import tool
+
+@tool(output_trust="untrusted")
+def read_bill(path: str) -> dict[str, Any]:
+    """File content."""
+    return {"iban": "X"}
+
+@tool(effects={"bank": "write"}, trusted_args=["iban"], on_untrusted="deny")
+def pay(iban: str) -> str:
+    """Pay."""
+    return "ok"
+'''
+
+DENIED = [
+    {"_tool": "read_bill", "path": "bill.txt", "_outputPath": "†state.bill"},
+    {"_tool": "pay", "iban": "†state.bill.iban", "_outputPath": "†state.paid"},
+]
+
+
+def test_simulate_plays_a_denied_flow_and_prints_the_decision(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(DENY_TOOLS)
+    args = ["--tools", str(tmp_path / "tools.py"), "--no-stdlib"]
+    checked = runner.invoke(app, ["check", "-", *args], input=json.dumps(DENIED))
+    assert checked.exit_code == 2 and "error[untrusted_flow] #1 pay" in checked.stdout
+    stubs = tmp_path / "stubs.json"
+    stubs.write_text(json.dumps({"read_bill": {"iban": "X"}}))
+    played = runner.invoke(
+        app, ["simulate", "-", *args, "--stubs", str(stubs)], input=json.dumps(DENIED)
+    )
+    assert played.exit_code == 0, played.output
+    assert "scenario 1: deny #1 pay: argument `iban` of `#1 pay` comes from" in played.stdout
