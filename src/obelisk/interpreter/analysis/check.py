@@ -405,27 +405,18 @@ class _Checker:
             self.approval_load = approvals_required(self.calls, self.tools)
             return
         labels = StaticLabels(self.plan, self.graph, self.tools, policy, input_labels)
-        for index in range(len(self.calls)):
+        for index, call in enumerate(self.calls):
             for flow in labels.flows(index):
-                call, read = self.calls[index], flow.read
+                read = flow.read  # where the caret goes: the reference the data comes through
+                where = (
+                    (flow.argument, None, None)
+                    if read is None
+                    else (read.argument.argument_path, read.reference.span, read.argument.text)
+                )
                 severity: Literal["error", "warning"] = (
                     "error" if flow.action == "deny" else "warning"
                 )
-                if read is None:
-                    self.fail(
-                        "untrusted_flow", flow.message, call, flow.argument, severity=severity
-                    )
-                    continue
-                argument = read.argument
-                self.fail(
-                    "untrusted_flow",
-                    flow.message,
-                    call,
-                    argument.argument_path,
-                    read.reference.span,
-                    argument.text,
-                    severity=severity,
-                )
+                self.fail("untrusted_flow", flow.message, call, *where, severity=severity)
         self.approval_load = labels.approval_load()
 
     def reported(self, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
@@ -473,7 +464,9 @@ def check(
     ``untrusted_flow`` diagnostic; ``approval_load`` lists the calls that may need a
     person (docs/diagnostics.md, docs/security-static.md).  ``policy=None`` leaves
     labels out of the check: ``obelisk.run`` and ``obelisk.simulate`` check a plan so
-    and decide each call's policy as it runs.
+    and decide each call's policy as it runs.  Raises
+    :class:`~obelisk.errors.UsageError` for a ``policy`` other than ``"off"``,
+    ``"strict"`` or ``None``, and for bad ``input_labels``.
 
     Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
     diagnostics come back, no exception escapes for a bad plan.  Every problem is
