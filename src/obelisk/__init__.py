@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from obelisk.interpreter.analysis.check import check as check
     from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
     from obelisk.interpreter.analysis.result import CheckResult as CheckResult
+    from obelisk.interpreter.analysis.trust import ApprovalNeed as ApprovalNeed
     from obelisk.interpreter.fixed_plan import run as run
     from obelisk.interpreter.fixed_plan import run_sync as run_sync
     from obelisk.interpreter.loop.loop import Loop as Loop
@@ -104,6 +105,7 @@ if TYPE_CHECKING:
 
 _CORE = {
     "Allow": "obelisk.interpreter.tools.policies",
+    "ApprovalNeed": "obelisk.interpreter.analysis.trust",
     "Ask": "obelisk.interpreter.tools.policies",
     "Call": "obelisk.interpreter.plan.model",
     "CallRecord": "obelisk.interpreter.runtime.records",
@@ -201,6 +203,7 @@ __all__ = [
     "Allow",
     "Approval",
     "ApprovalError",
+    "ApprovalNeed",
     "ApprovalRejected",
     "ArgumentValidationError",
     "Ask",

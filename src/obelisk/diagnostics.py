@@ -56,6 +56,7 @@ DiagnosticCode = Literal[
     "type_mismatch",
     "write_conflict",
     "unreachable_call",
+    "untrusted_flow",
     "stream_order",
     "invalid_stub",
     "unsatisfiable_output",

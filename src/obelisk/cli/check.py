@@ -48,6 +48,8 @@ def print_diagnostics(result: CheckResult, console: Any) -> None:
 
 def _print_result(result: CheckResult, name: str) -> None:
     print_diagnostics(result, out)
+    for need in result.approval_load:
+        out.print(f"may need a person: {need.label}: {'; '.join(need.reasons)}", markup=False)
     errors, warnings = len(result.errors), len(result.warnings)
     counts = []
     if errors:
@@ -77,16 +79,28 @@ def check_command(
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"ok", "diagnostics"} as JSON.')
     ] = False,
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            metavar="off|strict",
+            help="The run's policy: strict also flags untrusted arguments of world writes.",
+        ),
+    ] = "off",
 ) -> None:
-    """Check a plan: syntax, tools, arguments, references, cycles (docs/diagnostics.md).
+    """Check a plan: syntax, tools, arguments, references, cycles, untrusted flows
+    (docs/diagnostics.md).
 
     The tools are the standard tools plus --tools, as for every command.
     Exits 0 when the plan has no errors (warnings allowed), 2 when it has errors.
+    The calls that may need a person are listed after the diagnostics (with --json,
+    under "approval_load"; docs/security.md, "Decided before the run").
     """
+    if policy not in ("off", "strict"):
+        fail(f"--policy must be 'off' or 'strict', got {policy!r}")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
-    result = check(
-        read_plan(plan), registry, read_json(input, "input"), read_object(state, "state")
-    )
+    documents = (read_json(input, "input"), read_object(state, "state"))
+    result = check(read_plan(plan), registry, *documents, policy=policy)  # type: ignore[arg-type]
     if as_json:
         sys.stdout.write(json_for_output(result.to_dict())[0] + "\n")
     else:

@@ -114,7 +114,7 @@ def _approved(
 
     current, before = plan, None
     while True:
-        checked = check(current, registry, input, state)
+        checked = check(current, registry, input, state, policy=None)  # as obelisk.run does
         if not checked.ok:
             checked.raise_for_errors()
         simulation = simulate_checked(checked, registry, input, state)

@@ -156,6 +156,8 @@ def _print(report: SimulationReport, verbose: bool) -> None:
     approvals = report.approval_line()
     if approvals is not None:
         out.print(approvals, markup=False)
+    for line in report.policy_lines():  # what the tools' policies would decide
+        out.print(line, markup=False)
     for diagnostic in report.diagnostics:
         style = "bold red" if diagnostic.severity == "error" else "yellow"
         err.print(str(diagnostic), markup=False, style=style)
@@ -244,7 +246,8 @@ def simulate_command(
     text = read_plan(plan)
     documents = read_json(input, "input"), read_object(state, "state")
     with _plan_errors_exit(plan):
-        checked = check(text, registry, *documents)  # once: the dry run and --graph take it
+        # once: the dry run and --graph take it; its policies decide per scenario
+        checked = check(text, registry, *documents, policy=None)
         report = _simulate(
             checked,
             registry,

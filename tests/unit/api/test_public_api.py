@@ -15,6 +15,7 @@ PUBLIC = [
     "Allow",
     "Approval",
     "ApprovalError",
+    "ApprovalNeed",
     "ApprovalRejected",
     "ArgumentValidationError",
     "Ask",

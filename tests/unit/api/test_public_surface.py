@@ -78,7 +78,9 @@ def test_tools_like_names_everything_registry_coerce_takes() -> None:
 
 def test_diagnostic_code_is_exported_and_lists_every_code() -> None:
     assert typing.get_args(obelisk.DiagnosticCode) == DIAGNOSTIC_CODES
-    assert len(DIAGNOSTIC_CODES) == len(set(DIAGNOSTIC_CODES)) == 23  # issue 28: invalid_tools
+    assert (
+        len(DIAGNOSTIC_CODES) == len(set(DIAGNOSTIC_CODES)) == 24
+    )  # issue 28: invalid_tools, untrusted_flow
 
 
 def test_invalid_plans_codes_come_from_the_diagnostic_codes_in_their_order() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from obelisk.diagnostics import Collector, Diagnostic, limit_per_code, sort_diagnostics
+from obelisk.errors import UsageError
 from obelisk.grammar import (
     Alternatives,
     Reference,
@@ -25,6 +26,14 @@ from obelisk.interpreter.analysis.graph import PlanGraph, Read, Write
 from obelisk.interpreter.analysis.reference_types import ERROR_ARM_SCHEMA, ReferenceTypes
 from obelisk.interpreter.analysis.result import CheckBasis, CheckResult
 from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
+from obelisk.interpreter.analysis.trust import (
+    ApprovalNeed,
+    InputLabels,
+    StaticLabels,
+    approvals_required,
+    input_label_pairs,
+    labels_in_play,
+)
 from obelisk.interpreter.plan.collector import gc_paused
 from obelisk.interpreter.plan.model import Call, Plan, format_argument_path
 from obelisk.interpreter.plan.parse import PartialPlan, parse_partial
@@ -33,6 +42,7 @@ from obelisk.interpreter.tools.delegation import (
     tools_problems,
     withheld_message,
 )
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.standard_names import standard_tool_hint
 from obelisk.interpreter.tools.tool import Tool
@@ -83,8 +93,11 @@ class _Checker:
         data: Mapping[str, Any],
         partial: PartialPlan | None = None,
         mode: Literal["eager", "lazy"] | None = None,
+        trust: tuple[PolicyMode | None, InputLabels] = ("off", ()),
     ) -> None:
         self.plan = plan
+        self.trust = trust
+        self.approval_load: tuple[ApprovalNeed, ...] = ()
         self.calls = plan.calls
         self.partial = partial
         self.mode = mode if mode is not None else plan.mode
@@ -379,7 +392,32 @@ class _Checker:
         for call, tool in zip(self.plan.calls, self.tools, strict=True):
             self.check_call(call, tool)
         self.check_graph()
+        self.check_flows()
         return CheckResult(self.plan, self.graph, sort_diagnostics(self.out.diagnostics))
+
+    def check_flows(self) -> None:
+        """``untrusted_flow`` for each flow a policy would stop (an error where it
+        denies, a warning where it asks), and the approval load (docs/diagnostics.md)."""
+        policy, input_labels = self.trust
+        if policy is None:
+            return
+        if not labels_in_play(policy, input_labels, self.tools):
+            self.approval_load = approvals_required(self.calls, self.tools)
+            return
+        labels = StaticLabels(self.plan, self.graph, self.tools, policy, input_labels)
+        for index, call in enumerate(self.calls):
+            for flow in labels.flows(index):
+                read = flow.read  # where the caret goes: the reference the data comes through
+                where = (
+                    (flow.argument, None, None)
+                    if read is None
+                    else (read.argument.argument_path, read.reference.span, read.argument.text)
+                )
+                severity: Literal["error", "warning"] = (
+                    "error" if flow.action == "deny" else "warning"
+                )
+                self.fail("untrusted_flow", flow.message, call, *where, severity=severity)
+        self.approval_load = labels.approval_load()
 
     def reported(self, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
         """``diagnostics`` (those :func:`limit_per_code` keeps) with the "did you mean"
@@ -404,6 +442,8 @@ def check(
     data: Mapping[str, Any] | None = None,
     mode: Literal["eager", "lazy"] | None = None,
     limits: Limits | None = None,
+    policy: PolicyMode | None = "off",
+    input_labels: Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """Check a plan: parse it if needed, build its graph and run every check of docs/diagnostics.md
 
@@ -418,7 +458,15 @@ def check(
     plan may not carry ``_output`` (``lazy_output``).  ``limits`` (default
     :class:`~obelisk.Limits` ``()``) bounds reference length and argument nesting
     (``limit`` diagnostics) and how many diagnostics of one code are reported: the
-    rest are summed up in one more of that code (docs/limits.md).
+    rest are summed up in one more of that code (docs/limits.md).  ``policy`` and
+    ``input_labels`` are the run's, as ``obelisk.run`` takes them: the labels of the
+    plan's data flow are worked out with them, and each flow a policy would stop is an
+    ``untrusted_flow`` diagnostic; ``approval_load`` lists the calls that may need a
+    person (docs/diagnostics.md; docs/security.md, "Decided before the run").
+    ``policy=None`` leaves labels out of the check: ``obelisk.run`` and
+    ``obelisk.simulate`` check a plan so and decide each call's policy as it runs.  Raises
+    :class:`~obelisk.errors.UsageError` for a ``policy`` other than ``"off"``,
+    ``"strict"`` or ``None``, and for bad ``input_labels``.
 
     Returns a :class:`CheckResult`; only :class:`~obelisk.errors.PlanError`-style
     diagnostics come back, no exception escapes for a bad plan.  Every problem is
@@ -430,18 +478,30 @@ def check(
     limits = limits if limits is not None else DEFAULT_LIMITS
     per_code = limits.max_diagnostics_per_code
     basis = CheckBasis(registry, input, {} if state is None else state, data or {}, limits, mode)
+    trust = (_policy(policy), input_label_pairs(input_labels))
     with gc_paused():
         if isinstance(plan, Plan):
-            checker = _Checker(plan, registry, input, state, basis.data, mode=mode)
+            checker = _Checker(plan, registry, input, state, basis.data, mode=mode, trust=trust)
             checked = checker.run()
             diagnostics = checker.reported(limit_per_code(checked.diagnostics, per_code))
-            return CheckResult(plan, checked.graph, diagnostics, basis)
+            return CheckResult(plan, checked.graph, diagnostics, basis, checker.approval_load)
         partial = parse_partial(plan, limits)
         if partial.plan is None:
             return CheckResult(None, None, limit_per_code(partial.diagnostics, per_code), basis)
-        checker = _Checker(partial.plan, registry, input, state, basis.data, partial, mode=mode)
+        checker = _Checker(
+            partial.plan, registry, input, state, basis.data, partial, mode=mode, trust=trust
+        )
         checked = checker.run()
         diagnostics = checker.reported(limit_per_code(checked.diagnostics, per_code))
         if partial.ok:
-            return CheckResult(checked.plan, checked.graph, diagnostics, basis)
+            return CheckResult(
+                checked.plan, checked.graph, diagnostics, basis, checker.approval_load
+            )
         return CheckResult(None, None, diagnostics, basis)
+
+
+def _policy(policy: Any) -> PolicyMode | None:
+    """``policy`` checked: ``"off"``, ``"strict"`` or ``None``, else a :class:`UsageError`."""
+    if policy not in ("off", "strict", None):
+        raise UsageError(f"policy must be 'off' or 'strict', got {policy!r}")
+    return policy  # type: ignore[no-any-return]

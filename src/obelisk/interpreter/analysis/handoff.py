@@ -28,6 +28,7 @@ from obelisk.errors import UsageError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.limits import Limits
@@ -57,6 +58,8 @@ def checked_plan(
     data: Mapping[str, Any] | None = None,
     limits: Limits | None = None,
     mode: Literal["eager", "lazy"] | None = None,
+    policy: PolicyMode | None = None,
+    input_labels: Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """``plan`` checked against ``registry`` and the documents, once: a plan is checked
     here; a :class:`CheckResult` is taken as it is when it was checked against the same
@@ -67,10 +70,14 @@ def checked_plan(
     plan's own mode.  Raises :class:`~obelisk.errors.PlanError` (every diagnostic) when
     the plan has errors, as a check of it would, and :class:`~obelisk.errors.UsageError`
     naming what differs when a :class:`CheckResult` was checked against other tools or
-    documents (docs/semantics.md, "Check once, then run").
+    documents (docs/semantics.md, "Check once, then run").  ``policy`` and
+    ``input_labels`` are :func:`check`'s (``None``: labels are left to the run).
     """
     if not isinstance(plan, CheckResult):
-        checked = check(plan, registry, input, state, data=data, limits=limits, mode=mode)
+        checked = check(
+            plan, registry, input, state, data=data, limits=limits, mode=mode,
+            policy=policy, input_labels=input_labels,
+        )  # fmt: skip
         checked.raise_for_errors()
         return checked
     plan.raise_for_errors()  # a plan with errors never runs, whatever it is given

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from obelisk.diagnostics import Diagnostic
 from obelisk.errors import PlanError
 from obelisk.interpreter.analysis.graph import PlanGraph
+from obelisk.interpreter.analysis.trust import ApprovalNeed
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.limits import Limits
@@ -43,12 +44,18 @@ class CheckResult:
     plan was checked against (:class:`CheckBasis`); ``obelisk.run(result, tools)`` and
     ``obelisk.simulate(result, tools)`` take the result instead of the plan and do not
     check it again (docs/semantics.md, "Check once, then run").
+
+    ``approval_load`` lists the calls that may need a person before they run, and why
+    (:class:`~obelisk.interpreter.analysis.trust.ApprovalNeed`: a policy that would ask,
+    a policy decided at run time, a tool that requires approval), worked out from the
+    labels of the plan's data flow (docs/diagnostics.md, ``untrusted_flow``).
     """
 
     plan: Plan | None
     graph: PlanGraph | None
     diagnostics: tuple[Diagnostic, ...]
     basis: CheckBasis | None = field(default=None, repr=False, compare=False)
+    approval_load: tuple[ApprovalNeed, ...] = field(default=(), compare=False)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -69,5 +76,13 @@ class CheckResult:
             raise PlanError(self.diagnostics)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"ok": bool, "diagnostics": [...]}``, the shape of ``obelisk check --json``."""
-        return {"ok": self.ok, "diagnostics": [d.to_dict() for d in self.diagnostics]}
+        """``{"ok": bool, "diagnostics": [...]}``, the shape of ``obelisk check --json``,
+        with ``"approval_load": [...]`` (:meth:`ApprovalNeed.to_dict` of each) when some
+        call may need a person."""
+        found: dict[str, Any] = {
+            "ok": self.ok,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+        if self.approval_load:
+            found["approval_load"] = [need.to_dict() for need in self.approval_load]
+        return found

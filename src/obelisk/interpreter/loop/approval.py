@@ -9,8 +9,9 @@ returns a :class:`~obelisk.interpreter.runtime.approvals.Decision` (or
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,15 +22,29 @@ from obelisk.interpreter.loop.messages import ErrorMessage
 from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.simulate.approval import Approval, plan_diff
 from obelisk.interpreter.simulate.simulate import simulate_checked
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry
 
-__all__ = ["ApprovalRound", "Approver", "Documents"]
+__all__ = ["ApprovalRound", "Approver", "Documents", "checker", "trust_of"]
 
 
 Approver = Callable[[Approval], "Decision | bool | Awaitable[Decision | bool]"]
 
 Documents = tuple[Any, Any, dict[str, Any]]
 """``(input, state, data)`` a plan is checked against (``Session.check_documents``)."""
+
+
+def trust_of(settings: Any) -> dict[str, Any]:
+    """A loop's ``policy`` and ``input_labels`` (its ``RunSettings``), as
+    :func:`check` takes them: a model's plan is checked with its labels
+    (``untrusted_flow``, docs/diagnostics.md)."""
+    return {"policy": settings.policy, "input_labels": dict(settings.input_labels)}
+
+
+def checker(loop: Any) -> Callable[..., CheckResult]:
+    """:func:`check` as a loop checks its model's plans: in its mode (a streamed plan
+    passes ``mode="eager"``), with its policy and input labels (:func:`trust_of`)."""
+    return functools.partial(check, mode=loop.mode, **trust_of(loop.settings))
 
 
 def _accepts(decision: Any) -> bool:
@@ -43,13 +58,24 @@ class ApprovalRound:
 
     The plan is shown with its dry run (when it has no errors) and its changes from
     the plan before; an edit is checked against ``documents`` and shown again, one
-    with errors up to ``max_corrections`` edits; a rejection ends the turn."""
+    with errors up to ``max_corrections`` edits; a rejection ends the turn.  ``policy``
+    and ``input_labels`` are the loop's: the check and the dry run show what the
+    policies would decide (docs/simulate.md, "Policies")."""
 
     approve: Approver | None
     registry: Registry
     mode: Literal["eager", "lazy"]
     max_corrections: int
     documents: Documents
+    policy: PolicyMode = "off"
+    input_labels: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, loop: Any, documents: Documents) -> ApprovalRound:
+        """The round of a loop's turn (its ``approve``, tools, mode, corrections and
+        policy), checking edits against ``documents``."""
+        trust = trust_of(loop.settings)
+        return cls(loop.approve, loop.registry, loop.mode, loop.max_corrections, documents, **trust)
 
     async def run(
         self,
@@ -93,7 +119,10 @@ class ApprovalRound:
         check_input, state_doc, data = self.documents
         simulation = None
         if checked.ok:
-            simulation = simulate_checked(checked, self.registry, check_input, state_doc, data=data)
+            simulation = simulate_checked(
+                checked, self.registry, check_input, state_doc, data=data,
+                policy=self.policy, input_labels=self.input_labels,
+            )  # fmt: skip
         diff = plan_diff(previous, calls) if previous else None
         decision = approve(
             Approval(checked, simulation, diff)
@@ -108,8 +137,9 @@ class ApprovalRound:
         """The approver's edit, checked, and its calls (``calls`` when it has none)."""
         check_input, state_doc, data = self.documents
         checked = check(
-            decision.plan, self.registry, check_input, state_doc, data=data, mode=self.mode
-        )
+            decision.plan, self.registry, check_input, state_doc, data=data, mode=self.mode,
+            policy=self.policy, input_labels=self.input_labels,
+        )  # fmt: skip
         if checked.plan is not None:
             calls = [call.to_data() for call in checked.plan.calls]
         elif isinstance(decision.plan, list):

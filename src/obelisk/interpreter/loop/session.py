@@ -23,10 +23,9 @@ from obelisk.errors import (
     SolutionError,
     UsageError,
 )
-from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents
+from obelisk.interpreter.loop.approval import ApprovalRound, Approver, Documents, checker
 from obelisk.interpreter.loop.context import (
     record_error,
     resolve_output,
@@ -144,6 +143,7 @@ class Session:
         # a turn that may pause (a person, a policy) keeps the state it started from
         self.approvals = may_ask(loop.settings, loop.registry)
         self.labels = starting_labels(loop.settings, loop.registry, loop.quarantine)
+        self.check = checker(loop)  # its mode, policy and input labels
 
     def result(self, status: Any, output: Any) -> LoopResult:
         state = self.state
@@ -332,7 +332,7 @@ class Session:
 
         def check_plan(plan: Plan) -> CheckResult:
             check_input, document, data = self.check_documents()
-            return check(plan, loop.registry, check_input, document, data=data, mode="eager")
+            return self.check(plan, loop.registry, check_input, document, data=data, mode="eager")
 
         empty = Plan(calls=())
         engine = self.engine(empty, PlanGraph(empty), turn, growing=True)
@@ -418,9 +418,7 @@ class Session:
         reported as not run, and the model corrects the plan first.
         """
         check_input, document, data = self.check_documents(start)
-        checked = check(
-            self.carried, self.loop.registry, check_input, document, data=data, mode=self.loop.mode
-        )
+        checked = self.check(self.carried, self.loop.registry, check_input, document, data=data)
         if checked.plan is None or checked.graph is None or checked.errors:
             return
         pinned = live_pins(checked.plan, self.loop.registry)
@@ -497,11 +495,9 @@ class Session:
         ran = self.journal.ran(turn.index) if self.journal is not None else None
         if ran is not None:  # a journaled turn: the calls it ran, as approved then
             calls = ran
-        checked = check(calls, loop.registry, check_input, state_doc, data=data, mode=loop.mode)
+        checked = self.check(calls, loop.registry, check_input, state_doc, data=data)
         if ran is None:
-            approval = ApprovalRound(
-                loop.approve, loop.registry, loop.mode, loop.max_corrections, documents
-            )
+            approval = ApprovalRound.of(loop, documents)
             checked, calls, errors = await approval.run(calls, checked, list(self.carried))
             if errors is not None:
                 self.carried, self.running = calls, None

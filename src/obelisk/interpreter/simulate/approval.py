@@ -189,6 +189,7 @@ class Approval:
             approvals = report.approval_line(share=False)
             if approvals is not None:
                 lines.append("  " + approvals)
+            lines.extend("  " + line for line in report.policy_lines())
         if self.diff is not None and not self.diff.empty:
             lines.append("changes from the plan before:")
             lines.extend("  " + line for line in self.diff.lines())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from obelisk.diagnostics import Diagnostic
+from obelisk.interpreter.analysis.trust import ApprovalNeed
 from obelisk.interpreter.runtime.records import CallRecord
 from obelisk.interpreter.simulate.unknown import json_form
 
@@ -33,7 +34,11 @@ class ScenarioReport:
       :class:`~obelisk.interpreter.simulate.unknown.UnknownValue` stands for it in
       ``state`` and in the arguments of the calls reading it);
       ``unknown_arguments``: label of a call that ran with unknown arguments ->
-      the labels of the calls whose unknown values they hold.
+      the labels of the calls whose unknown values they hold;
+    - ``policy``: label -> ``{"action": "ask" | "deny", "reason"}``, the decision a
+      policy would make on each call that runs in this scenario, from the labels of
+      the plan's data flow and the arguments it runs with (a call a policy asks about
+      is among ``approvals`` too; docs/simulate.md, "Policies").
     """
 
     number: int
@@ -52,6 +57,7 @@ class ScenarioReport:
     calls: tuple[CallRecord, ...] = field(repr=False, default=())
     unknown: dict[str, str] = field(default_factory=dict)
     unknown_arguments: dict[str, list[str]] = field(default_factory=dict)
+    policy: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``obelisk simulate --json``'s scenarios; an unknown value
@@ -72,6 +78,7 @@ class ScenarioReport:
             "state": json_form(self.state),
             "unknown": self.unknown,
             "unknown_arguments": self.unknown_arguments,
+            "policy": self.policy,
         }
 
 
@@ -96,7 +103,10 @@ class SimulationReport:
       scenario (no stub and no output schema, say); ``unknown_arguments``: label of
       a call that ran with unknown arguments in some scenario -> the labels of the
       calls whose unknown values they hold.  Those calls run in the dry run and
-      count in ``side_effects`` and ``needing_approval`` (docs/simulate.md).
+      count in ``side_effects`` and ``needing_approval`` (docs/simulate.md);
+    - ``approval_needs``: the calls that may need a person and why, from the labels
+      of the plan's data flow (``CheckResult.approval_load``'s records, worked out
+      with the dry run's ``policy`` and ``input_labels``; docs/simulate.md, "Policies").
     """
 
     scenarios: list[ScenarioReport]
@@ -113,6 +123,7 @@ class SimulationReport:
     notes: dict[str, str] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)
     unknown_arguments: dict[str, list[str]] = field(default_factory=dict)
+    approval_needs: tuple[ApprovalNeed, ...] = ()
 
     @property
     def truncated(self) -> bool:
@@ -139,7 +150,23 @@ class SimulationReport:
             "notes": self.notes,
             "unknown": self.unknown,
             "unknown_arguments": self.unknown_arguments,
+            "approval_needs": [need.to_dict() for need in self.approval_needs],
         }
+
+    def policy_lines(self) -> list[str]:
+        """What a person reads of the policies: each call that may need a person and
+        why, then each scenario's decisions (``[]`` when no policy has a say)."""
+        lines = [
+            f"may need a person: {need.label}: {'; '.join(need.reasons)}"
+            for need in self.approval_needs
+        ]
+        for scenario in self.scenarios:
+            for label, decision in scenario.policy.items():
+                lines.append(
+                    f"scenario {scenario.number}: {decision['action']} {label}: "
+                    f"{decision['reason']}"
+                )
+        return lines
 
     def unknown_lines(self) -> list[str]:
         """What a person reads before the scenarios when some values are unknown (``[]``

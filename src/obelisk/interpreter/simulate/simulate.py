@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,10 +15,12 @@ from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.commit_order import CommitOrder
 from obelisk.interpreter.runtime.records import CallRecord
+from obelisk.interpreter.simulate.decisions import Decisions
 from obelisk.interpreter.simulate.outcomes import OutputSource
 from obelisk.interpreter.simulate.report import ScenarioReport, SimulationReport
 from obelisk.interpreter.simulate.scenario import Explorer, Played, documents_factory
 from obelisk.interpreter.simulate.schedule import Schedule, schedule
+from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 
 __all__ = ["simulate", "simulate_checked"]
@@ -36,6 +39,8 @@ def simulate(
     max_scenarios: int = 64,
     seed: int = 0,
     concurrency: int = 64,
+    policy: PolicyMode = "off",
+    input_labels: Mapping[str, Any] | None = None,
 ) -> SimulationReport:
     """Play ``plan`` through in every combination of its calls' outcomes, running
     nothing with side effects; returns a :class:`SimulationReport` (docs/simulate.md).
@@ -53,7 +58,10 @@ def simulate(
     (success and error arm, declared outcomes, a stub list's items) is explored, at
     most ``max_scenarios`` of them.  ``latency`` (seconds) and ``cost`` (any unit)
     are per-tool estimates, 1.0 by default; ``concurrency`` caps calls at once, as
-    ``obelisk.run`` does.
+    ``obelisk.run`` does.  ``policy`` and ``input_labels`` are the run's, as
+    ``obelisk.run`` takes them: each scenario reports the decisions the tools'
+    policies would make, and the report the calls that may need a person
+    (docs/simulate.md, "Policies").
 
     Raises :class:`~obelisk.errors.PlanError` when the plan has errors (there is
     nothing to simulate) and :class:`~obelisk.errors.UsageError` for bad arguments and
@@ -75,6 +83,8 @@ def simulate(
         max_scenarios=max_scenarios,
         seed=seed,
         concurrency=concurrency,
+        policy=policy,
+        input_labels=input_labels,
     )
 
 
@@ -91,6 +101,8 @@ def simulate_checked(
     max_scenarios: int = 64,
     seed: int = 0,
     concurrency: int = 64,
+    policy: PolicyMode = "off",
+    input_labels: Mapping[str, Any] | None = None,
 ) -> SimulationReport:
     """:func:`simulate` of a plan already checked without errors (``checked``)."""
     if type(max_scenarios) is not int or max_scenarios < 1:
@@ -110,17 +122,19 @@ def simulate_checked(
     cost = dict(cost or {})
     documents = documents_factory(state, input, data)
 
+    decisions = Decisions.build(parsed, graph, registry, policy, input_labels)
     explorer = Explorer(parsed, graph, order, registry, outputs, documents)
     timing = _Timing(graph, [call.tool for call in parsed.calls], latency, concurrency)
     scenarios: list[ScenarioReport] = []
     for played in explorer.scenarios(max_scenarios):
-        scenarios.append(_scenario(len(scenarios) + 1, parsed, graph, played, timing, cost))
+        scenario = _scenario(len(scenarios) + 1, parsed, graph, played, timing, cost)
+        scenarios.append(_with_decisions(scenario, played, decisions, timing.labels))
         _add_stub_problems(diagnostics, parsed, played, stubs or {}, flagged)
     # past the limit, count the scenarios left (up to as many again) to say how many exist
     counted = len(scenarios) + (explorer.count(max_scenarios) if not explorer.finished else 0)
     finished = explorer.finished
     diagnostics += _unsatisfiable_outputs(outputs.notes)
-    return _across(
+    report = _across(
         parsed,
         graph,
         registry,
@@ -130,6 +144,25 @@ def simulate_checked(
         tuple(diagnostics),
         dict(outputs.notes),
     )
+    if decisions is None or not decisions.needs:
+        return report
+    return dataclasses.replace(report, approval_needs=decisions.needs)
+
+
+def _with_decisions(
+    scenario: ScenarioReport, played: Played, decisions: Decisions | None, labels: list[str]
+) -> ScenarioReport:
+    """``scenario`` with the policies' decisions on its calls (those that ask among
+    its ``approvals``, in plan order)."""
+    if decisions is None:
+        return scenario
+    found = decisions.of(played.records)
+    if not found:
+        return scenario
+    asked = {labels[i] for i, decision in found.items() if decision["action"] == "ask"}
+    approvals = [label for label in labels if label in asked or label in scenario.approvals]
+    policy = {labels[i]: decision for i, decision in sorted(found.items())}
+    return dataclasses.replace(scenario, policy=policy, approvals=approvals)
 
 
 def _add_stub_problems(

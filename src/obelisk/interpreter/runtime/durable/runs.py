@@ -284,7 +284,9 @@ async def resume_journaled(
                 origin = DurableOrigin(book.location, run_id, registry, context, listeners)
                 return dataclasses.replace(settled, origin=origin, journal=book.path)
         limits = settings.limits
-        checked = check(row.plan, registry, row.input, row.state, data=row.data, limits=limits)
+        checked = check(
+            row.plan, registry, row.input, row.state, data=row.data, limits=limits, policy=None
+        )  # as the run was checked: its policies decide as it runs
         checked.raise_for_errors()
         token, session = book.lock(run_id, row.status)  # as _resumable read it
         try:
