@@ -30,6 +30,7 @@ import resource
 import subprocess
 import sys
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 __all__ = ["child", "measure", "report"]
@@ -94,7 +95,8 @@ def child(what: str, kind: str, n: int) -> dict[str, float]:
 
 def _in_child(what: str, kind: str, n: int) -> dict[str, float]:
     command = [sys.executable, "-m", "benchmarks.memory", "--child", what, kind, str(n)]
-    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    root = Path(__file__).resolve().parents[1]  # benchmarks/ is a package there
+    out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=root).stdout
     found: dict[str, float] = json.loads(out.splitlines()[-1])
     return found
 
