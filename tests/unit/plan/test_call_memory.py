@@ -33,3 +33,10 @@ def test_a_parsed_call_is_the_call_its_fields_make() -> None:
         assert call.model_dump() == same.model_dump()
         assert call.to_data() == same.to_data()
     assert parse_plan(plan.to_json()).to_json() == plan.to_json()
+
+
+def test_a_plain_calls_written_meta_is_a_dict_as_before() -> None:
+    call = parse_plan(PLAN).calls[0]  # _tool, arguments and _outputPath only: the fast path
+    assert call.written_meta == {"_outputPath": "†state.y"}
+    assert type(call.written_meta) is dict and list(call.written_meta) == ["_outputPath"]
+    assert call.to_data() == PLAN[0]
