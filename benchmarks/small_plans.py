@@ -12,6 +12,8 @@ of the rounds, wall time / CPU time (``time.process_time``).
   and for ``run_sync`` also its shelter (docs/limits.md) and its worker threads.
   The whole ``run_sync`` ÷ ``asyncio.run`` of the floor is printed beside it: that
   ratio includes parsing, checking and running the plan itself.
+* **small plans** (target ≤ 6x): awaited ``obelisk.run`` (parse + check + run) ÷ the
+  floor awaited in the same running loop, on the same DAG.
 * **sync tools** (target ≤ 1.3x on 5 calls): ``run_sync`` of 1-, 5- and 20-call
   plans of zero-work sync tools (in worker threads, the default) ÷ the same plans of
   async tools.
@@ -120,6 +122,7 @@ def run_sync_cost(n: int, rounds: int, runs: int) -> dict[str, Any]:
         "run_sync_adds": _median(run_sync_adds),
         "adds_ratio": _ratio(run_sync_adds, asyncio_adds),
         "whole_ratio": _ratio(found["obelisk_run_sync"], found["floor_asyncio_run"]),
+        "awaited_ratio": _ratio(found["obelisk_awaited"], found["floor_awaited"]),
     }
 
 
@@ -190,6 +193,16 @@ def report(found: dict[str, Any]) -> str:
             f"| {row['calls']} | {_us(row['asyncio_run_adds'])} | {_us(row['run_sync_adds'])} "
             f"| {_x(row['adds_ratio'])} | {_us(row['obelisk_run_sync'])} "
             f"| {_us(row['floor_asyncio_run'])} | {_x(row['whole_ratio'])} |"
+        )
+    lines += [
+        "",
+        "| calls | awaited `obelisk.run` | floor awaited | ÷ (target ≤ 6x) |",
+        "|---:|---:|---:|---:|",
+    ]
+    for row in found["run_sync"]:
+        lines.append(
+            f"| {row['calls']} | {_us(row['obelisk_awaited'])} | {_us(row['floor_awaited'])} "
+            f"| {_x(row['awaited_ratio'])} |"
         )
     lines += [
         "",

@@ -58,6 +58,23 @@ def _plain_expression(text: str, limits: Limits) -> Expression | Escaped | None:
     return node if path_depth_problem(node, limits) is None else None
 
 
+class _WrittenPath:
+    """Holds a plain call's ``written_meta``, ``{"_outputPath": ...}``: the dicts of its
+    instances share one table of keys (PEP 412), about 100 bytes a call instead of 190."""
+
+    _outputPath: Any  # the key as written in a plan
+
+
+def _written_path(output_path: Any) -> dict[str, Any]:
+    held = _new_object(_WrittenPath)
+    held._outputPath = output_path
+    written: dict[str, Any] = held.__dict__
+    return written
+
+
+_new_object = object.__new__
+
+
 def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
     """:func:`parse_call` of a call with nothing to report, or None.
 
@@ -88,7 +105,7 @@ def plain_call(raw: dict[Any, Any], index: int, limits: Limits) -> Call | None:
     if plain_meta:
         method, instance, call_id, reasoning = "set", None, None, None
         after: tuple[str | int, ...] = ()
-        written_meta = {"_outputPath": output_path} if "_outputPath" in raw else {}
+        written_meta = _written_path(output_path) if "_outputPath" in raw else {}
     else:
         meta = _plain_meta(raw)
         if meta is None:

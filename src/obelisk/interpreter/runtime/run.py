@@ -9,6 +9,8 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from obelisk.errors import UsageError
+from obelisk.interpreter.analysis.check import check
+from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.handoff import PlanOrChecked, checked_plan
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.collector import gc_paused
@@ -130,7 +132,7 @@ async def _run_in_memory(
     as :class:`State` takes them), its latent calls answered by ``latent(state)`` when
     given; its result can be resumed (:func:`resume`, with the same ``latent``)."""
     assert checked.plan is not None and checked.graph is not None
-    parsed, graph = checked.plan, checked.graph
+    parsed, graphs = checked.plan, _Graphs(checked)
     name = new_run_id()  # in the idempotency keys tools get
 
     def make(
@@ -143,14 +145,52 @@ async def _run_in_memory(
             state = State(*documents)
             runner = None if latent is None else latent(state)
             return Engine(
-                parsed, graph, tools, state, settings, resumption, Hooks(listeners),
-                latent=runner, owns_state=True,
+                parsed, graphs.graph(), tools, state, settings, resumption,
+                Hooks(listeners), latent=runner, owns_state=True,
             )  # fmt: skip
 
     result = await make(registry, {}, {}).run()
+    if not result.pending:  # resumed rarely: the graph is built again if it is
+        graphs.forget()
     pinned = live_pins(parsed, registry) if result.pending else None
     origin = RunOrigin(make, registry, checked.diagnostics, plan=parsed, pinned=pinned)
     return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
+
+
+class _Graphs:
+    """The dependency graph of a run kept in memory, for :class:`RunOrigin`'s ``make``.
+
+    A paused result keeps it, since it is resumed; a result that did not pause keeps
+    only what the check was given (its :class:`~obelisk.interpreter.analysis.result.CheckBasis`):
+    its graph, about a third of what a check builds per call (benchmarks/memory.py),
+    is built again by checking the same plan against the same basis if the result is
+    ever resumed (``retry="failed"``, docs/durable.md)."""
+
+    __slots__ = ("_basis", "_graph", "_plan")
+
+    def __init__(self, checked: CheckResult) -> None:
+        assert checked.plan is not None
+        self._plan, self._basis = checked.plan, checked.basis
+        self._graph = checked.graph
+
+    def forget(self) -> None:
+        """Drop the graph (kept when there is no basis to check the plan against)."""
+        if self._basis is not None:
+            self._graph = None
+
+    def graph(self) -> PlanGraph:
+        """The graph: the one kept, or the same plan checked again (not kept: the
+        resumed run's result does not keep it either)."""
+        if self._graph is not None:
+            return self._graph
+        basis = self._basis
+        assert basis is not None
+        again = check(
+            self._plan, basis.registry, basis.input, basis.state,
+            data=basis.data, limits=basis.limits, mode=basis.mode,
+        )  # fmt: skip
+        assert again.graph is not None
+        return again.graph
 
 
 def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
