@@ -28,10 +28,8 @@ from obelisk.interpreter.analysis.result import CheckBasis, CheckResult
 from obelisk.interpreter.analysis.suggestions import ABSENT, did_you_mean
 from obelisk.interpreter.analysis.trust import (
     ApprovalNeed,
-    InputLabels,
     StaticLabels,
     approvals_required,
-    input_label_pairs,
     labels_in_play,
 )
 from obelisk.interpreter.plan.collector import gc_paused
@@ -42,7 +40,7 @@ from obelisk.interpreter.tools.delegation import (
     tools_problems,
     withheld_message,
 )
-from obelisk.interpreter.tools.policies import PolicyMode
+from obelisk.interpreter.tools.policies import InputLabels, PolicyMode, input_label_pairs
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.interpreter.tools.standard_names import standard_tool_hint
 from obelisk.interpreter.tools.tool import Tool

@@ -29,25 +29,27 @@ and a policy given as a Python callable (which :class:`ApprovalNeed` then names 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from obelisk.errors import UsageError
 from obelisk.grammar import Reference, parse_reference
 from obelisk.interpreter.analysis.accesses import Read
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.tools.effects import resources_overlap
-from obelisk.interpreter.tools.labels import TRUSTED, Label, LabelMap, Path, Source, join, label_of
+from obelisk.interpreter.tools.labels import TRUSTED, Label, LabelMap, Path, Source, join
 from obelisk.interpreter.tools.policies import (
     Allow,
+    InputLabels,
     PolicyCall,
     PolicyDecision,
     PolicyMode,
     Rules,
     decide,
     flow_text,
+    input_label_pairs,
+    source_why,
 )
 from obelisk.interpreter.tools.tool import Tool
 
@@ -60,33 +62,8 @@ __all__ = [
     "labels_in_play",
 ]
 
-InputLabels = tuple[tuple[str, Label], ...]
 RUN_TIME = "decided at run time by its policy"
 """The reason an :class:`ApprovalNeed` gives for a tool whose policy is a callable."""
-
-
-def input_label_pairs(given: Mapping[str, Any] | Iterable[tuple[str, Label]] | None) -> InputLabels:
-    """``input_labels`` as ``(("†input.body", Label), ...)``: a mapping as ``obelisk.run``
-    takes it (``{"†input.email_body": "untrusted"}``, each key a reference, each value a
-    label as :func:`~obelisk.interpreter.tools.labels.label_of` takes it; the source of
-    each is the path, "labelled by the caller"), or pairs already checked (a run's
-    settings).  Raises :class:`~obelisk.errors.UsageError` (docs/security.md,
-    "Decided before the run")."""
-    if not given:
-        return ()
-    if not isinstance(given, Mapping):
-        return tuple(given)
-    checked = []
-    for text, spec in given.items():
-        try:
-            parse_reference(text)
-        except Exception:
-            raise UsageError(
-                f"input_labels: {text!r} is not a path such as '†input.email_body'"
-            ) from None
-        source = Source(text, "labelled by the caller")
-        checked.append((text, label_of(spec, source, f"input_labels[{text!r}]")))
-    return tuple(checked)
 
 
 def labels_in_play(mode: str, input_labels: InputLabels, tools: Iterable[Tool | None]) -> bool:
@@ -100,16 +77,6 @@ def labels_in_play(mode: str, input_labels: InputLabels, tools: Iterable[Tool | 
 
 def _path(reference: Reference) -> Path:
     return (reference.kind, *reference.path)
-
-
-def source_why(tool: Tool) -> str:
-    """What a call's result is, for people, as the run says it: the first line of its
-    tool's description (trimmed, lower-cased when it reads as a title), or its name."""
-    text = (tool.description or "").strip().splitlines()
-    first = text[0].rstrip(".")[:60] if text else ""
-    if first[:2].istitle():
-        first = first[0].lower() + first[1:]
-    return first or f"result of {tool.name}"
 
 
 @dataclass(frozen=True, slots=True)

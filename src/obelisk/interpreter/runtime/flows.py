@@ -41,14 +41,16 @@ from obelisk.interpreter.tools.labels import (
     Path,
     Source,
     join,
-    label_of,
 )
 from obelisk.interpreter.tools.policies import (
     ALLOW,
+    InputLabels,
     PolicyCall,
     PolicyDecision,
     PolicyMode,
     decide,
+    input_label_pairs,
+    source_why,
 )
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
@@ -62,8 +64,6 @@ __all__ = [
     "starting_labels",
 ]
 
-InputLabels = tuple[tuple[str, Label], ...]
-
 
 def path_of(reference: Reference) -> Path:
     """``(kind, *segments)`` of a reference: its key in a :class:`LabelMap`."""
@@ -71,24 +71,12 @@ def path_of(reference: Reference) -> Path:
 
 
 def check_input_labels(given: Mapping[str, Any] | None) -> InputLabels:
-    """``input_labels`` (``{"†input.email_body": "untrusted"}``) checked: each key a
-    reference, each value a label as :func:`label_of` takes it; the source of each is
-    the path itself.  Raises :class:`~obelisk.errors.UsageError`."""
-    if not given:
-        return ()
-    if not isinstance(given, Mapping):
+    """``input_labels`` (``{"†input.email_body": "untrusted"}``) checked, as
+    :func:`~obelisk.interpreter.tools.policies.input_label_pairs` does; anything but a
+    mapping is a :class:`~obelisk.errors.UsageError`."""
+    if given and not isinstance(given, Mapping):
         raise UsageError(f"input_labels must map paths to labels, got {given!r}")
-    checked = []
-    for text, spec in given.items():
-        try:
-            parse_reference(text)
-        except Exception:
-            raise UsageError(
-                f"input_labels: {text!r} is not a path such as '†input.email_body'"
-            ) from None
-        source = Source(text, "labelled by the caller")
-        checked.append((text, label_of(spec, source, f"input_labels[{text!r}]")))
-    return tuple(checked)
+    return input_label_pairs(given)
 
 
 def labels_needed(policy: str, input_labels: InputLabels, registry: Registry) -> bool:
@@ -219,7 +207,7 @@ class RunLabels:
         fields: list[tuple[Path, Label]] = []
         own = TRUSTED
         if type(output) is Labeled or tool.rules.output != "trusted":
-            source = Source(f"#{call.index} {call.tool}", _why(tool), call.index)
+            source = Source(f"#{call.index} {call.tool}", source_why(tool), call.index)
             own = tool.rules.output_label(source)
             if type(output) is Labeled:
                 fields = output.labels(own, source)
@@ -325,16 +313,6 @@ def _needed(node: Expression | Escaped) -> tuple[Reference, ...]:
     if isinstance(node, Conjunction):
         return node.parts
     return ()  # a fallback inside a fallback: its own options decide
-
-
-def _why(tool: Tool) -> str:
-    """What a source is, for people: the first line of its tool's description
-    (trimmed), or its name."""
-    text = (tool.description or "").strip().splitlines()
-    first = text[0].rstrip(".")[:60] if text else ""
-    if first[:2].istitle():  # "File content" reads "file content" inside a sentence
-        first = first[0].lower() + first[1:]
-    return first or f"result of {tool.name}"
 
 
 _REPLACING = frozenset(("set", "erase"))

@@ -12,11 +12,12 @@ analysis can call :func:`decide` with the labels it works out.  Pure: no state, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from obelisk.errors import ToolDefinitionError
+from obelisk.errors import ToolDefinitionError, UsageError
+from obelisk.grammar import parse_reference
 from obelisk.interpreter.tools.labels import (
     TRUSTED,
     Label,
@@ -28,6 +29,7 @@ from obelisk.interpreter.tools.labels import (
 
 __all__ = [
     "ALLOW",
+    "InputLabels",
     "POLICY_MODES",
     "Allow",
     "Ask",
@@ -39,6 +41,8 @@ __all__ = [
     "check_rules",
     "decide",
     "flow_text",
+    "input_label_pairs",
+    "source_why",
     "tuple_of",
 ]
 
@@ -46,6 +50,8 @@ PolicyMode = Literal["off", "strict"]
 """A run's default rule: ``off`` (only the tools' own rules) or ``strict`` (also ask
 whenever an argument of a call that writes the world is untrusted)."""
 POLICY_MODES: tuple[PolicyMode, ...] = ("off", "strict")
+InputLabels = tuple[tuple[str, Label], ...]
+"""A run's ``input_labels`` checked: ``(("†input.body", Label), ...)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,3 +247,37 @@ def decide(rules: Rules, call: PolicyCall, mode: PolicyMode = "off") -> PolicyDe
     sentences = (d.reason.split("; ") for d in found if _RANK[d.action] == worst)
     reasons = "; ".join(dict.fromkeys(part for parts in sentences for part in parts))
     return Deny(reasons) if worst == 2 else Ask(reasons)
+
+
+def input_label_pairs(given: Mapping[str, Any] | Iterable[tuple[str, Label]] | None) -> InputLabels:
+    """``input_labels`` as ``(("†input.body", Label), ...)``: a mapping as ``obelisk.run``
+    takes it (``{"†input.email_body": "untrusted"}``, each key a reference, each value a
+    label as :func:`~obelisk.interpreter.tools.labels.label_of` takes it; the source of
+    each is the path, "labelled by the caller"), or pairs already checked (a run's
+    settings).  Raises :class:`~obelisk.errors.UsageError` (docs/security.md,
+    "Decided before the run")."""
+    if not given:
+        return ()
+    if not isinstance(given, Mapping):
+        return tuple(given)
+    checked = []
+    for text, spec in given.items():
+        try:
+            parse_reference(text)
+        except Exception:
+            raise UsageError(
+                f"input_labels: {text!r} is not a path such as '†input.email_body'"
+            ) from None
+        source = Source(text, "labelled by the caller")
+        checked.append((text, label_of(spec, source, f"input_labels[{text!r}]")))
+    return tuple(checked)
+
+
+def source_why(tool: Any) -> str:
+    """What a call's result is, for people, as the run says it: the first line of its
+    tool's description (trimmed, lower-cased when it reads as a title), or its name."""
+    text = (tool.description or "").strip().splitlines()
+    first = text[0].rstrip(".")[:60] if text else ""
+    if first[:2].istitle():
+        first = first[0].lower() + first[1:]
+    return first or f"result of {tool.name}"
