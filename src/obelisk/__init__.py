@@ -64,6 +64,11 @@ if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import StreamingModel as StreamingModel
     from obelisk.interpreter.loop.records import LoopResult as LoopResult
     from obelisk.interpreter.loop.records import Turn as Turn
+    from obelisk.interpreter.many.batch import BatchResult as BatchResult
+    from obelisk.interpreter.many.batch import LocalExecutor as LocalExecutor
+    from obelisk.interpreter.many.batch import run_many as run_many
+    from obelisk.interpreter.many.batch import run_many_sync as run_many_sync
+    from obelisk.interpreter.many.ray_executor import RayExecutor as RayExecutor
     from obelisk.interpreter.plan.model import Call as Call
     from obelisk.interpreter.plan.model import Plan as Plan
     from obelisk.interpreter.plan.parse import parse_plan as parse_plan
@@ -131,10 +136,13 @@ whose module is loaded by then reports ``"obelisk"`` as its module, as if import
 
 _LAZY = {
     "Approval": "obelisk.interpreter.simulate.approval",
+    "BatchResult": "obelisk.interpreter.many.batch",
+    "LocalExecutor": "obelisk.interpreter.many.batch",
     "Loop": "obelisk.interpreter.loop.loop",
     "LoopResult": "obelisk.interpreter.loop.records",
     "Model": "obelisk.interpreter.loop.model",
     "PlanDiff": "obelisk.interpreter.simulate.approval",
+    "RayExecutor": "obelisk.interpreter.many.ray_executor",
     "Request": "obelisk.interpreter.loop.messages",
     "ScenarioReport": "obelisk.interpreter.simulate.report",
     "ScriptedModel": "obelisk.models.scripted",
@@ -145,6 +153,8 @@ _LAZY = {
     "UnknownValue": "obelisk.interpreter.simulate.unknown",
     "instrument": "obelisk.interpreter.tracing",
     "parse_solution": "obelisk.interpreter.loop.messages",
+    "run_many": "obelisk.interpreter.many.batch",
+    "run_many_sync": "obelisk.interpreter.many.batch",
     "simulate": "obelisk.interpreter.simulate.simulate",
     "solution_schema": "obelisk.interpreter.loop.messages",
 }
@@ -187,6 +197,7 @@ __all__ = [
     "ApprovalError",
     "ApprovalRejected",
     "ArgumentValidationError",
+    "BatchResult",
     "Call",
     "CallRecord",
     "CheckResult",
@@ -203,6 +214,7 @@ __all__ = [
     "JournalCorrupted",
     "JournalError",
     "Limits",
+    "LocalExecutor",
     "Loop",
     "LoopBudgetExceeded",
     "LoopError",
@@ -217,6 +229,7 @@ __all__ = [
     "PlanDiff",
     "PlanError",
     "PlanGraph",
+    "RayExecutor",
     "ReferenceSyntaxError",
     "Registry",
     "Request",
@@ -250,6 +263,8 @@ __all__ = [
     "resume",
     "resume_sync",
     "run",
+    "run_many",
+    "run_many_sync",
     "run_sync",
     "simulate",
     "solution_schema",

@@ -36,6 +36,7 @@ The hierarchy (``code`` in brackets)::
         ├── ApprovalRejected [approval_rejected]
         ├── ApprovalAborted [approval_aborted]
         ├── UnknownOutcome [unknown_outcome]
+        ├── WorkerLost [worker_lost]
         └── LoopError [loop_error]
             ├── LoopBudgetExceeded [loop_budget]
             ├── CorrectionBudgetExceeded [correction_budget]
@@ -85,6 +86,7 @@ __all__ = [
     "ToolDefinitionError",
     "UnknownOutcome",
     "UsageError",
+    "WorkerLost",
 ]
 
 
@@ -422,6 +424,15 @@ class ApprovalAborted(ExecutionError):
     on the command line; the loop stops with nothing more run."""
 
     code = "approval_aborted"
+
+
+class WorkerLost(ExecutionError):
+    """The process or machine that ran a remote call (a Ray worker) was lost while the
+    call ran, and its tool is neither ``pure`` nor ``idempotent``: nobody knows whether
+    it did its work, so the call is ``unknown``, as a durable run's call in flight at a
+    crash is (docs/scale.md, "Failure semantics")."""
+
+    code = "worker_lost"
 
 
 class UnknownOutcome(ExecutionError):

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError
+from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError, WorkerLost
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
 from obelisk.interpreter.runtime import shelter
@@ -56,6 +56,8 @@ from obelisk.interpreter.runtime.records import (
     CallOutcome,
     CallRecord,
     RunResult,
+    UnknownCall,
+    idempotency_key,
     run_status,
 )
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
@@ -320,6 +322,18 @@ class Engine(Settling):
             return True
         return False
 
+    def _lost(self, call: Call, record: CallRecord, arguments: dict[str, Any]) -> None:
+        """Call ``call`` was in flight on a remote worker that was lost, and its tool is
+        neither pure nor idempotent: its outcome is ``unknown``, held for a person as
+        a durable run's call in flight at a crash is (it never settles here, so what
+        depends on it waits; docs/scale.md, docs/durable.md)."""
+        record.status, record.reason = "unknown", "its remote worker was lost mid-call"
+        digest = argument_hash(call.tool, record.arguments or arguments)
+        key = idempotency_key(self.run_id or "", call.index, digest)
+        self.unknown[call.index] = UnknownCall(
+            call.index, record.label, call.tool, dict(arguments), key, record.started
+        )
+
     def _decision(self, index: int, tool: str, arguments: dict[str, Any]) -> Decision | None:
         """The people's decision on call ``index``; ``None``: it waits for one."""
         digest = argument_hash(tool, arguments)
@@ -407,6 +421,11 @@ class Engine(Settling):
             if not self._calls.is_settled(call.index):  # else the run gave up on it
                 record.finished = time.time()
                 self._interrupted(record, exc)
+            return
+        except WorkerLost:  # its remote worker died mid-call: nobody knows if it ran
+            if not self._calls.is_settled(call.index):
+                record.finished = time.time()
+                self._lost(call, record, validated)
             return
         except BaseException as exc:  # an Exception, GeneratorExit, a tool's own: it failed
             if not self._calls.is_settled(call.index):  # else the run gave up on it

@@ -35,6 +35,7 @@ from obelisk.interpreter.tools.options import (
     check_output_validation,
     check_scopes,
 )
+from obelisk.interpreter.tools.remote import Remote, remote_options
 from obelisk.interpreter.tools.signatures import Built, Signature, build, read_function
 from obelisk.interpreter.tools.validation import (
     bad,
@@ -123,6 +124,8 @@ class Tool:
     - ``context_parameter``: the name of the function's parameter that receives the
       run's :class:`~obelisk.interpreter.tools.run_context.Context` (``obelisk.Context[T]``,
       docs/tools.md); it is not in ``parameters`` and a plan cannot pass it.
+    - ``remote``: a :class:`~obelisk.interpreter.tools.remote.Remote` (``None``: a local
+      tool): its calls run as Ray tasks under ``obelisk.RayExecutor`` (docs/scale.md).
     - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
       ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
     """
@@ -146,6 +149,7 @@ class Tool:
     isolation: Literal["thread", "process"] = "thread"
     blocking: bool = True
     output_validation: OutputValidation | None = None
+    remote: Remote | None = None
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
     accepts_extra: bool = field(init=False)
@@ -232,6 +236,10 @@ class Tool:
         isolation: Literal["thread", "process"] = "thread",
         blocking: bool = True,
         output_validation: OutputValidation | None = None,
+        remote: bool = False,
+        num_cpus: float | None = None,
+        num_gpus: float | None = None,
+        resources: Mapping[str, float] | None = None,
         _deferred: bool = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
@@ -248,7 +256,9 @@ class Tool:
         :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
         two context parameters, unresolvable hints, types without a JSON schema,
         bad options.  ``output_validation``: see the class docstring (``None``: the
-        run's setting; docs/tools.md, "Output validation").
+        run's setting; docs/tools.md, "Output validation").  ``remote=True`` (with
+        ``num_cpus``, ``num_gpus``, ``resources``: what one call needs) runs the calls
+        as Ray tasks under ``obelisk.RayExecutor`` and here otherwise (docs/scale.md).
         """
         options = (outcomes, timeout, capacity, pure)
         read = read_function(fn, name, description, options, output_schema, _deferred)
@@ -270,6 +280,9 @@ class Tool:
             isolation=isolation,
             blocking=blocking,
             output_validation=output_validation,
+            remote=remote_options(
+                read.name, remote, num_cpus, num_gpus, resources, read.signature.context
+            ),
         )
         hidden = self._arguments.hidden | read.bound
         if read.built is None:  # __getattr__ builds them on first use
