@@ -10,11 +10,14 @@ was killed reads the finished runs from the journal and runs only the others.
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, cast
 
 import typer
 
@@ -115,6 +118,35 @@ def summary_lines(results: list[BatchResult]) -> list[str]:
     return lines
 
 
+def _sink(output: Path | None) -> IO[str]:
+    """Where the results go: ``output``, or a copy of standard output's descriptor (what
+    tools print is sent to standard error meanwhile, descriptor 1 included)."""
+    try:
+        if output is not None:
+            return output.open("w", encoding="utf-8")
+        return os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {str(output)!r}: {exc.strerror or exc}")
+    except (AttributeError, ValueError, io.UnsupportedOperation):  # no descriptor (a test)
+        return cast(IO[str], _Kept(sys.stdout))
+
+
+class _Kept(io.TextIOBase):
+    """``stream``, written through, not closed at the end."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
 def _executor(ray: str | None) -> Executor | None:
     if ray is None:
         return None
@@ -198,12 +230,7 @@ def run_many_command(
         fail(f"--concurrency must be at least 1, got {concurrency}")
     the_plan, items = _items(plan, inputs, plans)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
-    sink: IO[str] = typer.get_text_stream("stdout")
-    try:
-        if output is not None:
-            sink = output.open("w", encoding="utf-8")
-    except OSError as exc:
-        fail(f"cannot write {str(output)!r}: {exc.strerror or exc}")
+    sink = _sink(output)
     writer = InOrder(sink)
     try:
         with _progress(len(items)) as advance, tools_print_to_stderr():
@@ -220,8 +247,7 @@ def run_many_command(
     except ObeliskError as exc:
         fail(str(exc))
     finally:
-        if output is not None:
-            sink.close()
+        sink.close()
     for line in summary_lines(results):
         err.print(printable(line), markup=False)
     if not all(result.ok for result in results):
