@@ -27,7 +27,12 @@ import obelisk
 
 pytestmark = pytest.mark.integration("ray")
 
-ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+    # a shared test machine: Ray's memory monitor would kill workers for others' memory
+    "RAY_memory_monitor_refresh_ms": "0",
+}
 
 
 def _free_port() -> int:
