@@ -202,3 +202,47 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+@obelisk.tool
+def refuse(n: int) -> int:
+    "Fails at once."
+    raise ValueError(f"refused {n}")
+
+
+def test_fail_fast_cancels_the_remote_call_in_flight(cluster: str, tmp_path: Path) -> None:
+    stuck = obelisk.tool(remote=True, name="stuck")(_slow)
+    path = tmp_path / "pids"
+    plan = [
+        {"_tool": "stuck", "path": str(path), "wait": 60, "_outputPath": "†state.x"},
+        {"_tool": "refuse", "n": 1, "_outputPath": "†state.y"},
+    ]
+    started = time.monotonic()
+    with obelisk.RayExecutor(cluster):
+        result = obelisk.run_sync(plan, [stuck, refuse], fail_fast=True)
+    assert time.monotonic() - started < 40
+    assert [c.status for c in result.calls] == ["cancelled", "failed"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not path.exists():
+        time.sleep(0.2)  # the task may have been cancelled before it started
+    if path.exists():
+        pid = int(path.read_text().split()[0])
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.2)
+        assert not _alive(pid), "the cancelled task's worker still runs the call"
+
+
+def test_a_journaled_batch_on_ray_is_read_back_without_running(
+    cluster: str, tmp_path: Path
+) -> None:
+    journal = tmp_path / "runs.db"
+    inputs = [{"n": n} for n in range(6)]
+    on_ray = obelisk.run_many_sync(
+        inputs, [score], plan=PLAN, journal=journal, batch="b",
+        executor=obelisk.RayExecutor(cluster),
+    )  # fmt: skip
+    assert [r.run_id for r in on_ray] == [f"b-{n}" for n in range(6)]
+    assert [r.status for r in on_ray] == ["completed"] * 3 + ["failed"] + ["completed"] * 2
+    again = obelisk.run_many_sync(inputs, [score], plan=PLAN, journal=journal, batch="b")
+    assert {r.resumed for r in again} == {"journal"}
+    assert [r.state for r in again] == [r.state for r in on_ray]

@@ -243,7 +243,8 @@ class LocalExecutor:
 def batch_id(plan: Any, items: Sequence[Any]) -> str:
     """A batch's id: 12 hex digits of the SHA-256 of its plan and items as JSON, so
     that the same batch run again finds its runs in the journal."""
-    text = json.dumps([plan, list(items)], sort_keys=True, default=repr)
+    data = plan.to_data() if hasattr(plan, "to_data") else plan  # a parsed Plan
+    text = json.dumps([data, list(items)], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
