@@ -502,7 +502,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     docs/language.md), ``timeout`` (seconds), ``capacity`` (max concurrent calls), ``pure``,
     ``idempotent`` (docs/durable.md), ``output_schema``, ``retry``, ``effects``,
     ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
-    event loop, not in a thread), ``output_validation`` (docs/tools.md).  Raises
+    event loop, not in a thread), ``output_validation`` (docs/tools.md), ``remote``,
+    ``num_cpus``, ``num_gpus``, ``resources`` (a Ray task per call, docs/scale.md).  Raises
     :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
