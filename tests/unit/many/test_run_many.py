@@ -132,3 +132,27 @@ def test_a_cut_off_run_is_resumed_and_only_its_rest_runs(tmp_path: Path) -> None
 
 def _without(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in keys}
+
+
+def test_a_batch_run_again_resumes_the_runs_whose_approvals_were_decided(tmp_path: Path) -> None:
+    @obelisk.tool(requires_approval=lambda arguments: arguments["n"] > 2)
+    def pay(n: int) -> int:
+        "Pays n; more than 2 needs a person's approval."
+        return n
+
+    plan = [{"_tool": "pay", "n": "†input.n", "_outputPath": "†state.paid"}]
+    journal = str(tmp_path / "runs.db")
+    inputs = [{"n": 1}, {"n": 5}]
+    first = obelisk.run_many_sync(inputs, [pay], plan=plan, journal=journal, batch="p")
+    assert [r.status for r in first] == ["completed", "awaiting_approval"]
+    waiting = obelisk.run_many_sync(inputs, [pay], plan=plan, journal=journal, batch="p")
+    assert [r.status for r in waiting] == ["completed", "awaiting_approval"]
+    with obelisk.Journal(journal) as book:
+        ((run_id, approval),) = book.pending()
+        book.decide(approval.id, True, run_id=run_id)
+    done = obelisk.run_many_sync(inputs, [pay], plan=plan, journal=journal, batch="p")
+    assert [(r.status, r.resumed) for r in done] == [
+        ("completed", "journal"),
+        ("completed", "resumed"),
+    ]
+    assert done[1].state == {"paid": 5}

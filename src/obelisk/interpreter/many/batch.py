@@ -141,7 +141,8 @@ class RunSpec:
 class Job:
     """One run of a batch: its ``index``, its ``plan`` (``None``: the spec's), its
     ``input``, its journal ``run_id`` (``None``: not durable) and ``known``, the status
-    the journal had for that run when the batch started (``None``: a new run)."""
+    the journal had for that run when the batch started (``None``: a new run;
+    ``"ready"``: one to resume, as ``Journal.ready`` lists them)."""
 
     index: int
     plan: Any
@@ -260,6 +261,8 @@ def _jobs(items: Sequence[Any], plan: Any, journal: Any, batch: str | None) -> l
     prefix = batch if batch is not None else batch_id(plan, items)
     with opened(journal) as book:
         known = {row["run_id"]: row["status"] for row in book.runs()}
+        for run_id in book.ready():  # crashed, or its approvals were all decided
+            known[run_id] = "ready"
     jobs = []
     for i, item in enumerate(items):
         run_id = f"{prefix}-{i}"
