@@ -246,3 +246,27 @@ def test_a_journaled_batch_on_ray_is_read_back_without_running(
     again = obelisk.run_many_sync(inputs, [score], plan=PLAN, journal=journal, batch="b")
     assert {r.resumed for r in again} == {"journal"}
     assert [r.state for r in again] == [r.state for r in on_ray]
+
+
+def test_run_many_on_the_command_line_with_ray(cluster: str, tmp_path: Path) -> None:
+    import json
+    import sys
+
+    tools, plan, inputs = tmp_path / "tools.py", tmp_path / "plan.json", tmp_path / "in.jsonl"
+    tools.write_text(
+        "import obelisk\n\n@obelisk.tool\ndef score(n: int) -> int:\n"
+        '    "n squared; 3 fails."\n    if n == 3:\n        raise ValueError("no threes")\n'
+        "    return n * n\n"
+    )
+    plan.write_text(json.dumps(PLAN))
+    inputs.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(6)))
+    command = [sys.executable, "-m", "obelisk", "run-many", str(plan), "--inputs", str(inputs),
+               "--tools", str(tools), "--no-stdlib"]  # fmt: skip
+    env = {**os.environ, **ENV}
+    local = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    remote = subprocess.run(
+        [*command, "--ray", cluster], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert remote.returncode == local.returncode == 1, remote.stderr[-2000:]
+    assert remote.stdout == local.stdout
+    assert "6 runs: completed 5, failed 1" in remote.stderr

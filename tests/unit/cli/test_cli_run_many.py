@@ -115,3 +115,32 @@ def test_a_killed_run_many_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert not finished & {int(n) for n in rerun}, "a finished run ran again"
     assert sorted(int(n) for n in set(calls)) == list(range(4, 16))
     assert len(calls) <= 12 + 2  # at most the two calls in flight at the kill ran twice
+
+
+def test_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    import pty
+
+    tools, plan, inputs = _files(tmp_path, 3)
+    inputs.write_text("".join(json.dumps({"n": n}) + "\n" for n in (1, 2, 4)))
+    env = {**os.environ, "RUN_MANY_SLEEP": "0.3", "COLUMNS": "80", "TERM": "xterm"}
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        _command(tools, plan, inputs), stdout=subprocess.PIPE, stderr=follower, env=env,
+        timeout=120, check=False,
+    )  # fmt: skip
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert done.returncode == 0
+    assert len(done.stdout.splitlines()) == 3  # the results, not the bar
+    assert "runs" in shown.decode(errors="replace") and "━" in shown.decode(errors="replace")
+    piped = subprocess.run(_command(tools, plan, inputs), capture_output=True, env=env, timeout=120)
+    assert "━" not in piped.stderr.decode(errors="replace")
