@@ -12,9 +12,11 @@ retry an idempotent one, and that a tool's timeout cancels its Ray task.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -41,9 +43,18 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _ray_command() -> str:
+    """The ``ray`` command of this Python's environment (else the one on ``PATH``)."""
+    beside = Path(sys.executable).parent / "ray"
+    found = str(beside) if beside.exists() else shutil.which("ray")
+    if found is None:
+        pytest.skip("the ray command is not installed (pip install 'obelisk[ray]')")
+    return found
+
+
 def _ray_start(*arguments: str) -> None:
     done = subprocess.run(
-        ["ray", "start", "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
+        [_ray_command(), "start", "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
          "--disable-usage-stats", *arguments],
         env={**os.environ, **ENV}, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
@@ -71,7 +82,9 @@ def cluster() -> Iterator[str]:
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        subprocess.run(["ray", "stop", "--force"], capture_output=True, timeout=120, check=False)
+        subprocess.run(
+            [_ray_command(), "stop", "--force"], capture_output=True, timeout=120, check=False
+        )
 
 
 @obelisk.tool
@@ -250,7 +263,6 @@ def test_a_journaled_batch_on_ray_is_read_back_without_running(
 
 def test_run_many_on_the_command_line_with_ray(cluster: str, tmp_path: Path) -> None:
     import json
-    import sys
 
     tools, plan, inputs = tmp_path / "tools.py", tmp_path / "plan.json", tmp_path / "in.jsonl"
     tools.write_text(
