@@ -282,3 +282,17 @@ def test_run_many_on_the_command_line_with_ray(cluster: str, tmp_path: Path) -> 
     assert remote.returncode == local.returncode == 1, remote.stderr[-2000:]
     assert remote.stdout == local.stdout
     assert "6 runs: completed 5, failed 1" in remote.stderr
+
+
+def test_a_remote_tool_that_raises_fails_as_it_would_here(cluster: str) -> None:
+    @obelisk.tool(remote=True, name="bad")
+    def bad(n: int) -> int:
+        "Fails."
+        raise ValueError(f"bad {n}")
+
+    plan = [{"_tool": "bad", "n": 1, "_outputPath": "†state.x"}]
+    here = obelisk.run_sync(plan, [bad])
+    with obelisk.RayExecutor(cluster):
+        there = obelisk.run_sync(plan, [bad])
+    assert there.status == here.status == "failed"
+    assert there.calls[0].error == here.calls[0].error == {"type": "ValueError", "message": "bad 1"}

@@ -141,7 +141,8 @@ class RayRunner(RemoteRunner):
                 raise RuntimeError(f"its Ray worker was lost {RETRIES + 1} times: {exc}") from None
             raise WorkerLost(f"the Ray worker running tool {tool.name!r} was lost") from None
         except exceptions.RayTaskError as exc:  # the tool raised: the same exception here
-            raise exc.as_instanceof_cause() from None
+            cause = getattr(exc, "cause", None)
+            raise (cause if isinstance(cause, Exception) else exc.as_instanceof_cause()) from None
 
 
 async def _awaited(ref: Any) -> Any:
