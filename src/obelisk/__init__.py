@@ -66,6 +66,11 @@ if TYPE_CHECKING:
     from obelisk.interpreter.loop.model import StreamingModel as StreamingModel
     from obelisk.interpreter.loop.records import LoopResult as LoopResult
     from obelisk.interpreter.loop.records import Turn as Turn
+    from obelisk.interpreter.many.batch import BatchResult as BatchResult
+    from obelisk.interpreter.many.batch import LocalExecutor as LocalExecutor
+    from obelisk.interpreter.many.batch import run_many as run_many
+    from obelisk.interpreter.many.batch import run_many_sync as run_many_sync
+    from obelisk.interpreter.many.ray_executor import RayExecutor as RayExecutor
     from obelisk.interpreter.plan.model import Call as Call
     from obelisk.interpreter.plan.model import Plan as Plan
     from obelisk.interpreter.plan.parse import parse_plan as parse_plan
@@ -148,10 +153,13 @@ whose module is loaded by then reports ``"obelisk"`` as its module, as if import
 
 _LAZY = {
     "Approval": "obelisk.interpreter.simulate.approval",
+    "BatchResult": "obelisk.interpreter.many.batch",
+    "LocalExecutor": "obelisk.interpreter.many.batch",
     "Loop": "obelisk.interpreter.loop.loop",
     "LoopResult": "obelisk.interpreter.loop.records",
     "Model": "obelisk.interpreter.loop.model",
     "PlanDiff": "obelisk.interpreter.simulate.approval",
+    "RayExecutor": "obelisk.interpreter.many.ray_executor",
     "Request": "obelisk.interpreter.loop.messages",
     "ScenarioReport": "obelisk.interpreter.simulate.report",
     "ScriptedModel": "obelisk.models.scripted",
@@ -162,6 +170,8 @@ _LAZY = {
     "UnknownValue": "obelisk.interpreter.simulate.unknown",
     "instrument": "obelisk.interpreter.tracing",
     "parse_solution": "obelisk.interpreter.loop.messages",
+    "run_many": "obelisk.interpreter.many.batch",
+    "run_many_sync": "obelisk.interpreter.many.batch",
     "simulate": "obelisk.interpreter.simulate.simulate",
     "solution_schema": "obelisk.interpreter.loop.messages",
 }
@@ -207,6 +217,7 @@ __all__ = [
     "ApprovalRejected",
     "ArgumentValidationError",
     "Ask",
+    "BatchResult",
     "Call",
     "CallRecord",
     "CheckResult",
@@ -226,6 +237,7 @@ __all__ = [
     "Label",
     "Labeled",
     "Limits",
+    "LocalExecutor",
     "Loop",
     "LoopBudgetExceeded",
     "LoopError",
@@ -243,6 +255,7 @@ __all__ = [
     "PlanGraph",
     "PolicyCall",
     "PolicyViolation",
+    "RayExecutor",
     "ReferenceSyntaxError",
     "Registry",
     "Request",
@@ -276,6 +289,8 @@ __all__ = [
     "resume",
     "resume_sync",
     "run",
+    "run_many",
+    "run_many_sync",
     "run_sync",
     "simulate",
     "solution_schema",

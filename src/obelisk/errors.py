@@ -37,6 +37,7 @@ The hierarchy (``code`` in brackets)::
         ├── ApprovalAborted [approval_aborted]
         ├── PolicyViolation [policy_violation]
         ├── UnknownOutcome [unknown_outcome]
+        ├── WorkerLost [worker_lost]
         └── LoopError [loop_error]
             ├── LoopBudgetExceeded [loop_budget]
             ├── CorrectionBudgetExceeded [correction_budget]
@@ -87,6 +88,7 @@ __all__ = [
     "ToolDefinitionError",
     "UnknownOutcome",
     "UsageError",
+    "WorkerLost",
 ]
 
 
@@ -437,6 +439,15 @@ class PolicyViolation(ExecutionError):
     def __init__(self, message: str, flows: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.flows = tuple(flows)
+
+
+class WorkerLost(ExecutionError):
+    """The process or machine that ran a remote call (a Ray worker) was lost while the
+    call ran, and its tool is neither ``pure`` nor ``idempotent``: nobody knows whether
+    it did its work, so the call is ``unknown``, as a durable run's call in flight at a
+    crash is (docs/scale.md, "Failure semantics")."""
+
+    code = "worker_lost"
 
 
 class UnknownOutcome(ExecutionError):

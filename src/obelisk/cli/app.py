@@ -66,6 +66,7 @@ def _commands() -> list[tuple[str, Any]]:
     from obelisk.cli.durable import approve_command, reject_command, resume_command
     from obelisk.cli.explain import explain_command
     from obelisk.cli.loop import loop_command
+    from obelisk.cli.many import run_many_command
     from obelisk.cli.run import run_command
     from obelisk.cli.simulate import simulate_command
     from obelisk.cli.tools import tools_command
@@ -76,6 +77,7 @@ def _commands() -> list[tuple[str, Any]]:
         ("check", check_command),
         ("graph", graph_command),
         ("run", run_command),
+        ("run-many", run_many_command),
         ("simulate", simulate_command),
         ("loop", loop_command),
         ("tools", tools_command),

@@ -23,7 +23,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from obelisk.errors import ApprovalRejected, OutcomeError, OutputValidationError, PolicyViolation
+from obelisk.errors import (
+    ApprovalRejected,
+    OutcomeError,
+    OutputValidationError,
+    PolicyViolation,
+    WorkerLost,
+)
 from obelisk.grammar import Reference
 from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.plan.model import Call, Plan
@@ -58,6 +64,7 @@ from obelisk.interpreter.runtime.records import (
     CallOutcome,
     CallRecord,
     RunResult,
+    UnknownCall,
     run_status,
 )
 from obelisk.interpreter.runtime.resolve import explain_skip, resolve_arguments
@@ -67,7 +74,6 @@ from obelisk.interpreter.runtime.settings import RunSettings
 from obelisk.interpreter.runtime.settling import Settling
 from obelisk.interpreter.runtime.state import State
 from obelisk.interpreter.tools.labels import Labeled, LabelMap
-from obelisk.interpreter.tools.policies import PolicyDecision
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
 from obelisk.json_values import copy_json, memory_estimate
@@ -295,7 +301,8 @@ class Engine(Settling):
             return
         asked: str | None = None  # why a policy asks a person (docs/security.md)
         if self._labels is not None:
-            verdict = self._verdict(call, tool, record, arguments)
+            emit = self._emit if self._events else None  # the call_policy event
+            verdict = self._labels.verdict(call, tool, record, arguments, emit)
             if verdict.action == "deny":
                 return self._denied(call, tool, record, verdict.reason)
             asked = verdict.reason if verdict.action == "ask" else None
@@ -320,18 +327,6 @@ class Engine(Settling):
             self._run_latent(call, tool, record)
         else:
             self._launch(call, tool, record, arguments)
-
-    def _verdict(
-        self, call: Call, tool: Tool, record: CallRecord, arguments: dict[str, Any]
-    ) -> PolicyDecision:
-        """The policy's decision on a call of a run with labels, kept in its record
-        and told to the listeners (docs/security.md)."""
-        assert self._labels is not None
-        verdict = self._labels.decide(call, tool, arguments)
-        self._labels.record(record, verdict)
-        if self._events:
-            self._emit(self._labels.event(call, verdict, record.labels or {}))
-        return verdict
 
     def _denied(self, call: Call, tool: Tool, record: CallRecord, reason: str) -> None:
         """A policy refused the call: it fails with PolicyViolation (an error arm takes it)."""
@@ -465,6 +460,12 @@ class Engine(Settling):
             if not self._calls.is_settled(call.index):  # else the run gave up on it
                 record.finished = time.time()
                 self._interrupted(record, exc)
+            return
+        except WorkerLost:  # its remote worker died mid-call: nobody knows if it ran
+            if not self._calls.is_settled(call.index):
+                record.finished = time.time()  # held for a person, as after a crash
+                record.status, record.reason = "unknown", "its remote worker was lost mid-call"
+                self.unknown[call.index] = UnknownCall.lost(self.run_id, record, validated)
             return
         except BaseException as exc:  # an Exception, GeneratorExit, a tool's own: it failed
             if not self._calls.is_settled(call.index):  # else the run gave up on it

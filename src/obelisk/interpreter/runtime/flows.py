@@ -17,7 +17,7 @@ join of its arguments' labels and its tool's own, and every path of its
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from obelisk.errors import UsageError
@@ -165,6 +165,22 @@ class RunLabels:
         return labels
 
     # -- deciding ------------------------------------------------------------------
+    def verdict(
+        self,
+        call: Call,
+        tool: Tool,
+        record: CallRecord,
+        arguments: Mapping[str, Any],
+        emit: Callable[[CallPolicy], None] | None = None,
+    ) -> PolicyDecision:
+        """The policy's decision on ``call``, kept in its record and, with ``emit``,
+        told to the listeners as a ``call_policy`` event (docs/security.md)."""
+        decided = self.decide(call, tool, arguments)
+        self.record(record, decided)
+        if emit is not None:
+            emit(self.event(call, decided, record.labels or {}))
+        return decided
+
     def decide(self, call: Call, tool: Tool, arguments: Mapping[str, Any]) -> PolicyDecision:
         """The policy decision on ``call`` about to run with ``arguments``."""
         labels = self.arguments.get(call.index, {})

@@ -16,6 +16,7 @@ from obelisk.interpreter.runtime.approvals import argument_hash
 from obelisk.interpreter.runtime.processes import ProcessWorkers
 from obelisk.interpreter.runtime.records import CallRecord, idempotency_key
 from obelisk.interpreter.runtime.threads import DaemonThreads, Job, stop_iteration
+from obelisk.interpreter.tools.remote import active_runner
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
 
@@ -123,6 +124,7 @@ class Invoker:
             tool.timeout is None
             and tool.context_parameter is None
             and (policy is None or policy.attempts == 1)
+            and (tool.remote is None or active_runner.get() is None)
         ):
             assert function is not None
             if tool.is_async:
@@ -173,6 +175,10 @@ class Invoker:
             context = Context(self.context, tool.name, record.index, record.attempts, key)
             arguments = {**arguments, tool.context_parameter: context}
         timeout = tool.timeout
+        if tool.remote is not None:  # a Ray task, when an executor is active
+            runner = active_runner.get()
+            if runner is not None:
+                return await runner.call(tool, function, arguments, timeout)
         if tool.is_async:
             coroutine: Awaitable[Any] = function(**arguments)
             if timeout is None:

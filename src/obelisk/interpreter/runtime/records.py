@@ -35,7 +35,7 @@ from typing import Any, Literal
 from obelisk.diagnostics import Diagnostic
 from obelisk.errors import UsageError
 from obelisk.grammar import Reference
-from obelisk.interpreter.runtime.approvals import PendingApproval
+from obelisk.interpreter.runtime.approvals import PendingApproval, argument_hash
 from obelisk.interpreter.runtime.write_log import WriteEntry
 from obelisk.interpreter.tools.labels import LabelMap
 from obelisk.interpreter.tools.provenance import Origin, plan_reads, trace_back
@@ -87,6 +87,15 @@ class UnknownCall:
     arguments: dict[str, Any]
     idempotency_key: str
     started: float | None
+
+    @classmethod
+    def lost(cls, run_id: str | None, record: CallRecord, arguments: dict[str, Any]) -> UnknownCall:
+        """Call ``record.index``, whose remote worker was lost while it ran: its tool is
+        neither pure nor idempotent, so nobody knows whether it did its work
+        (docs/scale.md, "Failure semantics")."""
+        digest = argument_hash(record.tool, record.arguments or arguments)
+        key = idempotency_key(run_id or "", record.index, digest)
+        return cls(record.index, record.label, record.tool, dict(arguments), key, record.started)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"call", "label", "tool", "arguments", "idempotency_key", "started"}``."""

@@ -34,6 +34,7 @@ from obelisk.interpreter.tools.options import (
     check_scopes,
 )
 from obelisk.interpreter.tools.policies import PolicyCall, Rules, check_rules, tuple_of
+from obelisk.interpreter.tools.remote import Remote, remote_options
 from obelisk.interpreter.tools.signatures import Built, Signature, build, is_async, read_function
 from obelisk.interpreter.tools.validation import (
     bad,
@@ -111,6 +112,8 @@ class Tool:
       docs/tools.md); it is not in ``parameters`` and a plan cannot pass it.
     - ``output_trust``, ``trusted_args``, ``on_untrusted``, ``audience_arg``,
       ``policy``: labels and policies, gathered in ``rules`` (docs/security.md).
+    - ``remote``: a :class:`~obelisk.interpreter.tools.remote.Remote` (``None``: a local
+      tool): its calls run as Ray tasks under ``obelisk.RayExecutor`` (docs/scale.md).
     - ``parameter_names`` (declaration order), ``required``, ``accepts_extra`` and
       ``is_async`` are derived.  Bad options raise :class:`ToolDefinitionError`.
     """
@@ -139,6 +142,7 @@ class Tool:
     on_untrusted: Literal["ask", "deny"] = "ask"
     audience_arg: str | None = None
     policy: Callable[[PolicyCall], Any] | None = None
+    remote: Remote | None = None
     rules: Rules = field(init=False)
     parameter_names: tuple[str, ...] = field(init=False)
     required: frozenset[str] = field(init=False)
@@ -233,28 +237,29 @@ class Tool:
         on_untrusted: Literal["ask", "deny"] = "ask",
         audience_arg: str | None = None,
         policy: Callable[[PolicyCall], Any] | None = None,
+        remote: bool = False,
+        num_cpus: float | None = None,
+        num_gpus: float | None = None,
+        resources: Mapping[str, float] | None = None,
         _deferred: bool = False,
     ) -> Tool:
         """Declare a tool from a sync or async function's signature, via pydantic.
 
         ``name`` defaults to ``fn.__name__``, ``description`` to the docstring.
         Unannotated parameters take any JSON value; parameters with defaults are
-        optional; ``**kwargs`` allows extra names; ``Annotated[T, Field(...)]``
-        adds descriptions and constraints.  A parameter annotated
-        ``obelisk.Context[T]`` receives the run's context and is left out of the
-        schema (docs/tools.md); so are the keywords a ``functools.partial`` binds.
-        The return annotation gives ``output_schema`` (the JSON schema of the
-        result *as written to the state*, pydantic's serialization mode; none for
-        ``Any`` or :class:`Outcome`) unless one is passed.  Raises
-        :class:`ToolDefinitionError` for ``*args`` or positional-only parameters,
-        two context parameters, unresolvable hints, types without a JSON schema,
-        bad options.  ``output_validation``: see the class docstring (``None``: the
-        run's setting; docs/tools.md, "Output validation").  ``output_trust``,
-        ``trusted_args``, ``on_untrusted``, ``audience_arg`` and ``policy``: labels and
-        policies (the class docstring, docs/security.md).
-        """
+        optional; ``**kwargs`` allows extra names; ``Annotated[T, Field(...)]`` adds
+        descriptions and constraints.  A parameter annotated ``obelisk.Context[T]``
+        receives the run's context and is left out of the schema (docs/tools.md); so are
+        the keywords a ``functools.partial`` binds.  The return annotation gives
+        ``output_schema`` (the result *as written to the state*; none for ``Any`` or
+        :class:`Outcome`) unless one is passed.  Raises :class:`ToolDefinitionError` for
+        ``*args`` or positional-only parameters, two context parameters, unresolvable
+        hints, types without a JSON schema, bad options.  The other options are the
+        class docstring's: ``output_validation`` (docs/tools.md), labels and policies
+        (docs/security.md), ``remote`` with what one call needs (docs/scale.md)."""
         options = (outcomes, timeout, capacity, pure)
         read = read_function(fn, name, description, options, output_schema, _deferred)
+        where = (remote, num_cpus, num_gpus, resources, read.signature.context)
         self = cls(
             read.name,
             read.description,
@@ -278,6 +283,7 @@ class Tool:
             on_untrusted=on_untrusted,
             audience_arg=audience_arg,
             policy=policy,
+            remote=remote_options(read.name, *where),
         )
         hidden = self._arguments.hidden | read.bound
         if read.built is None:  # __getattr__ builds them on first use
@@ -503,7 +509,8 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     ``requires_approval``, ``blocking`` (``False``: a quick sync function runs on the
     event loop, not in a thread), ``output_validation`` (docs/tools.md),
     ``output_trust``, ``trusted_args``, ``on_untrusted``, ``audience_arg``, ``policy``
-    (docs/security.md).  Raises
+    (docs/security.md), ``remote``, ``num_cpus``, ``num_gpus``, ``resources`` (a Ray
+    task per call, docs/scale.md).  Raises
     :class:`ToolDefinitionError` as that method does.
 
     >>> @tool(outcomes=["ok", "declined"], timeout=2.5)
