@@ -169,7 +169,10 @@ class OpenAIChatModel:
     ``False`` always uses JSON mode and checks answers here, ``None`` (default)
     tries structured output and falls back to JSON mode, for this and later
     requests, when the server rejects it (HTTP 400, 422, or a 5xx answer to a
-    structured request, as llama.cpp's server gives).  In JSON mode the answer's
+    structured request, as llama.cpp's server gives); ``"json_object_schema"``
+    uses JSON mode with the schema in llama.cpp's own form,
+    ``response_format: {"type": "json_object", "schema": ...}``, which that server
+    constrains decoding to (it answers ``json_schema`` with HTTP 500).  In JSON mode the answer's
     ``calls`` are left to the loop's ``check``, whose diagnostics name the call
     (``#1 chargeCard``); the rest is checked against the schema here.
     ``schema``: ``"loose"`` (default) sends the solution schema as it is
@@ -216,7 +219,7 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         client: openai.AsyncOpenAI | None = None,
-        structured: bool | None = None,
+        structured: bool | Literal["json_object_schema"] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
         timeout: float | None = None,
@@ -259,7 +262,11 @@ class OpenAIChatModel:
         self.schema: Literal["loose", "strict"] = schema
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
-        self._json_mode = structured is False
+        if structured not in (True, False, None, "json_object_schema"):
+            raise UsageError(
+                f"structured must be True, False, None or 'json_object_schema', got {structured!r}"
+            )
+        self._json_mode = structured is False or structured == "json_object_schema"
         self._stream_usage = True
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
@@ -301,7 +308,7 @@ class OpenAIChatModel:
                 {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
             ],
             "response_format": (
-                {"type": "json_object"}
+                self._json_object(request)
                 if json_mode
                 else {"type": "json_schema", "json_schema": self._json_schema(request)}
             ),
@@ -322,6 +329,14 @@ class OpenAIChatModel:
             if self._stream_usage:
                 params["stream_options"] = {"include_usage": True}
         return params
+
+    def _json_object(self, request: Request) -> dict[str, Any]:
+        """JSON mode's ``response_format``; with ``structured="json_object_schema"``
+        it carries the schema in llama.cpp's own form, which that server constrains
+        decoding to: ``{"type": "json_object", "schema": ...}``."""
+        if self.structured == "json_object_schema" and request.schema:
+            return {"type": "json_object", "schema": request.schema}
+        return {"type": "json_object"}
 
     def _json_schema(self, request: Request) -> dict[str, Any]:
         """The ``json_schema`` of ``response_format``: the request's schema, or its
