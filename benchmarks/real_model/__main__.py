@@ -7,13 +7,15 @@ line per run and a table per setting, and writes the records as JSON (``--out``)
 and the model's answers as ``ScriptedModel`` transcripts (``--record DIR``: one
 JSONL file per setting and task).  ``--structured`` picks how the answer schema
 is sent (``json_object_schema``, llama.cpp's own form, by default; docs/loop.md).
-``--budget`` starts no new task in a setting after that many seconds.
+``--server-log`` reads the cached prompt tokens from llama-cpp-python's server
+log.  ``--budget`` starts no new task in a setting after that many seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -49,6 +51,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--record", type=Path, default=None)
+    parser.add_argument(
+        "--server-log", type=Path, default=None, help="llama.cpp server's log: cached prompt tokens"
+    )
     return parser.parse_args(argv)
 
 
@@ -66,6 +71,26 @@ def _model(options: argparse.Namespace, protocol: str) -> Any:
         max_retries=0,
         protocol=protocol,  # type: ignore[arg-type]
     )
+
+
+PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
+
+
+def cached_tokens(log: str) -> int:
+    """Prompt tokens llama-cpp-python's server took from its cache, summed over the
+    ``Llama.generate: N prefix-match hit, remaining M prompt tokens to eval`` lines
+    of ``log`` (it reports no ``cached_tokens`` in its usage)."""
+    return sum(int(hit) for hit, _ in PREFIX_HIT.findall(log))
+
+
+def _log_size(path: Path | None) -> int:
+    return path.stat().st_size if path is not None and path.exists() else 0
+
+
+def _log_since(path: Path, mark: int) -> str:
+    with path.open("rb") as log:
+        log.seek(mark)
+        return log.read().decode("utf-8", "replace")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         for task in tasks:
             if options.budget is not None and time.monotonic() - start > options.budget:
                 break
+            mark = _log_size(options.server_log)
             record, result = run_task(model, task, setting, max_turns=options.max_turns)
+            if options.server_log is not None:
+                record.cached_tokens = cached_tokens(_log_since(options.server_log, mark))
             records.append(record)
             print(
                 f"{setting.label()} {task.name}: {'ok' if record.correct else 'WRONG'} "

@@ -170,9 +170,11 @@ class OpenAIChatModel:
     tries structured output and falls back to JSON mode, for this and later
     requests, when the server rejects it (HTTP 400, 422, or a 5xx answer to a
     structured request, as llama.cpp's server gives); ``"json_object_schema"``
-    uses JSON mode with the schema in llama.cpp's own form,
+    sends the schema in llama.cpp's own form,
     ``response_format: {"type": "json_object", "schema": ...}``, which that server
-    constrains decoding to (it answers ``json_schema`` with HTTP 500).  In JSON mode the answer's
+    constrains decoding to (it answers ``json_schema`` with HTTP 500): the schema
+    is left out of the request's text, as with structured output, and each answer
+    is still checked here, as in JSON mode.  In JSON mode the answer's
     ``calls`` are left to the loop's ``check``, whose diagnostics name the call
     (``#1 chargeCard``); the rest is checked against the schema here.
     ``schema``: ``"loose"`` (default) sends the solution schema as it is
@@ -296,7 +298,8 @@ class OpenAIChatModel:
         return client
 
     def _params(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        json_mode = self._json_mode or not request.schema
+        own_form = self.structured == "json_object_schema" and bool(request.schema)
+        json_mode = (self._json_mode or not request.schema) and not own_form
         data = request.to_data()
         if not json_mode:
             del data["schema"]  # sent as response_format instead
@@ -308,7 +311,9 @@ class OpenAIChatModel:
                 {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
             ],
             "response_format": (
-                self._json_object(request)
+                {"type": "json_object", "schema": request.schema}
+                if own_form
+                else {"type": "json_object"}
                 if json_mode
                 else {"type": "json_schema", "json_schema": self._json_schema(request)}
             ),
@@ -329,14 +334,6 @@ class OpenAIChatModel:
             if self._stream_usage:
                 params["stream_options"] = {"include_usage": True}
         return params
-
-    def _json_object(self, request: Request) -> dict[str, Any]:
-        """JSON mode's ``response_format``; with ``structured="json_object_schema"``
-        it carries the schema in llama.cpp's own form, which that server constrains
-        decoding to: ``{"type": "json_object", "schema": ...}``."""
-        if self.structured == "json_object_schema" and request.schema:
-            return {"type": "json_object", "schema": request.schema}
-        return {"type": "json_object"}
 
     def _json_schema(self, request: Request) -> dict[str, Any]:
         """The ``json_schema`` of ``response_format``: the request's schema, or its

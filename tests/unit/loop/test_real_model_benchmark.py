@@ -162,3 +162,15 @@ def test_the_command_line_takes_the_settings() -> None:
         3,
     )
     assert options.structured == "json_object_schema"
+
+
+def test_cached_tokens_are_read_from_the_servers_log() -> None:
+    from benchmarks.real_model.__main__ import cached_tokens
+
+    log = (
+        "Llama.generate: 243 prefix-match hit, remaining 1155 prompt tokens to eval\n"
+        "llama_perf_context_print: prompt eval time = 1 ms\n"
+        "Llama.generate: 1398 prefix-match hit, remaining 120 prompt tokens to eval\n"
+    )
+    assert cached_tokens(log) == 1641
+    assert cached_tokens("") == 0
