@@ -62,6 +62,10 @@ next request shows the new state. "output" may hold references too, at any depth
 (such as "†state.summary"), read once the answer's calls have run."""
 
 _JSON_MODE_NOTE = '\nThe answer must fit the JSON schema given as "schema" in the request.'
+_ONE_LINE_NOTE = "\nWrite the whole answer on one line, with no line breaks."
+"""For llama.cpp's own form: its schema grammar allows no line break, and a model that
+wants one after ``{"calls": [`` closes the list instead (the benchmark's answers were
+``{"calls": [], "output": null}`` on every turn without this sentence)."""
 
 T = TypeVar("T")
 
@@ -173,8 +177,9 @@ class OpenAIChatModel:
     sends the schema in llama.cpp's own form,
     ``response_format: {"type": "json_object", "schema": ...}``, which that server
     constrains decoding to (it answers ``json_schema`` with HTTP 500): the schema
-    is left out of the request's text, as with structured output, and each answer
-    is still checked here, as in JSON mode.  In JSON mode the answer's
+    is left out of the request's text, as with structured output, the system
+    prompt asks for the answer on one line (that grammar allows no line break), and
+    each answer is still checked here, as in JSON mode.  In JSON mode the answer's
     ``calls`` are left to the loop's ``check``, whose diagnostics name the call
     (``#1 chargeCard``); the rest is checked against the schema here.
     ``schema``: ``"loose"`` (default) sends the solution schema as it is
@@ -304,6 +309,7 @@ class OpenAIChatModel:
         if not json_mode:
             del data["schema"]  # sent as response_format instead
         system = SYSTEM_PROMPT + (_JSON_MODE_NOTE if json_mode and request.schema else "")
+        system += _ONE_LINE_NOTE if own_form else ""
         params: dict[str, Any] = {
             "model": self.model,
             "messages": [

@@ -85,6 +85,7 @@ def test_the_schema_goes_in_llama_cpps_own_form(server: tuple[str, list[dict[str
     for body, request in zip(bodies, model.requests, strict=True):
         assert body["response_format"] == {"type": "json_object", "schema": request.schema}
         assert '"schema"' not in body["messages"][1]["content"]  # the grammar carries it
+        assert body["messages"][0]["content"].endswith("on one line, with no line breaks.")
 
 
 def test_other_values_of_structured_are_refused() -> None:

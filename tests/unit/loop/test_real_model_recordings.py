@@ -1,0 +1,61 @@
+"""What a real model wrote, replayed (issue 29, point 7; docs/performance.md, "A real
+model").
+
+``tests/data/real_model/<protocol>-<mode>[-noprimer]/<task>.jsonl`` are answers of
+Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama.cpp's server, temperature 0), recorded by
+``python -m benchmarks.real_model --record``: a header line (model, settings, task,
+verdict), then each turn's solution or raw text and the error records the loop sent
+back.  Each replays through ``ScriptedModel`` into the benchmark's task, and the
+loop must do again what it did with the model: the same corrections with the same
+codes, turn by turn, and the same outcome, judged by the task's checker.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import obelisk
+from benchmarks.real_model import runner
+from benchmarks.real_model.tasks import all_tasks
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "real_model"
+RECORDINGS = sorted(DATA.glob("*/*.jsonl"))
+TASKS = {task.name: task for task in all_tasks()}
+
+
+def read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return lines[0]["header"], [line for line in lines[1:] if "turn" in line]
+
+
+def replay(path: Path) -> tuple[runner.RunRecord, obelisk.LoopResult | None]:
+    header, _ = read(path)
+    setting = runner.Setting(header["protocol"], header["mode"], header["primer"])
+    model = obelisk.ScriptedModel.from_jsonl(path)
+    return runner.run_task(model, TASKS[header["task"]], setting, max_turns=header["max_turns"])
+
+
+def test_there_are_recordings_and_they_are_small() -> None:
+    assert RECORDINGS
+    assert sum(path.stat().st_size for path in RECORDINGS) < 300_000
+    for path in RECORDINGS:
+        header, turns = read(path)
+        assert header["model"] == "qwen2.5-coder-1.5b"
+        assert {"protocol", "mode", "primer", "task", "correct", "status"} <= set(header)
+        assert turns
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_recording_replays_to_what_the_model_got(path: Path) -> None:
+    header, turns = read(path)
+    record, result = replay(path)
+    assert (record.status, record.correct) == (header["status"], header["correct"])
+    assert result is not None
+    again = [[(e.call, e.error.get("type")) for e in turn.errors] for turn in result.turns]
+    recorded = [[(e["call"], e["type"]) for e in turn["errors"]] for turn in turns]
+    answered = [turn for turn in turns if turn["solution"] is not None or turn["raw"] is not None]
+    assert again[: len(answered)] == recorded[: len(answered)]
