@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-import obelisk
 from benchmarks.real_model import runner
 from benchmarks.real_model.tasks import all_tasks
+
+import obelisk
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "real_model"
 RECORDINGS = sorted(DATA.glob("*/*.jsonl"))
