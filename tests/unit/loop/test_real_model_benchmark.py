@@ -174,3 +174,14 @@ def test_cached_tokens_are_read_from_the_servers_log() -> None:
     )
     assert cached_tokens(log) == 1641
     assert cached_tokens("") == 0
+
+
+def test_the_report_is_a_markdown_table_row_per_setting() -> None:
+    from benchmarks.real_model.report import table
+
+    task = next(t for t in TASKS if t.name == "count_words")
+    row = runner.summarize([correct_run(task, SETTINGS[0])[0]])
+    text = table([{"settings": [{"setting": "json/eager/primer", **row}]}])
+    lines = text.splitlines()
+    assert len(lines) == 3
+    assert lines[2].startswith("| json/eager/primer | 1 | 1 | 1 | 1 | 1 of 1 | 1 | none |")
