@@ -59,3 +59,51 @@ def test_a_recording_replays_to_what_the_model_got(path: Path) -> None:
     recorded = [[(e["call"], e["type"]) for e in turn["errors"]] for turn in turns]
     answered = [turn for turn in turns if turn["solution"] is not None or turn["raw"] is not None]
     assert again[: len(answered)] == recorded[: len(answered)]
+
+
+# What happened with the model, per recording: the status, whether the checker passed,
+# and the error record types of each turn (corrections by code, and tool errors).
+# Regenerated from the recordings' own "errors" when new ones are recorded.
+WHAT_HAPPENED = {
+    "json-eager/average_temperature": ("completed", False, [["invalid_output"], []]),
+    "json-eager/basket_total": (
+        "budget_exceeded",
+        False,
+        [["unresolved_reference"], ["unresolved_reference"], []],
+    ),
+    "json-eager/customer_email": ("completed", True, [["invalid_output"], [], []]),
+    "json-eager/hotel": ("completed", False, [["invalid_output"], [], []]),
+    "json-eager/order_customer_name": ("completed", False, [["invalid_output"], [], []]),
+    "json-eager/order_status": ("budget_exceeded", False, [[], [], []]),
+    "json-eager/order_total_eur": ("completed", True, [["invalid_output"], [], []]),
+    "json-eager/payment": ("budget_exceeded", False, [["unresolved_reference"], [], []]),
+    "json-eager/price_of_three": ("completed", True, [[]]),
+    "json-eager/refund": ("budget_exceeded", False, [["invalid_output"], [], []]),
+    "json-eager/total_of_orders": ("completed", True, [[], []]),
+    "json-eager/warmest_city": ("completed", True, [[]]),
+    "json-eager/weather": ("completed", False, [[]]),
+}
+
+
+def test_the_recordings_are_the_ones_described() -> None:
+    assert {f"{p.parent.name}/{p.stem}" for p in RECORDINGS} == set(WHAT_HAPPENED)
+
+
+@pytest.mark.parametrize("name", sorted(WHAT_HAPPENED))
+def test_what_the_loop_made_of_the_models_answers(name: str) -> None:
+    status, correct, codes = WHAT_HAPPENED[name]
+    record, result = replay(DATA / f"{name}.jsonl")
+    assert result is not None
+    assert (record.status, record.correct) == (status, correct)
+    turns = [sorted({e.error.get("type") for e in turn.errors}) for turn in result.turns]
+    assert turns[: len(codes)] == codes
+
+
+def test_every_constrained_answer_parsed_and_every_call_says_where_its_result_goes() -> None:
+    constrained = [p for p in RECORDINGS if p.parent.name.startswith("json-")]
+    assert constrained
+    for path in constrained:
+        _, turns = read(path)
+        for turn in turns:
+            assert turn["raw"] is None and turn["solution"] is not None, path
+            assert all("_outputPath" in call for call in turn["solution"]["calls"]), path
