@@ -82,6 +82,8 @@ WHAT_HAPPENED = {
     "json-eager/total_of_orders": ("completed", True, [[], []]),
     "json-eager/warmest_city": ("completed", True, [[]]),
     "json-eager/weather": ("completed", False, [[]]),
+    "tools-eager/payment": ("stopped", False, [["unresolved_reference"], []]),
+    "tools-eager/refund": ("stopped", False, [[]]),
 }
 
 
