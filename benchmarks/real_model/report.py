@@ -11,8 +11,8 @@ from typing import Any
 
 HEADER = (
     "| setting | tasks | correct | answers | parsed | first answer parsed | fitted "
-    "| corrections by code | prompt / completion tokens | cached | s / turn |\n"
-    "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"
+    "| corrections by code | no answer | prompt / completion tokens | cached | s / turn |\n"
+    "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"
 )
 
 
@@ -29,6 +29,7 @@ def row(setting: dict[str, Any]) -> str:
         f"{setting['first_parsed']} of {setting['tasks']}",
         setting["fitted"],
         codes,
+        setting.get("model_failures", 0),
         f"{setting['prompt_tokens']:,} / {setting['completion_tokens']:,}",
         cached,
         setting["seconds_per_turn"],

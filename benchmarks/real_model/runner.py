@@ -43,7 +43,8 @@ class RunRecord:
     ``answers`` (turns), ``parsed`` (answers that were a solution), ``fitted``
     (answers that needed no correction), ``codes`` (error record types of the
     corrections, by count), ``tokens`` (prompt, completion, cached), ``seconds``
-    of model time, and ``error`` (why the loop stopped, if it did)."""
+    of model time, ``error`` (why the loop stopped, if it did) and
+    ``model_failures`` (turns the model gave no answer: an HTTP error, a timeout)."""
 
     task: str
     status: str
@@ -59,6 +60,7 @@ class RunRecord:
     cached_tokens: int | None = None
     seconds: float = 0.0
     error: str = ""
+    model_failures: int = 0
 
 
 def is_correction(error_type: str) -> bool:
@@ -71,6 +73,9 @@ def is_correction(error_type: str) -> bool:
 def _measure(record: RunRecord, result: obelisk.LoopResult) -> None:
     cached: list[int] = []
     for turn in result.turns:
+        if turn.solution is None and turn.raw is None:  # the model gave no answer
+            record.model_failures += 1
+            continue
         record.answers += 1
         record.parsed += turn.solution is not None
         codes = [
@@ -148,6 +153,7 @@ def summarize(records: list[RunRecord]) -> dict[str, Any]:
         "fitted": sum(r.fitted for r in records),
         "corrections": answers - sum(r.fitted for r in records),
         "codes": dict(sorted(codes.items())),
+        "model_failures": sum(r.model_failures for r in records),
         "prompt_tokens": prompt,
         "completion_tokens": sum(r.completion_tokens for r in records),
         "cached_share": round(sum(cached) / prompt, 3) if cached and prompt else None,

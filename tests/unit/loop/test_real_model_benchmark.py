@@ -107,6 +107,15 @@ def test_a_run_the_loop_gives_up_on_is_wrong_and_says_why() -> None:
     assert any("refund wrote []" in problem for problem in record.problems)
 
 
+def test_a_turn_the_model_gave_no_answer_is_a_model_failure_not_an_answer() -> None:
+    task = next(t for t in TASKS if t.name == "refund_order")
+    model = obelisk.ScriptedModel([{"calls": [], "output": None}])  # then: no answer
+    record, _ = runner.run_task(model, task, SETTINGS[0])
+    assert (record.status, record.answers, record.model_failures) == ("stopped", 1, 1)
+    assert record.error.startswith("loop_stopped")
+    assert runner.summarize([record])["model_failures"] == 1
+
+
 def test_tool_failures_are_not_corrections_and_cached_tokens_are_a_share() -> None:
     assert runner.is_correction("unknown_tool") and runner.is_correction("invalid_output")
     assert not runner.is_correction("NotFound") and not runner.is_correction("skipped")
@@ -184,4 +193,4 @@ def test_the_report_is_a_markdown_table_row_per_setting() -> None:
     text = table([{"settings": [{"setting": "json/eager/primer", **row}]}])
     lines = text.splitlines()
     assert len(lines) == 3
-    assert lines[2].startswith("| json/eager/primer | 1 | 1 | 1 | 1 | 1 of 1 | 1 | none |")
+    assert lines[2].startswith("| json/eager/primer | 1 | 1 | 1 | 1 | 1 of 1 | 1 | none | 0 |")
