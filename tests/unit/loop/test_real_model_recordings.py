@@ -82,6 +82,16 @@ WHAT_HAPPENED = {
     "json-eager/total_of_orders": ("completed", True, [[], []]),
     "json-eager/warmest_city": ("completed", True, [[]]),
     "json-eager/weather": ("completed", False, [[]]),
+    "json-eager-noprimer/customer_email": ("budget_exceeded", False, [[], [], []]),
+    "json-eager-noprimer/hotel": (
+        "budget_exceeded",
+        False,
+        [["type_mismatch"], ["unresolved_reference"], ["unresolved_reference"]],
+    ),
+    "json-eager-noprimer/payment": ("budget_exceeded", False, [["PaymentDeclined"], [], []]),
+    "json-eager-noprimer/refund": ("completed", False, [[]]),
+    "json-eager-noprimer/weather": ("completed", False, [[], []]),
+    "tools-eager/hotel": ("stopped", False, [[]]),
     "tools-eager/payment": ("stopped", False, [["unresolved_reference"], []]),
     "tools-eager/refund": ("stopped", False, [[]]),
 }
