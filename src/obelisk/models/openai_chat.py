@@ -70,6 +70,13 @@ wants one after ``{"calls": [`` closes the list instead (the benchmark's answers
 T = TypeVar("T")
 
 
+def _check_structured(structured: Any) -> None:
+    if structured not in (True, False, None, "json_object_schema"):
+        raise UsageError(
+            f"structured must be True, False, None or 'json_object_schema', got {structured!r}"
+        )
+
+
 def _usage(usage: Any) -> dict[str, int] | None:
     if usage is None:
         return None
@@ -269,10 +276,7 @@ class OpenAIChatModel:
         self.schema: Literal["loose", "strict"] = schema
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
-        if structured not in (True, False, None, "json_object_schema"):
-            raise UsageError(
-                f"structured must be True, False, None or 'json_object_schema', got {structured!r}"
-            )
+        _check_structured(structured)
         self._json_mode = structured is False or structured == "json_object_schema"
         self._stream_usage = True
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
