@@ -70,11 +70,14 @@ wants one after ``{"calls": [`` closes the list instead (the benchmark's answers
 T = TypeVar("T")
 
 
-def _check_structured(structured: Any) -> None:
+def _starts_in_json_mode(structured: Any) -> bool:
+    """Whether ``structured=`` asks for JSON mode from the start (``False``, or
+    llama.cpp's own form); raises :class:`UsageError` for a value it cannot take."""
     if structured not in (True, False, None, "json_object_schema"):
         raise UsageError(
             f"structured must be True, False, None or 'json_object_schema', got {structured!r}"
         )
+    return structured is False or structured == "json_object_schema"
 
 
 def _usage(usage: Any) -> dict[str, int] | None:
@@ -276,8 +279,7 @@ class OpenAIChatModel:
         self.schema: Literal["loose", "strict"] = schema
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
-        _check_structured(structured)
-        self._json_mode = structured is False or structured == "json_object_schema"
+        self._json_mode = _starts_in_json_mode(structured)
         self._stream_usage = True
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
