@@ -98,6 +98,7 @@ WHAT_HAPPENED = {
     "tools-eager/hotel": ("stopped", False, [[]]),
     "tools-eager/payment": ("stopped", False, [["unresolved_reference"], []]),
     "tools-eager/refund": ("stopped", False, [[]]),
+    "tools-lazy/price_of_three": ("completed", True, [[]]),
 }
 
 
