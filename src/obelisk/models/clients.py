@@ -69,6 +69,10 @@ class PerLoop(Generic[C]):
             weakref.WeakKeyDictionary()
         )
 
+    def __len__(self) -> int:
+        """How many event loops hold a client made here (loops gone are forgotten)."""
+        return len(self._clients)
+
     async def get(self) -> C:
         """The client of the running event loop."""
         if self._given is not None:

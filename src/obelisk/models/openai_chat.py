@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import weakref
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Any, Literal, TypeVar
 
@@ -38,7 +37,7 @@ except ImportError:
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 from obelisk.interpreter.loop.schema_forms import calls_left_to_check, from_strict, strict_schema
 from obelisk.models import openai_shapes, tool_calls
-from obelisk.models.clients import check_settings
+from obelisk.models.clients import PerLoop, check_settings, first_bytes
 
 __all__ = ["ChatStream", "OpenAIChatModel", "SYSTEM_PROMPT"]
 
@@ -59,8 +58,22 @@ next request shows the new state. "output" may hold references too, at any depth
 (such as "†state.summary"), read once the answer's calls have run."""
 
 _JSON_MODE_NOTE = '\nThe answer must fit the JSON schema given as "schema" in the request.'
+_ONE_LINE_NOTE = "\nWrite the whole answer on one line, with no line breaks."
+"""For llama.cpp's own form: its schema grammar allows no line break, and a model that
+wants one after ``{"calls": [`` closes the list instead (the benchmark's answers were
+``{"calls": [], "output": null}`` on every turn without this sentence)."""
 
 T = TypeVar("T")
+
+
+def _starts_in_json_mode(structured: Any) -> bool:
+    """Whether ``structured=`` asks for JSON mode from the start (``False``, or
+    llama.cpp's own form); raises :class:`UsageError` for a value it cannot take."""
+    if structured not in (True, False, None, "json_object_schema"):
+        raise UsageError(
+            f"structured must be True, False, None or 'json_object_schema', got {structured!r}"
+        )
+    return structured is False or structured == "json_object_schema"
 
 
 def _usage(usage: Any) -> dict[str, int] | None:
@@ -78,26 +91,6 @@ def _detail(exc: openai.APIError) -> str:
         text = exc.message
     text = " ".join(text.split())
     return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _first_bytes(content: bytes, limit: int = 120) -> str:
-    """The start of a response body, for an error message: ``b'<html>...'``."""
-    return repr(content[:limit]) + ("..." if len(content) > limit else "")
-
-
-async def _close_with_loop(
-    client: openai.AsyncOpenAI,
-    clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any],
-    loop: asyncio.AbstractEventLoop,
-) -> AsyncGenerator[None, None]:
-    """Waits, once started, until its event loop shuts down: ``asyncio.run`` closes
-    every async generator still suspended (``loop.shutdown_asyncgens``) while the
-    loop still runs, so the loop's SDK client is closed there, cleanly."""
-    try:
-        yield
-    finally:
-        clients.pop(loop, None)
-        await client.close()
 
 
 def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
@@ -145,7 +138,13 @@ class OpenAIChatModel:
     ``False`` always uses JSON mode and checks answers here, ``None`` (default)
     tries structured output and falls back to JSON mode, for this and later
     requests, when the server rejects it (HTTP 400, 422, or a 5xx answer to a
-    structured request, as llama.cpp's server gives).  In JSON mode the answer's
+    structured request, as llama.cpp's server gives); ``"json_object_schema"``
+    sends the schema in llama.cpp's own form,
+    ``response_format: {"type": "json_object", "schema": ...}``, which that server
+    constrains decoding to (it answers ``json_schema`` with HTTP 500): the schema
+    is left out of the request's text, as with structured output, the system
+    prompt asks for the answer on one line (that grammar allows no line break), and
+    each answer is still checked here, as in JSON mode.  In JSON mode the answer's
     ``calls`` are left to the loop's ``check``, whose diagnostics name the call
     (``#1 chargeCard``); the rest is checked against the schema here.
     ``schema``: ``"loose"`` (default) sends the solution schema as it is
@@ -192,7 +191,7 @@ class OpenAIChatModel:
         base_url: str | None = None,
         api_key: str | None = None,
         client: openai.AsyncOpenAI | None = None,
-        structured: bool | None = None,
+        structured: bool | Literal["json_object_schema"] | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
         timeout: float | None = None,
@@ -233,10 +232,12 @@ class OpenAIChatModel:
         self.schema: Literal["loose", "strict"] = schema
         self.requests: list[Request] = []
         self.usage: list[dict[str, int]] = []
-        self._json_mode = structured is False
+        self._json_mode = _starts_in_json_mode(structured)
         self._stream_usage = True
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        settings = self._settings  # a client made per event loop, closed with it
+        made = None if settings is None else (lambda: openai.AsyncOpenAI(**settings))
+        self._clients: PerLoop[Any] = PerLoop(
+            made or (lambda: client), given=None if made else client
         )
 
     @property
@@ -250,24 +251,16 @@ class OpenAIChatModel:
     async def _client(self) -> openai.AsyncOpenAI:
         """The SDK client of the running event loop: the caller's ``client=``, or
         one made for this loop and closed when it shuts down."""
-        if self._settings is None:
-            return self.client
-        loop = asyncio.get_running_loop()
-        held = self._clients.get(loop)
-        if held is not None:
-            return held[0]  # type: ignore[no-any-return]
-        client = openai.AsyncOpenAI(**self._settings)
-        closer = _close_with_loop(client, self._clients, loop)
-        self._clients[loop] = (client, closer)
-        await closer.__anext__()  # the loop's shutdown now closes the client
-        return client
+        return await self._clients.get()  # type: ignore[no-any-return]
 
     def _params(self, request: Request, *, stream: bool) -> dict[str, Any]:
-        json_mode = self._json_mode or not request.schema
+        own_form = self.structured == "json_object_schema" and bool(request.schema)
+        json_mode = (self._json_mode or not request.schema) and not own_form
         data = request.to_data()
         if not json_mode:
             del data["schema"]  # sent as response_format instead
         system = SYSTEM_PROMPT + (_JSON_MODE_NOTE if json_mode and request.schema else "")
+        system += _ONE_LINE_NOTE if own_form else ""
         params: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -275,7 +268,9 @@ class OpenAIChatModel:
                 {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
             ],
             "response_format": (
-                {"type": "json_object"}
+                {"type": "json_object", "schema": request.schema}
+                if own_form
+                else {"type": "json_object"}
                 if json_mode
                 else {"type": "json_schema", "json_schema": self._json_schema(request)}
             ),
@@ -428,7 +423,7 @@ class OpenAIChatModel:
             content = bytes(raw.http_response.content)
             detail = f"{type(exc).__name__}: {exc}"[:200]
             raise self._malformed(
-                f"not a chat completion, {detail}", f"body starts {_first_bytes(content)}"
+                f"not a chat completion, {detail}", f"body starts {first_bytes(content)}"
             ) from None
 
     async def complete(self, request: Request) -> Solution:

@@ -20,7 +20,8 @@ def openai_tools(request: Request) -> list[dict[str, Any]]:
 
 def openai_messages(talk: Conversation) -> list[dict[str, Any]]:
     """A :class:`Conversation` as OpenAI chat messages: system, user (opening), the
-    carried calls as an assistant message with ``tool_calls`` answered by ``tool``
+    carried calls as an assistant message with ``tool_calls`` (and no ``content``,
+    which llama-cpp-python's server refuses as ``null``) answered by ``tool``
     messages, then user (closing)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": talk.system},
@@ -29,8 +30,7 @@ def openai_messages(talk: Conversation) -> list[dict[str, Any]]:
     if talk.calls:
         messages.append(
             {
-                "role": "assistant",
-                "content": None,
+                "role": "assistant",  # no "content": llama.cpp's server refuses null
                 "tool_calls": [
                     {
                         "id": call.id,

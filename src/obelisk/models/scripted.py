@@ -82,7 +82,9 @@ it had 1 and was asked for answer 2
     def from_jsonl(cls, path: str | Path, **options: Any) -> ScriptedModel:
         """Answers from a JSON-lines file: each line is a solution object, or a
         turn record with a ``"solution"`` key (what ``LoopResult.to_jsonl`` writes;
-        a ``"raw"`` key replays a broken answer verbatim).  Blank lines are skipped.
+        a ``"raw"`` key replays a broken answer verbatim).  Blank lines are skipped, and
+        so is a ``{"header": ...}`` line (what a recording says about its model and
+        settings).
         Lines are read as strict JSON (no ``NaN``, no integer too long for Python, no
         nesting too deep to decode; see docs/limits.md).  Raises
         :class:`~obelisk.errors.UsageError` naming the line and column of a bad entry."""
@@ -99,6 +101,8 @@ it had 1 and was asked for answer 2
                 ) from None
             if not isinstance(entry, dict):
                 raise UsageError(f"{path}:{number}: expected a JSON object")
+            if "header" in entry:  # a recording's model and settings, not an answer
+                continue
             if "raw" in entry and isinstance(entry["raw"], str):
                 answers.append(entry["raw"])
             elif "solution" in entry:

@@ -28,7 +28,7 @@ __all__ = [
 _NAME = "[A-Za-z_][A-Za-z0-9_-]*"
 _INT = "-?(0|[1-9][0-9]*)"
 _KEY = r"""\['[^'"\\\x00-\x1f]*'\]"""
-_STEP = rf"(\.{_NAME}|\.{_INT}|\[{_INT}\]|{_KEY})"
+_STEP = rf"([.]{_NAME}|[.]{_INT}|\[{_INT}\]|{_KEY})"
 _REFERENCE = rf"†{_NAME}({_STEP}|\[\*\])*"
 
 
