@@ -1,5 +1,5 @@
 """``python -m obelisk``: the command line."""
 
-from obelisk.cli.app import main
+from obelisk.cli.entry import main
 
 main()

@@ -23,9 +23,10 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-try:  # openai 3.x ships on httpx2; openai 1.x on httpx
+# openai 3.x ships on httpx2, openai 1.x on httpx (and anthropic may bring httpx2 beside it)
+if int(openai.__version__.split(".")[0]) >= 3:  # pragma: no cover - the installed SDK
     import httpx2 as httpx
-except ImportError:  # pragma: no cover - depends on the installed SDK
+else:  # pragma: no cover
     import httpx
 
 import obelisk  # noqa: E402
