@@ -63,12 +63,29 @@ def _resolve_own_annotations(cls: type) -> None:
     if not own or not any(isinstance(hint, str) for hint in own.values()):
         return
     with contextlib.suppress(Exception):  # NameError, TypeError: names only a type checker sees
-        hints = typing.get_type_hints(cls, include_extras=True)
+        try:
+            hints = typing.get_type_hints(cls, include_extras=True)
+        except TypeError:  # Python 3.10 refuses some hints as a whole (InitVar[bool])
+            hints = _one_by_one(cls, own)
         cls.__annotations__ = {key: hints.get(key, hint) for key, hint in own.items()}
         # pydantic reads a dataclass's field types from its fields, in ``__module__``
         for key, field in getattr(cls, "__dataclass_fields__", {}).items():
             if isinstance(field.type, str) and key in hints:
                 field.type = hints[key]
+
+
+def _one_by_one(cls: type, own: dict[str, Any]) -> dict[str, Any]:
+    """``cls``'s own string annotations evaluated one by one in its defining module
+    (those that do not evaluate are left out)."""
+    namespace = dict(vars(sys.modules[cls.__module__]))
+    hints: dict[str, Any] = {}
+    for key, hint in own.items():
+        if not isinstance(hint, str):
+            hints[key] = hint
+            continue
+        with contextlib.suppress(Exception):
+            hints[key] = eval(hint, namespace)  # our own annotations, as typing would
+    return hints
 
 
 def _keep_doctests(defining: ModuleType, value: Any) -> None:
