@@ -89,6 +89,8 @@ def test_exclusive_and_unreachable_equal_the_full_tag_analysis(raw: list[dict[st
     for first in range(graph.size):
         assert graph.tags(first) <= tags[first]
         for second in range(graph.size):
+            if first in unreachable or second in unreachable:
+                continue  # a call that never runs: whether it excludes another is moot
             chosen = dict(tags[first])
             expected = any(chosen.get(p, a) != a for p, a in tags[second])
             assert graph.exclusive(first, second) == expected
