@@ -11,6 +11,12 @@ Integration tests (``@pytest.mark.integration("postgresql")``) need a real serve
 browser. They run only where ``OBELISK_INTEGRATION=1`` (``.ci/run`` sets it for one run
 of the suite, not for every Python version); elsewhere they are skipped with that reason,
 which ``-ra`` prints. A test whose component cannot start skips itself with the reason.
+
+Tests that run a benchmark script (the files of ``tests/integration`` whose names say
+``benchmark``, and the competitors') carry the ``benchmark`` marker, added here. The
+README's test command runs them; ``.ci/run``'s later runs of the suite (lowest versions,
+other Pythons) leave them out with ``-m "not benchmark"``, since the benchmark scripts
+are the team's tools and already ran in its first run.
 """
 
 from __future__ import annotations
@@ -34,8 +40,19 @@ def _profile_name() -> str:
 settings.load_profile(_profile_name())
 
 
+def _runs_a_benchmark(item: pytest.Item) -> bool:
+    name = item.path.name
+    return item.path.parent.name == "integration" and (
+        "benchmark" in name or name == "test_competitors.py"
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip integration tests, with the reason, unless ``OBELISK_INTEGRATION=1``."""
+    """Mark the benchmark scripts' tests; skip integration tests, with the reason, unless
+    ``OBELISK_INTEGRATION=1``."""
+    for item in items:
+        if _runs_a_benchmark(item):
+            item.add_marker(pytest.mark.benchmark)
     if os.environ.get("OBELISK_INTEGRATION") == "1":
         return
     for item in items:
