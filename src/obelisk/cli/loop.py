@@ -262,6 +262,15 @@ _JsonModeOption = Annotated[
         "of structured output.",
     ),
 ]
+_ProtocolOption = Annotated[
+    str | None,
+    typer.Option(
+        "--protocol",
+        metavar="json|tools",
+        help="How an openai: or litellm: model answers: a JSON solution (json, openai:'s "
+        "default) or native tool calls (tools, litellm:'s default).",
+    ),
+]
 _TemperatureOption = Annotated[
     float | None,
     typer.Option("--temperature", min=0.0, metavar="T", help="Sampling temperature (openai:)."),
@@ -331,6 +340,7 @@ def loop_command(
     base_url: BaseUrlOption = None,
     model_timeout: _ModelTimeoutOption = None,
     json_mode: _JsonModeOption = False,
+    protocol: _ProtocolOption = None,
     temperature: _TemperatureOption = None,
     max_tokens: _MaxTokensOption = None,
     max_requests: _MaxRequestsOption = 1000,
@@ -353,6 +363,7 @@ def loop_command(
     _check_options(mode, advance, stream=stream, approve=approve, input=input)
     options = {
         "structured": False if json_mode else None,
+        "protocol": protocol,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "timeout": model_timeout,  # the adapter's HTTP timeout matches the loop's bound

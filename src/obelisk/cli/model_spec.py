@@ -30,12 +30,14 @@ def model_from_spec(
     ``litellm:MODEL``, ``scripted:FILE``), as ``obelisk loop`` and ``obelisk run`` take
     it; exits 2 for a bad spec, a missing extra, a transcript that cannot be read, or
     ``--base-url`` with a scripted model.  ``options``: more keywords of the adapter
-    (``structured``, openai: only; ``temperature``, ``max_tokens``, ``timeout``), those
+    (``structured``, openai: only; ``protocol``, ``"json"`` or ``"tools"``, openai: and
+    litellm: only; ``temperature``, ``max_tokens``, ``timeout``), those
     that are not ``None``; a scripted model takes only ``timeout``."""
     given = {name: value for name, value in (options or {}).items() if value is not None}
     kind, _, target = spec.partition(":")
     if kind not in (*_PROVIDERS, "scripted") or not target:
         fail(f"--model must be {_MODEL_FORMS}, got {spec!r}")
+    _check_protocol(kind, given.get("protocol"))
     if kind == "scripted":
         return _scripted(target, base_url, given)
     if kind != "openai" and "structured" in given:
@@ -50,6 +52,17 @@ def model_from_spec(
         return adapter(target, base_url=base_url, **given)  # type: ignore[no-any-return]
     except ObeliskError as exc:
         fail(str(exc))
+
+
+def _check_protocol(kind: str, protocol: str | None) -> None:
+    """``--protocol``: ``json`` or ``tools``, for the adapters that speak both (an
+    anthropic: model always answers with tool use)."""
+    if protocol is None:
+        return
+    if protocol not in ("json", "tools"):
+        fail(f"--protocol must be json or tools, got {protocol!r}")
+    if kind not in ("openai", "litellm"):
+        fail("--protocol applies to openai: and litellm: models only")
 
 
 def _scripted(target: str, base_url: str | None, given: dict[str, Any]) -> Model:

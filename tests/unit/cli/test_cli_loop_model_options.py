@@ -1,6 +1,7 @@
 """``obelisk loop``'s options for a real model (issue 29, point 3; docs/cli.md):
-``--json-mode``, ``--temperature``, ``--max-tokens`` and ``--model-timeout`` reach the
-OpenAI-compatible server, here a local one on the loopback interface."""
+``--json-mode``, ``--protocol``, ``--temperature``, ``--max-tokens`` and
+``--model-timeout`` reach the OpenAI-compatible server, here a local one on the loopback
+interface."""
 
 from __future__ import annotations
 
@@ -86,3 +87,30 @@ def test_model_options_are_refused_for_a_scripted_model(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "apply to openai:, anthropic: and litellm: models only" in result.output
     assert runner.invoke(app, [*args, "--model-timeout", "5"]).exit_code == 0
+
+
+def test_protocol_tools_offers_the_tools_as_functions(
+    server: tuple[str, list[dict[str, Any]]],
+) -> None:
+    url, bodies = server
+    args = ["loop", "--model", "openai:m", "--base-url", url, "--json", "--protocol", "tools"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (body,) = bodies
+    names = {tool["function"]["name"] for tool in body["tools"]}
+    assert {"final_output", "add"} <= names  # the stdlib's tools, as functions
+    assert "response_format" not in body
+
+
+@pytest.mark.parametrize(
+    ("model", "protocol", "message"),
+    [
+        ("openai:m", "xml", "--protocol must be json or tools, got 'xml'"),
+        ("anthropic:m", "json", "--protocol applies to openai: and litellm: models only"),
+        ("scripted:x.jsonl", "tools", "--protocol applies to openai: and litellm: models only"),
+    ],
+)
+def test_a_protocol_that_does_not_apply_exits_2(model: str, protocol: str, message: str) -> None:
+    result = runner.invoke(app, ["loop", "--model", model, "--protocol", protocol])
+    assert result.exit_code == 2
+    assert message in result.output
