@@ -81,6 +81,15 @@ ToolsOption = Annotated[
         "other Tool objects (repeatable).",
     ),
 ]
+PolicyOption = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        metavar="off|strict",
+        help="strict: a call that writes the world waits for approval when an argument is "
+        "untrusted (docs/security.md); off: only the tools' own rules.",
+    ),
+]
 NoStdlibOption = Annotated[bool, typer.Option("--no-stdlib", help="Leave the standard tools out.")]
 FilesRootOption = Annotated[
     Path | None,
@@ -121,6 +130,13 @@ def fail(message: str) -> NoReturn:
     head, newline, rest = message.partition("\n")
     err.print(f"obelisk: error: {printable(head)}{newline}{rest}", markup=False)
     raise typer.Exit(2)
+
+
+def check_policy(policy: str) -> None:
+    """``--policy`` (``obelisk run`` and ``obelisk simulate``): exit 2 unless ``off`` or
+    ``strict`` (docs/security.md)."""
+    if policy not in ("off", "strict"):
+        fail(f"--policy must be off or strict, got {policy!r}")
 
 
 def decode_json(text: str, what: str) -> Any:

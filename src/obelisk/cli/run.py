@@ -21,8 +21,10 @@ from obelisk.cli.io import (
     NoStdlibOption,
     OverrideOption,
     PlanArgument,
+    PolicyOption,
     StateOption,
     ToolsOption,
+    check_policy,
     err,
     fail,
     load_registry,
@@ -185,15 +187,6 @@ _ModelOption = Annotated[
         "answers).",
     ),
 ]
-_PolicyOption = Annotated[
-    str,
-    typer.Option(
-        "--policy",
-        metavar="off|strict",
-        help="strict: a call that writes the world waits for approval when an argument is "
-        "untrusted (docs/security.md); off: only the tools' own rules.",
-    ),
-]
 _OutputValidationOption = Annotated[
     str,
     typer.Option(
@@ -226,7 +219,7 @@ def run_command(
     model: _ModelOption = None,
     base_url: BaseUrlOption = None,
     otel: OtelOption = False,
-    policy: _PolicyOption = "off",
+    policy: PolicyOption = "off",
 ) -> None:
     """Run a plan with the standard tools plus --tools; print the final state.
 
@@ -311,8 +304,7 @@ def _check_options(
             fail(f"{option} names a durable run: it needs --journal FILE too")
     if validation not in ("strict", "warn", "off"):
         fail(f"--output-validation must be strict, warn or off, got {validation!r}")
-    if policy not in ("off", "strict"):
-        fail(f"--policy must be off or strict, got {policy!r}")
+    check_policy(policy)
     if plan == "-" and input == "-":
         fail("the plan and --input cannot both be read from standard input")
 

@@ -18,8 +18,10 @@ from obelisk.cli.io import (
     NoStdlibOption,
     OverrideOption,
     PlanArgument,
+    PolicyOption,
     StateOption,
     ToolsOption,
+    check_policy,
     err,
     fail,
     json_default,
@@ -229,6 +231,7 @@ def simulate_command(
     graph: _GraphOption = None,
     scenario: _ScenarioOption = 1,
     verbose: _VerboseOption = False,
+    policy: PolicyOption = "off",
 ) -> None:
     """Dry-run a plan: every combination of its calls' outcomes, nothing with side
     effects run (docs/simulate.md).
@@ -242,6 +245,7 @@ def simulate_command(
 
     if graph not in (None, "mermaid", "dot"):
         fail(f"unknown --graph {graph!r}; expected 'mermaid' or 'dot'")
+    check_policy(policy)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     text = read_plan(plan)
     documents = read_json(input, "input"), read_object(state, "state")
@@ -257,6 +261,7 @@ def simulate_command(
             cost=_numbers(cost, "cost"),
             max_scenarios=max_scenarios,
             seed=seed,
+            policy="strict" if policy == "strict" else "off",
         )
     if graph is not None:
         if scenario > len(report.scenarios):
