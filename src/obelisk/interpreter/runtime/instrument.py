@@ -39,7 +39,8 @@ class Instrument(Protocol):
     implementation)."""
 
     def trace_run(self, engine: Any) -> RunTrace:
-        """The trace of one engine's run (``engine.plan``, ``.graph``, ``.records``)."""
+        """The trace of one engine's run (``engine.plan``, ``.graph``, ``.records``,
+        ``.replay``, ``.approved``: the approval id of each call a person decided on)."""
         ...
 
     def agent(self, loop: Any) -> AbstractContextManager[Any]:

@@ -407,6 +407,9 @@ class CallSpans(RunTrace):
             attributes[key] = record.reason
         if record.attempts:
             attributes["obelisk.call.attempts"] = record.attempts
+        approval = self.engine.approved.get(record.index)
+        if approval is not None:  # a resumed run's call a person decided on
+            attributes["obelisk.approval.id"] = approval
         if paths:
             attributes["obelisk.call.paths_written"] = paths
             alternative = self._alternative(record.index, paths[0])
