@@ -33,6 +33,7 @@ from obelisk.cli.io import (
     plural,
     tool_flags,
 )
+from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.cli.results import report
 from obelisk.cli.run import CLI_CONTEXT, decided, settle
 from obelisk.diagnostics import printable
@@ -151,6 +152,7 @@ def resume_command(
             "skipped because of them.",
         ),
     ] = False,
+    otel: OtelOption = False,
 ) -> None:
     """Continue a durable run from its journal: after a crash, a stop, or approvals.
 
@@ -172,6 +174,7 @@ def resume_command(
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     approver = TerminalApprover(err, model=False) if approve else None
     with _journal(journal) as book:
+        stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
         try:
             result = settle(
                 functools.partial(
@@ -188,6 +191,8 @@ def resume_command(
         except ApprovalAborted as exc:
             err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
             raise typer.Exit(1) from None
+        finally:
+            stop_otel()  # sends the spans left in the batch
     report(
         result,
         as_json,
