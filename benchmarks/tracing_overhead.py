@@ -2,7 +2,7 @@
 
 The run-overhead workload (``run_overhead.py``: zero-work async calls in a layered DAG,
 50 wide, each call reading two calls of the layer before; the plan checked as never
-seen) is run three ways, round by round so that the machine's drift hits all three
+seen) is run four ways, round by round so that the machine's drift hits all of them
 alike:
 
 * **off**: tracing never turned on in this process (the engine asks the runtime's
@@ -26,10 +26,9 @@ obelisk's own share, ``obelisk alone - off``, from the paired rounds.  Beside th
 the shape obelisk makes (five attributes, two links of two attributes each, three
 attributes set at its end), in a loop that does nothing else: the least the SDK can take
 for such a span (inside a run, where the caches hold the run too, it takes more:
-``on - obelisk alone``).  The target
-(issue 30): under 30 µs per call with the batch processor.  The cost of tracing *off*
-against the code before tracing existed is ``tracing_off.py`` (docs/performance.md,
-"Tracing", gives the figures).
+``on - obelisk alone``).  The target (issue 30): under 30 µs per call with the batch
+processor.  The cost of tracing *off* against the code before tracing existed is
+``tracing_off.py`` (docs/performance.md, "Tracing", gives the figures).
 
 Run ``python -m benchmarks.tracing_overhead [--repeat N] [--calls N ...]`` (needs the
 ``otel`` extra).
