@@ -113,6 +113,16 @@ def _resolutions(
     return chosen
 
 
+_RetryFailedOption = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed",
+        help="A failed run: run its failed and cancelled calls again, and the calls "
+        "skipped because of them.",
+    ),
+]
+
+
 def resume_command(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The durable run to continue.")],
     journal: RequiredJournal,
@@ -144,14 +154,7 @@ def resume_command(
     approve: Annotated[
         bool, typer.Option("--approve", help="Ask on the terminal about calls awaiting approval.")
     ] = False,
-    retry_failed: Annotated[
-        bool,
-        typer.Option(
-            "--retry-failed",
-            help="A failed run: run its failed and cancelled calls again, and the calls "
-            "skipped because of them.",
-        ),
-    ] = False,
+    retry_failed: _RetryFailedOption = False,
     otel: OtelOption = False,
 ) -> None:
     """Continue a durable run from its journal: after a crash, a stop, or approvals.
