@@ -2,7 +2,7 @@
 
 The run-overhead workload (``run_overhead.py``: zero-work async calls in a layered DAG,
 50 wide, each call reading two calls of the layer before; the plan checked as never
-seen) is run three ways, round by round so that the machine's drift hits all three
+seen) is run four ways, round by round so that the machine's drift hits all of them
 alike:
 
 * **off**: tracing never turned on in this process (the engine asks the runtime's
@@ -12,17 +12,23 @@ alike:
 * **on**: ``obelisk.instrument(provider)`` with the SDK's ``TracerProvider`` and
   ``BatchSpanProcessor``, its exporter dropping the spans (so the figure is obelisk's
   spans and the SDK's pipeline, not a network): one ``invoke_workflow`` span and one
-  ``execute_tool`` span per call, each with its links.
+  ``execute_tool`` span per call, each with its links;
+* **obelisk alone**: ``obelisk.instrument(NoOpTracerProvider())``, OpenTelemetry's API
+  without an SDK: obelisk does all its work (attributes, links, the span made current in
+  the call's task) and the spans it gets cost nothing, so ``obelisk alone - off`` is
+  obelisk's own share of the cost and ``on - obelisk alone`` the SDK's, both measured
+  inside the run.
 
 Reported: µs per call, wall and CPU (``time.perf_counter`` / ``time.process_time``),
-medians of ``--repeat`` (at least 5), and tracing's cost per call, ``on - off``, from
-the paired rounds.  Beside it, the **SDK floor**: the same provider making, with no
-obelisk at all, one span per call of the shape obelisk makes (five attributes, two
-links of two attributes each, three attributes set at its end), so that what is the
-SDK's and what is obelisk's can be told apart on the machine of the day.  The target
-(issue 30): under 30 µs per call with the batch processor.  The cost of tracing *off*
-against the code before tracing existed is ``tracing_off.py`` (docs/performance.md,
-"Tracing", gives the figures).
+medians of ``--repeat`` (at least 5), and tracing's cost per call, ``on - off``, and
+obelisk's own share, ``obelisk alone - off``, from the paired rounds.  Beside them, the
+**SDK floor**: the same provider making, with no obelisk at all, one span per call of
+the shape obelisk makes (five attributes, two links of two attributes each, three
+attributes set at its end), in a loop that does nothing else: the least the SDK can take
+for such a span (inside a run, where the caches hold the run too, it takes more:
+``on - obelisk alone``).  The target (issue 30): under 30 µs per call with the batch
+processor.  The cost of tracing *off* against the code before tracing existed is
+``tracing_off.py`` (docs/performance.md, "Tracing", gives the figures).
 
 Run ``python -m benchmarks.tracing_overhead [--repeat N] [--calls N ...]`` (needs the
 ``otel`` extra).
@@ -41,7 +47,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.trace import Link
+from opentelemetry.trace import Link, NoOpTracerProvider
 
 import obelisk
 from obelisk.interpreter.tracing import uninstrument
@@ -99,10 +105,11 @@ def sdk_floor(provider: TracerProvider, calls: int) -> None:
 
 
 def measure(calls: int, repeat: int) -> dict[str, Any]:
-    """The three ways, ``repeat`` rounds, on a layered plan of ``calls`` calls:
-    ``{"calls", "off", "off_again", "on", "sdk_floor", "cost"}``, each a ``{"wall",
-    "cpu"}`` of µs per call (``cost``: the median of the rounds' ``on - off``);
-    ``spans``: spans the exporter received in the last traced round."""
+    """The four ways, ``repeat`` rounds, on a layered plan of ``calls`` calls:
+    ``{"calls", "off", "off_again", "on", "alone", "sdk_floor", "cost", "own"}``, each a
+    ``{"wall", "cpu"}`` of µs per call (``cost``: the median of the rounds' ``on - off``,
+    ``own``: of their ``alone - off``); ``spans``: spans the exporter received in the
+    last traced round."""
     plan = plan_for(layered(calls))
 
     def run() -> None:
@@ -115,8 +122,9 @@ def measure(calls: int, repeat: int) -> dict[str, Any]:
         BatchSpanProcessor(exporter, max_queue_size=max(calls * 2 + 10, 2048))
     )
     samples: dict[str, list[tuple[float, float]]] = {
-        "off": [], "off_again": [], "on": [], "sdk_floor": [],
+        "off": [], "off_again": [], "on": [], "alone": [], "sdk_floor": [],
     }  # fmt: skip
+    no_sdk = NoOpTracerProvider()
     run()  # warm: imports, the thread pool
     for _ in range(repeat):
         samples["off"].append(_timed(run))
@@ -127,6 +135,9 @@ def measure(calls: int, repeat: int) -> dict[str, Any]:
         traced = exporter.spans
         uninstrument()
         samples["off_again"].append(_timed(run))
+        obelisk.instrument(no_sdk)
+        samples["alone"].append(_timed(run))
+        uninstrument()
         samples["sdk_floor"].append(_timed(lambda: sdk_floor(provider, calls)))
         provider.force_flush()
     spans = traced
@@ -138,15 +149,18 @@ def measure(calls: int, repeat: int) -> dict[str, Any]:
             "cpu": statistics.median(p[1] for p in pairs) / calls * 1e6,
         }
 
-    cost = [
-        (on[0] - off[0], on[1] - off[1])
-        for on, off in zip(samples["on"], samples["off"], strict=True)
-    ]
+    def minus_off(name: str) -> list[tuple[float, float]]:
+        return [
+            (it[0] - off[0], it[1] - off[1])
+            for it, off in zip(samples[name], samples["off"], strict=True)
+        ]
+
     return {
         "calls": calls,
         "spans": spans,
         **{name: per_call(pairs) for name, pairs in samples.items()},
-        "cost": per_call(cost),
+        "cost": per_call(minus_off("on")),
+        "own": per_call(minus_off("alone")),
     }
 
 
@@ -163,13 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         "| calls | off | off again | on (batch processor) | tracing costs | "
-        "SDK floor (spans alone) | spans |"
+        "obelisk's own share | SDK floor (spans alone) | spans |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         cells = [
             f"{row[name]['wall']:.1f} / {row[name]['cpu']:.1f}"
-            for name in ("off", "off_again", "on", "cost", "sdk_floor")
+            for name in ("off", "off_again", "on", "cost", "own", "sdk_floor")
         ]
         print(f"| {row['calls']:,} | " + " | ".join(cells) + f" | {row['spans']:,} |")
     return 0

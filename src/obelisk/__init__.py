@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from obelisk.interpreter.analysis.graph import PlanGraph as PlanGraph
     from obelisk.interpreter.analysis.result import CheckResult as CheckResult
     from obelisk.interpreter.analysis.trust import ApprovalNeed as ApprovalNeed
+    from obelisk.interpreter.fixed_plan import resume as resume
+    from obelisk.interpreter.fixed_plan import resume_sync as resume_sync
     from obelisk.interpreter.fixed_plan import run as run
     from obelisk.interpreter.fixed_plan import run_sync as run_sync
     from obelisk.interpreter.loop.loop import Loop as Loop
@@ -82,8 +84,6 @@ if TYPE_CHECKING:
     from obelisk.interpreter.runtime.records import CallRecord as CallRecord
     from obelisk.interpreter.runtime.records import RunResult as RunResult
     from obelisk.interpreter.runtime.records import UnknownCall as UnknownCall
-    from obelisk.interpreter.runtime.resume import resume as resume
-    from obelisk.interpreter.runtime.run import resume_sync as resume_sync
     from obelisk.interpreter.runtime.write_log import WriteEntry as WriteEntry
     from obelisk.interpreter.simulate.approval import Approval as Approval
     from obelisk.interpreter.simulate.approval import PlanDiff as PlanDiff
@@ -140,8 +140,8 @@ _CORE = {
     "parse_expression": "obelisk.grammar",
     "parse_plan": "obelisk.interpreter.plan.parse",
     "ref": "obelisk.grammar",
-    "resume": "obelisk.interpreter.runtime.resume",
-    "resume_sync": "obelisk.interpreter.runtime.run",
+    "resume": "obelisk.interpreter.fixed_plan",
+    "resume_sync": "obelisk.interpreter.fixed_plan",
     "run": "obelisk.interpreter.fixed_plan",
     "run_sync": "obelisk.interpreter.fixed_plan",
     "tool": "obelisk.interpreter.tools.tool",

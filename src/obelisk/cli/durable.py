@@ -33,6 +33,7 @@ from obelisk.cli.io import (
     plural,
     tool_flags,
 )
+from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.cli.results import report
 from obelisk.cli.run import CLI_CONTEXT, decided, settle
 from obelisk.diagnostics import printable
@@ -112,6 +113,16 @@ def _resolutions(
     return chosen
 
 
+_RetryFailedOption = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed",
+        help="A failed run: run its failed and cancelled calls again, and the calls "
+        "skipped because of them.",
+    ),
+]
+
+
 def resume_command(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The durable run to continue.")],
     journal: RequiredJournal,
@@ -143,14 +154,8 @@ def resume_command(
     approve: Annotated[
         bool, typer.Option("--approve", help="Ask on the terminal about calls awaiting approval.")
     ] = False,
-    retry_failed: Annotated[
-        bool,
-        typer.Option(
-            "--retry-failed",
-            help="A failed run: run its failed and cancelled calls again, and the calls "
-            "skipped because of them.",
-        ),
-    ] = False,
+    retry_failed: _RetryFailedOption = False,
+    otel: OtelOption = False,
 ) -> None:
     """Continue a durable run from its journal: after a crash, a stop, or approvals.
 
@@ -172,6 +177,7 @@ def resume_command(
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     approver = TerminalApprover(err, model=False) if approve else None
     with _journal(journal) as book:
+        stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
         try:
             result = settle(
                 functools.partial(
@@ -188,6 +194,8 @@ def resume_command(
         except ApprovalAborted as exc:
             err.print(f"obelisk: approval abandoned: {exc}", markup=False, style="bold red")
             raise typer.Exit(1) from None
+        finally:
+            stop_otel()  # sends the spans left in the batch
     report(
         result,
         as_json,

@@ -34,6 +34,7 @@ from obelisk.cli.io import (
     read_plan,
     tools_print_to_stderr,
 )
+from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.cli.run import CLI_CONTEXT
 from obelisk.diagnostics import printable
 from obelisk.errors import ObeliskError
@@ -217,6 +218,7 @@ def run_many_command(
             "cluster of this machine) or ray://HOST:PORT (the ray extra).",
         ),
     ] = None,
+    otel: OtelOption = False,
 ) -> None:
     """Run one plan over many inputs (--inputs), or many plans (--plans).
 
@@ -224,7 +226,8 @@ def run_many_command(
     "state", "calls", "errors", "error", "run_id", "resumed"}), written as the runs end.
     A run that fails never stops the others.  With --journal every run is durable: run
     the same command again after a crash and only the unfinished runs run.  Exits 0
-    when every run completed, 1 otherwise, 2 for bad input.
+    when every run completed, 1 otherwise, 2 for bad input.  --otel traces the runs of
+    this process (not those on Ray workers).
     """
     if concurrency < 1:
         fail(f"--concurrency must be at least 1, got {concurrency}")
@@ -232,6 +235,7 @@ def run_many_command(
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     sink = _sink(output)
     writer = InOrder(sink)
+    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
     try:
         with _progress(len(items)) as advance, tools_print_to_stderr():
 
@@ -248,6 +252,7 @@ def run_many_command(
         fail(str(exc))
     finally:
         sink.close()
+        stop_otel()  # sends the spans left in the batch
     for line in summary_lines(results):
         err.print(printable(line), markup=False)
     if not all(result.ok for result in results):

@@ -30,6 +30,7 @@ from obelisk.cli.io import (
     load_registry,
     out,
 )
+from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.cli.run import CLI_CONTEXT, settle
 from obelisk.diagnostics import printable
 from obelisk.errors import ObeliskError, RunLocked
@@ -112,6 +113,7 @@ def worker_command(
         float,
         typer.Option("--poll", metavar="SECONDS", help="How often to look for ready runs."),
     ] = 2.0,
+    otel: OtelOption = False,
 ) -> None:
     """Finish the durable runs of a journal that are ready to continue: crashed or
     interrupted runs, and runs whose approvals were all decided.
@@ -133,6 +135,7 @@ def worker_command(
         fail(str(exc))
     worker = _Worker(book, registry)
     _stop_on_sigterm(worker)
+    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
     try:
         while True:
             try:
@@ -149,5 +152,6 @@ def worker_command(
         err.print("obelisk worker: stopped", markup=False)
     finally:
         book.close()
+        stop_otel()  # sends the spans left in the batch
     if worker.failures:
         raise typer.Exit(1)

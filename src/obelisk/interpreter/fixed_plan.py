@@ -16,9 +16,12 @@ from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from obelisk.interpreter.analysis.handoff import PlanOrChecked
+from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.engine import LatentFactory
 from obelisk.interpreter.runtime.records import RunResult
-from obelisk.interpreter.runtime.run import EventHandlers, run_blocking
+from obelisk.interpreter.runtime.resume import resume as resume_run
+from obelisk.interpreter.runtime.retry import Retry
+from obelisk.interpreter.runtime.run import EventHandlers, listeners_of, run_blocking
 from obelisk.interpreter.runtime.run import run as run_plan
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.tools.options import OutputValidation
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
 else:  # what typing.get_type_hints(obelisk.run) sees, without importing the loop
     Model = Any
 
-__all__ = ["run", "run_sync"]
+__all__ = ["resume", "resume_sync", "run", "run_sync"]
 
 
 async def run(
@@ -192,3 +195,85 @@ def run_sync(
             input_labels=input_labels,
         )
     )
+
+
+async def resume(
+    run: RunResult | str,
+    decisions: Mapping[str, Decision] | None = None,
+    *,
+    tools: ToolsLike = None,
+    journal: Any = None,
+    unknown: Mapping[Any, Resolution] | None = None,
+    context: Any = None,
+    on_event: EventHandlers = None,
+    retry: Retry = None,
+    tracer_provider: Any = None,
+) -> RunResult:
+    """Continue a paused run, or a durable run by its id; returns the new :class:`RunResult`.
+
+    ``run`` is the paused result, or the id of a durable run with ``journal=`` (a
+    file path or an :class:`obelisk.Journal`; docs/durable.md).  ``decisions`` maps
+    approval ids (``result.pending[i].id``) to
+    :class:`~obelisk.interpreter.runtime.approvals.Decision`: accepted calls run,
+    edited ones run with the edited arguments, rejected ones fail with the reason
+    (``ApprovalRejected``, which an error arm may take).  Calls without a decision
+    keep waiting.  ``True`` and ``False`` are ``Decision.accept()`` and
+    ``Decision.reject("rejected")``.  ``tools`` replaces the run's tools (default:
+    the same; a run resumed by id needs them); a run kept in memory is pinned to its
+    tools' schemas and options, as a journal pins them, and to their functions.
+    Nothing that already ran is run again, and a result kept in memory is resumed
+    once: resume the result its resume returned.
+
+    ``retry="failed"`` picks up a run whose status is ``failed`` at the failed step:
+    the calls that failed (``failed``, ``invalid_output``) or were ``cancelled`` run
+    again, and so does every call skipped because of them; the calls that succeeded
+    are replayed, not run again, and a call a person rejected stays rejected
+    (docs/durable.md, "Retry from the failed step").  ``retry=None`` (the default)
+    resumes as above.
+
+    Durable runs only: ``unknown`` maps calls whose outcome is unknown (by index or
+    ``_id``; ``result.unknown``) to a
+    :class:`~obelisk.interpreter.runtime.approvals.Resolution`; ``context`` is the
+    context object for the tools (default: the one the result ran with) and
+    ``on_event`` a listener or listeners, as for :func:`obelisk.run`.
+
+    ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, ``otel`` extra; default
+    ``None``: traced only when :func:`obelisk.instrument` is on) traces the resumed
+    run, and those nested in it, with that provider, as :func:`run` does
+    (docs/observability.md, "Resumed runs").
+
+    Raises :class:`~obelisk.errors.ApprovalError` for a bad decision or resolution
+    (see :func:`~obelisk.interpreter.runtime.approvals.check_decisions`) and for a
+    result resumed already (naming its run),
+    :class:`~obelisk.errors.RunMismatch` for tools that changed,
+    :class:`~obelisk.errors.UsageError` for a result that cannot be resumed (and for
+    ``retry="failed"`` with a run that is not ``failed``, or another ``retry``), and for
+    a durable run :class:`~obelisk.errors.JournalError` (no such run, a run that is
+    over), :class:`~obelisk.errors.JournalCorrupted`,
+    :class:`~obelisk.errors.RunMismatch` (its tools changed) and
+    :class:`~obelisk.errors.RunLocked` (another process runs it).
+    """
+    return await _traced(tracer_provider, resume_run(
+        run, decisions, tools=tools, journal=journal, unknown=unknown, context=context,
+        on_event=on_event, retry=retry,
+    ))  # fmt: skip
+
+
+def resume_sync(
+    run: RunResult | str,
+    decisions: Mapping[str, Decision] | None = None,
+    *,
+    tools: ToolsLike = None,
+    journal: Any = None,
+    unknown: Mapping[Any, Resolution] | None = None,
+    context: Any = None,
+    on_event: EventHandlers = None,
+    retry: Retry = None,
+    tracer_provider: Any = None,
+) -> RunResult:
+    """:func:`resume` for code without an event loop (``retry="failed"``: run the failed
+    calls again, docs/durable.md; ``tracer_provider``: docs/observability.md)."""
+    return run_blocking(resume(
+        run, decisions, tools=tools, journal=journal, unknown=unknown, context=context,
+        on_event=listeners_of(on_event), retry=retry, tracer_provider=tracer_provider,
+    ))  # fmt: skip

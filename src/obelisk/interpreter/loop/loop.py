@@ -46,6 +46,7 @@ from obelisk.interpreter.loop.plan_history import Advance
 from obelisk.interpreter.loop.primer import primer_text
 from obelisk.interpreter.loop.records import LoopResult
 from obelisk.interpreter.loop.session import LoopOrigin, Session
+from obelisk.interpreter.loop.tracer import traced_by
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.approvals import Decision
@@ -148,7 +149,10 @@ class Loop:
     :func:`obelisk.run` takes them (docs/security.md).  ``quarantine``: the planning
     requests never hold an untrusted value, only a handle to it (docs/loop.md,
     "Quarantine"); latent calls run as sub-requests, which see the values, in eager
-    mode too.
+    mode too.  ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, ``otel`` extra;
+    default ``None``: traced only when :func:`obelisk.instrument` is on) traces every run
+    and resume of the loop, its delegates included, as :func:`obelisk.run` does one run
+    (docs/observability.md).
     Raises :class:`~obelisk.errors.UsageError` for bad settings.
 
     >>> import obelisk
@@ -194,6 +198,7 @@ class Loop:
         policy: PolicyMode = "off",
         input_labels: Mapping[str, Any] | None = None,
         quarantine: bool = False,
+        tracer_provider: Any = None,
     ) -> None:
         if not isinstance(quarantine, bool):
             raise UsageError(f"quarantine must be True or False, got {quarantine!r}")
@@ -237,7 +242,7 @@ class Loop:
             validator_for(self.state_schema, "state", "state_schema")
         self.instructions, self.approve, self.stream = instructions, approve, stream
         self.max_turns, self.max_corrections, self.max_depth = max_turns, max_corrections, max_depth
-        self.depth, self.journal = depth, journal
+        self.depth, self.journal, self.tracer_provider = depth, journal, tracer_provider
         self.base: Loop | None = None  # the loop a plan message's mode was applied to
         self.listeners: tuple[Listener, ...] = () if on_event is None else (on_event,)
         self.schema = solution_schema(self.registry, self.output_schema, mode=mode)
@@ -362,17 +367,18 @@ class Loop:
             journal.finish(status)
 
     async def _turns(self, session: Session, first: int) -> LoopResult:
-        instrument = active()  # tracing (docs/observability.md): None when it is off
-        if instrument is None:
-            return await self._run_turns(session, first)
-        with instrument.agent(self) as span:  # the loop's invoke_agent span
-            try:
-                result = await self._run_turns(session, first)
-            except LoopError as exc:
-                span.finished(getattr(exc, "result", None))
-                raise
-            span.finished(result)
-            return result
+        with traced_by(self.tracer_provider):  # Loop(tracer_provider=...), else no-op
+            instrument = active()  # tracing (docs/observability.md): None when it is off
+            if instrument is None:
+                return await self._run_turns(session, first)
+            with instrument.agent(self) as span:  # the loop's invoke_agent span
+                try:
+                    result = await self._run_turns(session, first)
+                except LoopError as exc:
+                    span.finished(getattr(exc, "result", None))
+                    raise
+                span.finished(result)
+                return result
 
     async def _run_turns(self, session: Session, first: int) -> LoopResult:
         for number in range(first, self.max_turns + 1):

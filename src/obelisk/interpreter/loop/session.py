@@ -40,6 +40,7 @@ from obelisk.interpreter.loop.quarantine import Quarantine, withheld
 from obelisk.interpreter.loop.records import LoopResult, Turn, TurnFinished, TurnStarted
 from obelisk.interpreter.loop.stream import stream_solution
 from obelisk.interpreter.loop.subrequests import Parent, SubRequests
+from obelisk.interpreter.loop.tracer import traced_by
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.runtime.approvals import ApprovalIds, Decision, check_decisions, new_scope
 from obelisk.interpreter.runtime.durable.pinning import live_changes, live_pins
@@ -87,6 +88,8 @@ class LoopSettings(Parent, Protocol):
     def primer_text(self) -> str | None: ...
     @property
     def quarantine(self) -> bool: ...
+
+    tracer_provider: Any  # Loop(tracer_provider=...): docs/observability.md
 
 
 @dataclass(slots=True)
@@ -215,7 +218,8 @@ class Session:
         for listener in listeners:
             listener(TurnStarted(time.time(), number, self.loop.depth))
         try:
-            return await self._turn(number)
+            with traced_by(self.loop.tracer_provider):  # Loop(tracer_provider=...)
+                return await self._turn(number)
         finally:
             if listeners and self.turns and self.turns[-1].index == number:
                 turn = self.turns[-1]
@@ -450,15 +454,10 @@ class Session:
         turn, started = paused.turn, time.perf_counter()
         self.state = paused.start.fork()
         before = len(self.state.log)
-        engine = self.engine(
-            paused.plan,
-            paused.graph,
-            turn,
-            registry=registry,
-            approvals=every,
-            replay=paused.run.outcomes,
-        )
-        run = await engine.run()
+        with traced_by(self.loop.tracer_provider):  # Loop(tracer_provider=...)
+            engine = self.engine(paused.plan, paused.graph, turn, registry=registry,
+                                 approvals=every, replay=paused.run.outcomes)  # fmt: skip
+            run = await engine.run()
         turn.run, turn.entries = run, self.state.log[before:]
         turn.timings["run"] = turn.timings.get("run", 0.0) + time.perf_counter() - started
         if run.status == "awaiting_approval":

@@ -19,6 +19,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -299,6 +300,7 @@ async def run_many(
     limits: Limits | None = None,
     context: Any = None,
     on_result: Callable[[BatchResult], None] | None = None,
+    tracer_provider: Any = None,
 ) -> list[BatchResult]:
     """Run many plans, or one plan over many inputs; returns one :class:`BatchResult`
     per item, in the items' order.
@@ -315,6 +317,11 @@ async def run_many(
     run durable as ``"<batch>-<index>"`` (``batch`` defaults to a hash of the plan and
     the items): run the same batch again and the finished runs are read from the
     journal, the cut-off ones resumed, and only the others run (docs/scale.md).
+    ``tracer_provider`` (an OpenTelemetry ``TracerProvider``, ``otel`` extra; default
+    ``None``: traced only when :func:`obelisk.instrument` is on) traces each run, a
+    resumed one too, as :func:`obelisk.run` does: the runs of this process, not those
+    an executor runs in other processes, such as a ``RayExecutor``'s workers
+    (docs/observability.md).
 
     A run that fails, or raises, never stops the others: its result says so (status
     ``"error"`` and ``error`` when it raised).  Raises
@@ -337,8 +344,19 @@ async def run_many(
     if plan is None and input is not None:
         jobs = [dataclasses.replace(job, input=input) for job in jobs]
     chosen: Executor = LocalExecutor() if executor is None else executor
-    results = await chosen.map(spec, jobs, concurrency, on_result or (lambda _: None))
+    with _tracing(tracer_provider):
+        results = await chosen.map(spec, jobs, concurrency, on_result or (lambda _: None))
     return sorted(results, key=lambda r: r.index)
+
+
+def _tracing(tracer_provider: Any) -> AbstractContextManager[None]:
+    """The block's runs traced with ``tracer_provider``, or nothing when it is ``None``
+    (tracing is imported here, when a batch is first traced)."""
+    if tracer_provider is None:
+        return nullcontext()
+    from obelisk.interpreter.tracing import traced
+
+    return traced(tracer_provider)
 
 
 def run_many_sync(

@@ -371,7 +371,9 @@ class Engine(Settling):
         digest = argument_hash(tool, arguments)
         approval = self._ids(self.plan, index, digest)
         decision = self.approvals.get(approval)
-        if decision is None:
+        if decision is not None:
+            self.approved[index] = approval
+        else:
             record = self.records[index]
             record.status = "awaiting_approval"
             pending = PendingApproval(

@@ -1,12 +1,13 @@
 """The seam through which tracing watches runs and loops (docs/observability.md).
 
-The runtime and the loop cannot import :mod:`obelisk.interpreter.tracing` (it sits above them
-and imports OpenTelemetry), so tracing installs an :class:`Instrument` here:
+The runtime cannot import :mod:`obelisk.interpreter.tracing` (it sits above it and
+imports OpenTelemetry), so tracing installs an :class:`Instrument` here:
 process-wide with :func:`install` (``obelisk.instrument()``), or for the runs started
-inside a ``with scoped(instrument):`` block (``obelisk.run(..., tracer_provider=...)``;
-a context variable, so the runs nested in a call's task, sub-requests and delegates
-included, see it too).  With none installed, :func:`active` returns ``None`` and an
-engine adds no observer at all: tracing that is off costs one lookup per run.
+inside a ``with scoped(instrument):`` block (the ``tracer_provider=`` of ``obelisk.run``,
+``resume``, ``run_many`` and ``Loop``; a context variable, so the runs nested in a call's
+task, sub-requests and delegates included, see it too).  With none installed,
+:func:`active` returns ``None`` and an engine adds no observer at all: tracing that is
+off costs one lookup per run.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class Instrument(Protocol):
     implementation)."""
 
     def trace_run(self, engine: Any) -> RunTrace:
-        """The trace of one engine's run (``engine.plan``, ``.graph``, ``.records``)."""
+        """The trace of one engine's run (``engine.plan``, ``.graph``, ``.records``,
+        ``.replay``, ``.approved``: the approval id of each call a person decided on)."""
         ...
 
     def agent(self, loop: Any) -> AbstractContextManager[Any]:

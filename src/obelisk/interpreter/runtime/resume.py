@@ -78,42 +78,9 @@ async def resume(
 ) -> RunResult:
     """Continue a paused run, or a durable run by its id; returns the new :class:`RunResult`.
 
-    ``run`` is the paused result, or the id of a durable run with ``journal=`` (a
-    file path or an :class:`obelisk.Journal`; docs/durable.md).  ``decisions`` maps
-    approval ids (``result.pending[i].id``) to
-    :class:`~obelisk.interpreter.runtime.approvals.Decision`: accepted calls run,
-    edited ones run with the edited arguments, rejected ones fail with the reason
-    (``ApprovalRejected``, which an error arm may take).  Calls without a decision
-    keep waiting.  ``True`` and ``False`` are ``Decision.accept()`` and
-    ``Decision.reject("rejected")``.  ``tools`` replaces the run's tools (default:
-    the same; a run resumed by id needs them); a run kept in memory is pinned to its
-    tools' schemas and options, as a journal pins them, and to their functions.
-    Nothing that already ran is run again, and a result kept in memory is resumed
-    once: resume the result its resume returned.
-
-    ``retry="failed"`` picks up a run whose status is ``failed`` at the failed step:
-    the calls that failed (``failed``, ``invalid_output``) or were ``cancelled`` run
-    again, and so does every call skipped because of them; the calls that succeeded
-    are replayed, not run again, and a call a person rejected stays rejected
-    (docs/durable.md, "Retry from the failed step").  ``retry=None`` (the default)
-    resumes as above.
-
-    Durable runs only: ``unknown`` maps calls whose outcome is unknown (by index or
-    ``_id``; ``result.unknown``) to a
-    :class:`~obelisk.interpreter.runtime.approvals.Resolution`; ``context`` is the
-    context object for the tools (default: the one the result ran with) and
-    ``on_event`` a listener or listeners, as for :func:`obelisk.run`.
-
-    Raises :class:`~obelisk.errors.ApprovalError` for a bad decision or resolution
-    (see :func:`~obelisk.interpreter.runtime.approvals.check_decisions`) and for a
-    result resumed already (naming its run),
-    :class:`~obelisk.errors.RunMismatch` for tools that changed,
-    :class:`~obelisk.errors.UsageError` for a result that cannot be resumed (and for
-    ``retry="failed"`` with a run that is not ``failed``, or another ``retry``), and for
-    a durable run :class:`~obelisk.errors.JournalError` (no such run, a run that is
-    over), :class:`~obelisk.errors.JournalCorrupted`,
-    :class:`~obelisk.errors.RunMismatch` (its tools changed) and
-    :class:`~obelisk.errors.RunLocked` (another process runs it).
+    The runtime's part of :func:`obelisk.resume`, which takes these arguments and
+    ``tracer_provider`` (:func:`obelisk.interpreter.fixed_plan.resume` describes them
+    all, and what it raises; docs/approvals.md, docs/durable.md).
     """
     listeners: tuple[Listener, ...] = ()
     if on_event is not None:

@@ -34,14 +34,16 @@ from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["DEFAULT_CONCURRENCY", "resume_sync", "run", "run_blocking"]
+__all__ = ["DEFAULT_CONCURRENCY", "listeners_of", "resume_sync", "run", "run_blocking"]
 
 T = TypeVar("T")
 
 EventHandlers = Callable[[Event], None] | Iterable[Callable[[Event], None]] | None
 
 
-def _listeners(on_event: EventHandlers) -> tuple[Listener, ...]:
+def listeners_of(on_event: EventHandlers) -> tuple[Listener, ...]:
+    """``on_event`` as a tuple of listeners; raises :class:`~obelisk.errors.UsageError`
+    for one that is not callable."""
     if on_event is None:
         return ()
     if callable(on_event):
@@ -98,7 +100,7 @@ async def run(
     settings = RunSettings(
         concurrency, fail_fast, timeout, limits, output_validation, context, policy, labels
     )
-    listeners = _listeners(on_event)
+    listeners = listeners_of(on_event)
     registry = Registry.coerce(tools)
     for name, named in (("run_id", run_id), ("replaces", replaces)):
         if named is not None and journal is None:
@@ -231,7 +233,7 @@ def resume_sync(
             journal=journal,
             unknown=unknown,
             context=context,
-            on_event=_listeners(on_event),
+            on_event=listeners_of(on_event),
             retry=retry,
         )
     )

@@ -44,8 +44,10 @@ __all__ = ["Settling"]
 class Settling:
     """The state of one run and how its calls settle (see the module docstring);
     :meth:`_start` (the engine's) starts a ready call.  ``records`` are the calls'
-    records, ``pending`` the calls awaiting a person, ``unknown`` the calls held
-    because their outcome is unknown, ``outcomes`` what each call that ran did."""
+    records, ``pending`` the calls awaiting a person, ``approved`` the approval id of
+    each call a person's decision let go on (accepted, edited or rejected, in a resumed
+    run: docs/approvals.md), ``unknown`` the calls held because their outcome is
+    unknown, ``outcomes`` what each call that ran did."""
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class Settling:
         self._standing: dict[int, tuple[str, ...]] = {}  # kept calls' earlier writes
         self._done: asyncio.Future[None] | None = None
         self.pending: dict[int, PendingApproval] = {}
+        self.approved: dict[int, str] = {}  # call index: the approval id decided on
         self.unknown: dict[int, UnknownCall] = {}
         self.outcomes: dict[int, CallOutcome] = {}
         self._interrupt: BaseException | None = None  # KeyboardInterrupt or SystemExit

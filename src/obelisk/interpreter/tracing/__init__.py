@@ -1,7 +1,8 @@
 """OpenTelemetry tracing of runs and loops (docs/observability.md).
 
 ``obelisk.instrument(tracer_provider=None)`` traces every run and loop of the process;
-``obelisk.run(..., tracer_provider=...)`` one run (and what runs inside it).  The spans
+``obelisk.run(..., tracer_provider=...)`` one run (and what runs inside it), as do the
+``tracer_provider=`` of ``obelisk.resume``, ``run_many`` and ``obelisk.Loop``.  The spans
 follow the OpenTelemetry GenAI semantic conventions (:mod:`obelisk.interpreter.tracing.spans`).
 
 This module imports no OpenTelemetry until tracing is turned on: it needs the ``otel``
@@ -73,6 +74,7 @@ def uninstrument() -> None:
 @contextmanager
 def traced(tracer_provider: Any, *, capture_content: bool | None = None) -> Iterator[None]:
     """The runs started in the block, and those nested in them, are traced with
-    ``tracer_provider`` (what ``obelisk.run(..., tracer_provider=...)`` does)."""
+    ``tracer_provider`` (what ``obelisk.run(..., tracer_provider=...)`` does, and the
+    ``tracer_provider=`` of ``resume``, ``run_many`` and ``Loop``)."""
     with seam.scoped(_spans(tracer_provider, capture_content)):
         yield

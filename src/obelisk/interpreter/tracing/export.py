@@ -1,5 +1,6 @@
-"""Spans sent over OTLP/HTTP, as ``obelisk run --otel`` and ``obelisk loop --otel`` send
-them (docs/observability.md, "Sending runs to a backend")."""
+"""Spans sent over OTLP/HTTP, as ``obelisk run --otel`` (and ``loop``, ``resume``,
+``run-many`` and ``worker``) send them (docs/observability.md, "Sending runs to a
+backend")."""
 
 from __future__ import annotations
 

@@ -318,37 +318,57 @@ class CallSpans(RunTrace):
         if paths:
             self.written[index] = frozenset(paths)
         span = self.spans.pop(index, None)
-        agent = self.agent
-        if span is None:  # it never ran a tool: skipped, replayed, rejected, cancelled...
-            key = (record.tool, record.started, record.finished)
-            kept = agent.calls.get(key) if agent is not None else None
-            if kept is not None and index in self.engine.replay:
-                self.contexts[index] = kept  # a loop's kept call: the span of its turn
+        if span is not None:  # its tool ran: the span started with it
+            span.set_attributes(self._closing(record, paths))
+        else:  # it never ran a tool: skipped, replayed, rejected, cancelled...
+            span = self._settled(record, paths)
+            if span is None:
                 return
-            at = record.started if record.status == "skipped" else record.finished
-            span = self._span(record, at)
-            if index in self.engine.replay:  # a resumed run: it ran before, and is replayed
-                span.set_attribute("obelisk.call.replayed", True)
-        span.set_attributes(self._closing(record, paths))
-        _set_error(span, record, self.content)
+        if record.error is not None or record.status in _ERROR_STATUSES:
+            _set_error(span, record, self.content)
         span.end(end_time=_ns(record.finished) if record.finished else None)
+        agent = self.agent
         if agent is not None:
             context = self.contexts[index]
             agent.calls[(record.tool, record.started, record.finished)] = context
             for path in paths:
                 agent.writers[path] = (index, context)
 
+    def _settled(self, record: CallRecord, paths: list[str]) -> trace.Span | None:
+        """The zero-length span of a call that never ran a tool, with every attribute
+        from its start, at the moment it settled (skipped: when it was skipped);
+        ``None`` for a call a loop kept from an earlier turn (the span of that turn)."""
+        index, agent, replay = record.index, self.agent, self.engine.replay
+        if agent is not None and index in replay:
+            kept = agent.calls.get((record.tool, record.started, record.finished))
+            if kept is not None:
+                self.contexts[index] = kept
+                return None
+        attributes = self._closing(record, paths)
+        if index in replay:  # a resumed run: it ran before, and is replayed
+            attributes["obelisk.call.replayed"] = True
+        at = record.started if record.status == "skipped" else record.finished
+        return self._span(record, at, attributes)
+
     @_never_raises
     def awaiting(self, pending: PendingApproval) -> None:
         # not an error: the run pauses here, and goes on once a person decides
         record, at = self.engine.records[pending.call], time.time()
-        span = self._span(record, at)
-        span.set_attribute("obelisk.call.status", "awaiting_approval")
-        span.set_attribute("obelisk.approval.id", pending.id)
-        span.end(end_time=_ns(at))
+        waiting: dict[str, AttributeValue] = {
+            "obelisk.call.status": "awaiting_approval",
+            "obelisk.approval.id": pending.id,
+        }
+        self._span(record, at, waiting).end(end_time=_ns(at))
 
     # -- a call's span -------------------------------------------------------------
-    def _span(self, record: CallRecord, at: float | None) -> trace.Span:
+    def _span(
+        self,
+        record: CallRecord,
+        at: float | None,
+        more: Mapping[str, AttributeValue] | None = None,
+    ) -> trace.Span:
+        """Call ``record``'s span, started at ``at`` (seconds; ``None``: now) with its
+        attributes and ``more``, linked to the spans of the calls whose writes it read."""
         index = record.index
         attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "execute_tool",
@@ -359,6 +379,8 @@ class CallSpans(RunTrace):
         }
         if self.content and record.arguments is not None:
             attributes["gen_ai.tool.call.arguments"] = _json(record.arguments)
+        if more:
+            attributes.update(more)
         span = self.tracer.start_span(
             f"execute_tool {record.tool}",
             context=self.parent,
@@ -370,24 +392,31 @@ class CallSpans(RunTrace):
         return span
 
     def _links(self, index: int) -> list[Link]:
-        """A link to the span of every call whose write call ``index`` read."""
-        graph, written = self.engine.graph, self.written
+        """A link to the span of every call whose write call ``index`` read, once per
+        (writer, path read), in the order of the reads (earlier turns' writers first)."""
+        graph = self.engine.graph
         sources = graph.sources
         if index >= len(sources):
             return []
-        reads = graph.reads[index]
-        found: dict[tuple[int, str], None] = {}  # (writer, path read), in order, once
+        written, contexts, reads = self.written, self.contexts, graph.reads[index]
+        links: list[Link] = []
         earlier: list[Link] = []
+        seen: set[tuple[int, str]] = set()
         for position, writes in enumerate(sources[index]):
-            if not writes and self.agent is not None:  # written in an earlier turn?
-                self._earlier(str(reads[position].reference), earlier)
+            if not writes:
+                if self.agent is not None:  # written in an earlier turn?
+                    self._earlier(str(reads[position].reference), earlier)
+                continue
             for write in writes:
                 paths = written.get(write.call)
                 # a writer that wrote nothing, or took another alternative, is no source
-                if paths is not None and str(write.reference) in paths:
-                    found[write.call, str(reads[position].reference)] = None
-        contexts = self.contexts
-        links = [Link(contexts[w], _link(path, w)) for w, path in found if w in contexts]
+                if paths is None or str(write.reference) not in paths:
+                    continue
+                writer, path = write.call, str(reads[position].reference)
+                context = contexts.get(writer)
+                if context is not None and (writer, path) not in seen:
+                    seen.add((writer, path))
+                    links.append(Link(context, _link(path, writer)))
         return earlier + links if earlier else links
 
     def _earlier(self, path: str, links: list[Link]) -> None:
@@ -407,6 +436,9 @@ class CallSpans(RunTrace):
             attributes[key] = record.reason
         if record.attempts:
             attributes["obelisk.call.attempts"] = record.attempts
+        approval = self.engine.approved.get(record.index)
+        if approval is not None:  # a resumed run's call a person decided on
+            attributes["obelisk.approval.id"] = approval
         if paths:
             attributes["obelisk.call.paths_written"] = paths
             alternative = self._alternative(record.index, paths[0])
