@@ -361,14 +361,9 @@ def loop_command(
     from obelisk.interpreter.loop.loop import Loop
 
     _check_options(mode, advance, stream=stream, approve=approve, input=input)
-    options = {
-        "structured": False if json_mode else None,
-        "protocol": protocol,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "timeout": model_timeout,  # the adapter's HTTP timeout matches the loop's bound
-    }
-    chosen = model_from_spec(model, base_url, options)
+    options: dict[str, Any] = {"structured": False if json_mode else None, "protocol": protocol}
+    options |= {"temperature": temperature, "max_tokens": max_tokens, "timeout": model_timeout}
+    chosen = model_from_spec(model, base_url, options)  # its HTTP timeout: the loop's bound
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
     given = read_input(input)
     start_plan = read_plan(str(plan)) if plan is not None else None
