@@ -29,6 +29,7 @@ from obelisk.grammar.nodes import (
     Expression,
     Reference,
     Segment,
+    Span,
     new_field,
     new_index,
 )
@@ -235,6 +236,39 @@ def _conjunction(parts: list[Reference]) -> Reference | Conjunction:
     return Conjunction(tuple(parts), (parts[0].span[0], parts[-1].span[1]))
 
 
+_KINDS: dict[str, str] = {}
+"""One string per document kind (``"state"``, ``"input"``...): every reference parsed
+by :func:`_parse_dotted` shares it (a plan's references name a handful of kinds)."""
+_MAX_KINDS = 256  # emptied when full: a stream of distinct kinds grows it no further
+_SPANS: dict[int, Span] = {}
+"""Spans whose ends are below 256, shared by every reference and segment parsed by
+:func:`_parse_dotted` (at most 32,896 of them): a tuple of two ints costs 56 bytes,
+and each reference of a large plan has two."""
+
+
+def _kind(kind: str) -> str:
+    """The shared copy of document kind ``kind`` (kept when short)."""
+    found = _KINDS.get(kind)
+    if found is None:
+        if len(kind) > 64:  # a long kind is not kept alive
+            return kind
+        if len(_KINDS) >= _MAX_KINDS:
+            _KINDS.clear()
+        found = _KINDS[kind] = kind
+    return found
+
+
+def _span(start: int, end: int) -> Span:
+    """``(start, end)``, shared when ``end`` is below 256."""
+    if end >= 256:
+        return (start, end)
+    number = end << 8 | start
+    found = _SPANS.get(number)
+    if found is None:
+        found = _SPANS[number] = (start, end)
+    return found
+
+
 def _parse_dotted(text: str) -> Reference:
     """``†kind.a.2.b[0]`` (already matched by ``_DOTTED``) without a second regex.
 
@@ -244,6 +278,7 @@ def _parse_dotted(text: str) -> Reference:
     computed again."""
     # "a[0]" splits as "a.[0]": a piece that starts with "[" is an index
     kind, *parts = (text[1:].replace("[", ".[") if "[" in text else text[1:]).split(".")
+    kind = _KINDS.get(kind) or _kind(kind)
     segments: list[Segment] = []
     key: list[object] = [kind]
     canonical = True
@@ -254,23 +289,23 @@ def _parse_dotted(text: str) -> Reference:
             end = offset + len(part)
             digits = part[1:-1]
             index = int(digits)
-            segments.append(new_index(index, (offset, end)))
+            segments.append(new_index(index, _span(offset, end)))
             key.append(index if index >= 0 else ANY_INDEX)
             if digits == "-0":  # written back as [0]
                 canonical = False
         elif first == "-" or "0" <= first <= "9":
             end = offset + 1 + len(part)
             index = int(part)
-            segments.append(new_index(index, (offset, end)))
+            segments.append(new_index(index, _span(offset, end)))
             key.append(index if index >= 0 else ANY_INDEX)
             canonical = False
         else:
             end = offset + 1 + len(part)
-            segments.append(new_field(part, (offset, end)))
+            segments.append(new_field(part, _span(offset, end)))
             key.append(part)
         offset = end
     return Reference.parsed(
-        kind, tuple(segments), (0, len(text)), text if canonical else None, tuple(key)
+        kind, tuple(segments), _span(0, len(text)), text if canonical else None, tuple(key)
     )
 
 

@@ -50,8 +50,9 @@ class Write(NamedTuple):
 _new_tuple = tuple.__new__  # a NamedTuple without its Python-level __new__: graphs make many
 
 
-def reads_of(call: Call) -> list[Read]:
-    """Every reference ``call`` reads, in the order of its argument expressions."""
+def reads_of(call: Call) -> tuple[Read, ...]:
+    """Every reference ``call`` reads, in the order of its argument expressions (a
+    tuple: a graph keeps one per call, a list would cost a second block)."""
     reads: list[Read] = []
     index = call.index
     for argument in call.expressions:
@@ -66,10 +67,10 @@ def reads_of(call: Call) -> list[Read]:
         for position, option in enumerate(options):
             for ref in option.references:
                 reads.append(_new_tuple(Read, (index, ref, argument, required, position, ref.key)))
-    return reads
+    return tuple(reads)
 
 
-def writes_of(call: Call) -> list[Write]:
+def writes_of(call: Call) -> tuple[Write, ...]:
     """Every path ``call`` may write: each target of each alternative of its output."""
     # call.outputs are the alternatives (worked out when parsing) unless left empty
     alternatives = call.outputs if call.target is not None and call.outputs else call.alternatives
@@ -77,12 +78,12 @@ def writes_of(call: Call) -> list[Write]:
     index, instance = call.index, call.instance
     if count == 1 and len(alternatives[0]) == 1:  # the common case: one output path
         ref = alternatives[0][0]
-        return [_new_tuple(Write, (index, ref, 0, 1, instance, ref.key))]
-    return [
+        return (_new_tuple(Write, (index, ref, 0, 1, instance, ref.key)),)
+    return tuple(
         _new_tuple(Write, (index, ref, position, count, instance, ref.key))
         for position, targets in enumerate(alternatives)
         for ref in targets
-    ]
+    )
 
 
 class Sources:
@@ -106,8 +107,8 @@ class Sources:
         ] = {}
 
     def of_call(
-        self, call: Call, reads: list[Read]
-    ) -> tuple[list[tuple[Write, ...]], set[int] | frozenset[int]]:
+        self, call: Call, reads: tuple[Read, ...]
+    ) -> tuple[tuple[tuple[Write, ...], ...], set[int] | frozenset[int]]:
         """The sources of each of ``reads`` (``call``'s), and the calls behind them."""
         overlapping, alone = self._overlapping, self._alone
         sources_of_call: list[tuple[Write, ...]] = []
@@ -130,9 +131,9 @@ class Sources:
             found, writers = self._visible(read.key, instance, me, hits)
             sources_of_call.append(found)
             shared.append(writers)
-        if not mine and len(shared) == 1:
-            return sources_of_call, shared[0]  # shared with every call reading the same
-        return sources_of_call, mine.union(*shared)
+        if not mine and len(shared) == 1:  # shared with every call reading the same
+            return tuple(sources_of_call), shared[0]
+        return tuple(sources_of_call), mine.union(*shared)
 
     def _visible(
         self, key: tuple[object, ...], instance: str | None, me: int, hits: list[Write]
