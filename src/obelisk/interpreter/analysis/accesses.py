@@ -9,6 +9,7 @@ by instance ``a`` only; a write with no instance by every call).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
@@ -94,13 +95,17 @@ class Sources:
     one tuple of N writes, not N of them); a call's predecessors are that shared
     set when it is all it reads, and are only copied when something is added."""
 
-    __slots__ = ("_alone", "_overlapping", "_seen")
+    __slots__ = ("_alone", "_overlapping", "_seen", "_writes")
 
-    def __init__(self, index: PathIndex[Write]) -> None:
+    def __init__(
+        self, index: PathIndex[Write], writes: Sequence[tuple[Write, ...]] | None = None
+    ) -> None:
         self._overlapping = index.overlapping
         # (write,) per write, by id: shared by every read it alone feeds, fewer objects
-        # for the garbage collector to walk (every write stays alive in PlanGraph.writes)
-        self._alone: dict[int, tuple[Write]] = {}
+        # for the garbage collector to walk (every write stays alive in PlanGraph.writes);
+        # the writes of its call (``writes``, each call's) when that is the only one
+        self._alone: dict[int, tuple[Write, ...]] = {}
+        self._writes = writes
         # (key, instance) -> the writes a read of key sees there, and their calls
         self._seen: dict[
             tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]
@@ -120,9 +125,7 @@ class Sources:
             if len(hits) == 1:  # the common case: one writer, without a generator
                 write = hits[0]
                 if write.call != me and (write.instance is None or write.instance == instance):
-                    only = alone.get(id(write))
-                    if only is None:
-                        only = alone[id(write)] = (write,)
+                    only = alone.get(id(write)) or self._alone_of(write)
                     sources_of_call.append(only)
                     mine.add(write.call)
                 else:
@@ -134,6 +137,13 @@ class Sources:
         if not mine and len(shared) == 1:  # shared with every call reading the same
             return tuple(sources_of_call), shared[0]
         return tuple(sources_of_call), mine.union(*shared)
+
+    def _alone_of(self, write: Write) -> tuple[Write, ...]:
+        """``(write,)``, shared: its call's writes when it is the only one."""
+        writes = self._writes
+        own = writes[write.call] if writes is not None else ()
+        only = self._alone[id(write)] = own if len(own) == 1 else (write,)
+        return only
 
     def _visible(
         self, key: tuple[object, ...], instance: str | None, me: int, hits: list[Write]

@@ -178,7 +178,8 @@ class PlanGraph:
         self.world_effects: dict[int, Mapping[str, str]] = {}
         self._add_order_edges(predecessors, effects)
         self.predecessors: list[tuple[int, ...]] = sorted_shared(predecessors)
-        groups = Groups(self.predecessors, self.size)  # not kept: a list or two per call
+        # not kept: a list or two per call
+        groups = Groups(self.predecessors, self.size, [call.index for call in calls])
         self.successors: list[tuple[int, ...]] = groups.successors()
         self._order = groups.order()  # Kahn's order of every call not in or behind a cycle
         self.cycles: list[list[int]] = self._find_cycles()
@@ -187,7 +188,7 @@ class PlanGraph:
 
     def _find_sources(self) -> list[set[int] | frozenset[int]]:
         """Fill ``sources``; give each call's predecessors by data (:class:`Sources`)."""
-        of_call, keep = Sources(self.index).of_call, self.sources.append
+        of_call, keep = Sources(self.index, self.writes).of_call, self.sources.append
         predecessors: list[set[int] | frozenset[int]] = []
         for call, reads in zip(self.plan.calls, self.reads, strict=True):
             sources_of_call, before = of_call(call, reads)
