@@ -241,8 +241,8 @@ _KINDS: dict[str, str] = {}
 by :func:`_parse_dotted` shares it (a plan's references name a handful of kinds)."""
 _MAX_KINDS = 256  # emptied when full: a stream of distinct kinds grows it no further
 _SPANS: dict[int, Span] = {}
-"""Spans whose ends are below 256, shared by every reference and segment parsed by
-:func:`_parse_dotted` (at most 32,896 of them): a tuple of two ints costs 56 bytes,
+"""Spans whose ends are below 128, shared by every reference and segment parsed by
+:func:`_parse_dotted` (at most 8,256 of them): a tuple of two ints costs 56 bytes,
 and each reference of a large plan has two."""
 
 
@@ -259,10 +259,10 @@ def _kind(kind: str) -> str:
 
 
 def _span(start: int, end: int) -> Span:
-    """``(start, end)``, shared when ``end`` is below 256."""
-    if end >= 256:
+    """``(start, end)``, shared when ``end`` is below 128."""
+    if end >= 128:
         return (start, end)
-    number = end << 8 | start
+    number = end << 7 | start
     found = _SPANS.get(number)
     if found is None:
         found = _SPANS[number] = (start, end)
