@@ -130,7 +130,7 @@ class Sources:
         mine: set[int] = set()
         shared: list[frozenset[int]] = []
         for read in reads:
-            hits = overlapping(read.key)
+            hits = overlapping(read.reference.key)
             if len(hits) == 1:  # the common case: one writer, without a generator
                 write = hits[0]
                 if write.call != me and (write.instance is None or write.instance == instance):
@@ -140,7 +140,7 @@ class Sources:
                 else:
                     sources_of_call.append(())
                 continue
-            found, writers = self._visible(read.key, instance, me, hits)
+            found, writers = self._visible(read.reference.key, instance, me, hits)
             sources_of_call.append(found)
             shared.append(writers)
         if not mine and len(shared) == 1:  # shared with every call reading the same

@@ -170,7 +170,7 @@ class PlanGraph:
             writes = writes_of(call)
             keep(writes)
             for write in writes:
-                add(write.key, write)
+                add(write.reference.key, write)
         self.sources: list[tuple[tuple[Write, ...], ...]] = []
         predecessors = self._find_sources()
         self.order_edges: dict[tuple[int, int], str] = {}
