@@ -2,7 +2,8 @@
 
 Each call's reads, writes and sources are tuples (a list holds its items in a second
 block), a read fed by a call's only write shares that call's tuple of writes, and a
-leaf of the path index shares one empty dict of children with every other leaf.
+leaf of the path index shares one empty dict of children with every other leaf, and
+holds its only write in its call's tuple of writes.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def test_path_index_leaves_share_their_children() -> None:
     assert all(leaf.children is leaves[0].children for leaf in leaves)
     assert leaves[0].children == {}
     assert [list(leaf.items) for leaf in leaves] == [[w] for (w,) in graph.writes]
+    assert all(leaf.items is writes for leaf, writes in zip(leaves, graph.writes, strict=True))
 
 
 def test_two_writers_of_one_path_are_both_kept() -> None:

@@ -169,6 +169,9 @@ class PlanGraph:
         for call in calls:
             writes = writes_of(call)
             keep(writes)
+            if len(writes) == 1:  # the common case: the leaf shares the call's tuple
+                add(writes[0].reference.key, writes[0], writes)
+                continue
             for write in writes:
                 add(write.reference.key, write)
         self.sources: list[tuple[tuple[Write, ...], ...]] = []

@@ -66,13 +66,16 @@ class TrieNode(Generic[T]):
             self.below = tuple(collected)  # a leaf's is (), shared: no object per leaf
         return self.below
 
-    def keep(self, item: T) -> None:
-        """Add ``item`` to :attr:`items`."""
+    def keep(self, item: T, alone: tuple[T] | None = None) -> None:
+        """Add ``item`` to :attr:`items`; ``alone`` is ``(item,)`` when the caller
+        already holds one, to share while ``item`` is the only item."""
         items = self.items
         if type(items) is list:
             items.append(item)
+        elif items:
+            self.items = [*items, item]
         else:
-            self.items = (item,) if not items else [*items, item]
+            self.items = alone if alone is not None else (item,)
 
     def child(self, part: object) -> TrieNode[T]:
         """A new child of this node at key part ``part``."""
@@ -103,8 +106,9 @@ class PathIndex(Generic[T]):
         self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
         self._nested = False  # two items at one key, or one at a prefix of another's
 
-    def add(self, key: Key, item: T) -> TrieNode[T]:
-        """Store ``item`` at ``key``; returns the node of ``key``."""
+    def add(self, key: Key, item: T, alone: tuple[T] | None = None) -> TrieNode[T]:
+        """Store ``item`` at ``key``; returns the node of ``key``.  ``alone``: a tuple
+        ``(item,)`` the caller keeps anyway, shared while the node holds ``item`` only."""
         if self._answers:
             self._answers = {}
         node = self._root
@@ -121,7 +125,7 @@ class PathIndex(Generic[T]):
             node.below = None
         if node.items or node.children:  # an item at key, or below it
             self._nested = True
-        node.keep(item)
+        node.keep(item, alone)
         return node
 
     def overlapping(self, key: Key) -> list[T]:
