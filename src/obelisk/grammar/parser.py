@@ -29,6 +29,7 @@ from obelisk.grammar.nodes import (
     Expression,
     Reference,
     Segment,
+    Span,
     new_field,
     new_index,
 )
@@ -235,42 +236,96 @@ def _conjunction(parts: list[Reference]) -> Reference | Conjunction:
     return Conjunction(tuple(parts), (parts[0].span[0], parts[-1].span[1]))
 
 
+_KINDS: dict[str, str] = {}
+"""One string per document kind (``"state"``, ``"input"``...): every reference parsed
+by :func:`_parse_dotted` shares it (a plan's references name a handful of kinds)."""
+_MAX_KINDS = 256  # emptied when full: a stream of distinct kinds grows it no further
+_SPANS: dict[int, Span] = {}
+"""Spans whose ends are below 128, shared by every reference and segment parsed by
+:func:`_parse_dotted` (at most 8,256 of them): a tuple of two ints costs 56 bytes,
+and each reference of a large plan has two."""
+
+
+def _kind(kind: str) -> str:
+    """The shared copy of document kind ``kind`` (kept when short)."""
+    found = _KINDS.get(kind)
+    if found is None:
+        if len(kind) > 64:  # a long kind is not kept alive
+            return kind
+        if len(_KINDS) >= _MAX_KINDS:
+            _KINDS.clear()
+        found = _KINDS[kind] = kind
+    return found
+
+
+def _span(start: int, end: int) -> Span:
+    """``(start, end)``, shared when ``end`` is below 128."""
+    if end >= 128:
+        return (start, end)
+    number = end << 7 | start
+    found = _SPANS.get(number)
+    if found is None:
+        found = _SPANS[number] = (start, end)
+    return found
+
+
+_SEGMENTS: dict[tuple[str, int], tuple[Segment, object, bool]] = {}
+"""``(segment, its part of the key, written canonically)`` by ``(piece of the text,
+offset)``: a segment of :func:`_parse_dotted` with its span, shared by every reference
+that has it there (``.items[0].id`` after ``†state.r1`` and ``†state.r2``), its name
+too.  Bounded like :data:`_KINDS`."""
+_MAX_SEGMENTS = 4096
+_MAX_SHARED_PIECE = 64  # characters: a longer piece gets a segment of its own
+
+
+def _segment(part: str, offset: int) -> tuple[Segment, object, bool]:
+    """The segment of ``part`` (``[2]``, ``2`` or ``name``, as split from the text) at
+    ``offset``, its part of the key, and whether ``str()`` writes it back as it is."""
+    first = part[0]
+    found: tuple[Segment, object, bool]
+    if first == "[":  # "[2]": no dot before it in the text
+        digits = part[1:-1]
+        index = int(digits)
+        made: Segment = new_index(index, _span(offset, offset + len(part)))
+        found = (made, index if index >= 0 else ANY_INDEX, digits != "-0")  # "[-0]": "[0]"
+    elif first == "-" or "0" <= first <= "9":
+        index = int(part)
+        made = new_index(index, _span(offset, offset + 1 + len(part)))
+        found = (made, index if index >= 0 else ANY_INDEX, False)
+    else:
+        made = new_field(part, _span(offset, offset + 1 + len(part)))
+        found = (made, part, True)
+    if len(part) <= _MAX_SHARED_PIECE:
+        if len(_SEGMENTS) >= _MAX_SEGMENTS:
+            _SEGMENTS.clear()
+        _SEGMENTS[(part, offset)] = found
+    return found
+
+
 def _parse_dotted(text: str) -> Reference:
     """``†kind.a.2.b[0]`` (already matched by ``_DOTTED``) without a second regex.
 
     The reference's key is made on the way, and ``text`` is its canonical text when
     it has no dotted index and no ``[-0]`` (a dotted name matches ``_NAME``, which
     ``Field`` writes as ``.name``; an index is written ``[2]``), so neither is
-    computed again."""
+    computed again.  Its kind, spans and segments are shared with the references
+    parsed before that have them (:data:`_KINDS`, :data:`_SPANS`, :data:`_SEGMENTS`)."""
     # "a[0]" splits as "a.[0]": a piece that starts with "[" is an index
     kind, *parts = (text[1:].replace("[", ".[") if "[" in text else text[1:]).split(".")
+    kind = _KINDS.get(kind) or _kind(kind)
     segments: list[Segment] = []
     key: list[object] = [kind]
     canonical = True
     offset = len(kind) + 1
+    known = _SEGMENTS.get
     for part in parts:
-        first = part[0]
-        if first == "[":  # "[2]": no dot before it in the text
-            end = offset + len(part)
-            digits = part[1:-1]
-            index = int(digits)
-            segments.append(new_index(index, (offset, end)))
-            key.append(index if index >= 0 else ANY_INDEX)
-            if digits == "-0":  # written back as [0]
-                canonical = False
-        elif first == "-" or "0" <= first <= "9":
-            end = offset + 1 + len(part)
-            index = int(part)
-            segments.append(new_index(index, (offset, end)))
-            key.append(index if index >= 0 else ANY_INDEX)
-            canonical = False
-        else:
-            end = offset + 1 + len(part)
-            segments.append(new_field(part, (offset, end)))
-            key.append(part)
-        offset = end
+        segment, key_part, written = known((part, offset)) or _segment(part, offset)
+        segments.append(segment)
+        key.append(key_part)
+        canonical = canonical and written
+        offset = segment.span[1]
     return Reference.parsed(
-        kind, tuple(segments), (0, len(text)), text if canonical else None, tuple(key)
+        kind, tuple(segments), _span(0, len(text)), text if canonical else None, tuple(key)
     )
 
 

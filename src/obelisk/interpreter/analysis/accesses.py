@@ -9,6 +9,7 @@ by instance ``a`` only; a write with no instance by every call).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from obelisk.grammar import Alternatives, Escaped, Reference
@@ -33,7 +34,12 @@ class Read(NamedTuple):
     argument: ArgumentExpression
     required: bool
     option: int
-    key: tuple[object, ...]
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The reference's :attr:`~obelisk.grammar.Reference.key` (not a field: a
+        graph holds a read per reference of a plan, 16 bytes less each)."""
+        return self.reference.key
 
 
 class Write(NamedTuple):
@@ -44,20 +50,25 @@ class Write(NamedTuple):
     alternative: int
     alternatives: int
     instance: str | None
-    key: tuple[object, ...]
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The reference's :attr:`~obelisk.grammar.Reference.key`, as for :class:`Read`."""
+        return self.reference.key
 
 
 _new_tuple = tuple.__new__  # a NamedTuple without its Python-level __new__: graphs make many
 
 
-def reads_of(call: Call) -> list[Read]:
-    """Every reference ``call`` reads, in the order of its argument expressions."""
+def reads_of(call: Call) -> tuple[Read, ...]:
+    """Every reference ``call`` reads, in the order of its argument expressions (a
+    tuple: a graph keeps one per call, a list would cost a second block)."""
     reads: list[Read] = []
     index = call.index
     for argument in call.expressions:
         node = argument.expression
         if type(node) is Reference:  # the common case: one plain reference
-            reads.append(_new_tuple(Read, (index, node, argument, True, 0, node.key)))
+            reads.append(_new_tuple(Read, (index, node, argument, True, 0)))
             continue
         if isinstance(node, Escaped):
             continue
@@ -65,11 +76,11 @@ def reads_of(call: Call) -> list[Read]:
         required = len(options) == 1  # the options of a fallback are not required
         for position, option in enumerate(options):
             for ref in option.references:
-                reads.append(_new_tuple(Read, (index, ref, argument, required, position, ref.key)))
-    return reads
+                reads.append(_new_tuple(Read, (index, ref, argument, required, position)))
+    return tuple(reads)
 
 
-def writes_of(call: Call) -> list[Write]:
+def writes_of(call: Call) -> tuple[Write, ...]:
     """Every path ``call`` may write: each target of each alternative of its output."""
     # call.outputs are the alternatives (worked out when parsing) unless left empty
     alternatives = call.outputs if call.target is not None and call.outputs else call.alternatives
@@ -77,12 +88,12 @@ def writes_of(call: Call) -> list[Write]:
     index, instance = call.index, call.instance
     if count == 1 and len(alternatives[0]) == 1:  # the common case: one output path
         ref = alternatives[0][0]
-        return [_new_tuple(Write, (index, ref, 0, 1, instance, ref.key))]
-    return [
-        _new_tuple(Write, (index, ref, position, count, instance, ref.key))
+        return (_new_tuple(Write, (index, ref, 0, 1, instance)),)
+    return tuple(
+        _new_tuple(Write, (index, ref, position, count, instance))
         for position, targets in enumerate(alternatives)
         for ref in targets
-    ]
+    )
 
 
 class Sources:
@@ -93,21 +104,25 @@ class Sources:
     one tuple of N writes, not N of them); a call's predecessors are that shared
     set when it is all it reads, and are only copied when something is added."""
 
-    __slots__ = ("_alone", "_overlapping", "_seen")
+    __slots__ = ("_alone", "_overlapping", "_seen", "_writes")
 
-    def __init__(self, index: PathIndex[Write]) -> None:
+    def __init__(
+        self, index: PathIndex[Write], writes: Sequence[tuple[Write, ...]] | None = None
+    ) -> None:
         self._overlapping = index.overlapping
         # (write,) per write, by id: shared by every read it alone feeds, fewer objects
-        # for the garbage collector to walk (every write stays alive in PlanGraph.writes)
-        self._alone: dict[int, tuple[Write]] = {}
+        # for the garbage collector to walk (every write stays alive in PlanGraph.writes);
+        # the writes of its call (``writes``, each call's) when that is the only one
+        self._alone: dict[int, tuple[Write, ...]] = {}
+        self._writes = writes
         # (key, instance) -> the writes a read of key sees there, and their calls
         self._seen: dict[
             tuple[tuple[object, ...], str | None], tuple[tuple[Write, ...], frozenset[int]]
         ] = {}
 
     def of_call(
-        self, call: Call, reads: list[Read]
-    ) -> tuple[list[tuple[Write, ...]], set[int] | frozenset[int]]:
+        self, call: Call, reads: tuple[Read, ...]
+    ) -> tuple[tuple[tuple[Write, ...], ...], set[int] | frozenset[int]]:
         """The sources of each of ``reads`` (``call``'s), and the calls behind them."""
         overlapping, alone = self._overlapping, self._alone
         sources_of_call: list[tuple[Write, ...]] = []
@@ -115,24 +130,29 @@ class Sources:
         mine: set[int] = set()
         shared: list[frozenset[int]] = []
         for read in reads:
-            hits = overlapping(read.key)
+            hits = overlapping(read.reference.key)
             if len(hits) == 1:  # the common case: one writer, without a generator
                 write = hits[0]
                 if write.call != me and (write.instance is None or write.instance == instance):
-                    only = alone.get(id(write))
-                    if only is None:
-                        only = alone[id(write)] = (write,)
+                    only = alone.get(id(write)) or self._alone_of(write)
                     sources_of_call.append(only)
                     mine.add(write.call)
                 else:
                     sources_of_call.append(())
                 continue
-            found, writers = self._visible(read.key, instance, me, hits)
+            found, writers = self._visible(read.reference.key, instance, me, hits)
             sources_of_call.append(found)
             shared.append(writers)
-        if not mine and len(shared) == 1:
-            return sources_of_call, shared[0]  # shared with every call reading the same
-        return sources_of_call, mine.union(*shared)
+        if not mine and len(shared) == 1:  # shared with every call reading the same
+            return tuple(sources_of_call), shared[0]
+        return tuple(sources_of_call), mine.union(*shared)
+
+    def _alone_of(self, write: Write) -> tuple[Write, ...]:
+        """``(write,)``, shared: its call's writes when it is the only one."""
+        writes = self._writes
+        own = writes[write.call] if writes is not None else ()
+        only = self._alone[id(write)] = own if len(own) == 1 else (write,)
+        return only
 
     def _visible(
         self, key: tuple[object, ...], instance: str | None, me: int, hits: list[Write]

@@ -311,8 +311,8 @@ class _Checker:
         self,
         call: Call,
         expression: Alternatives,
-        reads: list[Read],
-        sources: list[tuple[Write, ...]],
+        reads: tuple[Read, ...],
+        sources: tuple[tuple[Write, ...], ...],
     ) -> None:
         """``unresolved_reference`` when no option of a ``||`` fallback can ever exist
         (``reads``: the references of its options)."""
@@ -332,7 +332,11 @@ class _Checker:
             )
 
     def check_references(
-        self, call: Call, tool: Tool | None, reads: list[Read], sources: list[tuple[Write, ...]]
+        self,
+        call: Call,
+        tool: Tool | None,
+        reads: tuple[Read, ...],
+        sources: tuple[tuple[Write, ...], ...],
     ) -> None:
         """The references of one argument expression (no fallback): each resolves, and
         each that some call writes is typed (against ``tool`` for a whole argument)."""

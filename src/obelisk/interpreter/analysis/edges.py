@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Sequence
+from operator import ne
 
 __all__ = ["Groups", "descendants", "distances", "mutable", "reaches", "sorted_shared"]
 
@@ -105,12 +106,18 @@ class Groups:
     stand for.
     """
 
-    def __init__(self, predecessors: list[tuple[int, ...]], size: int) -> None:
+    def __init__(
+        self, predecessors: list[tuple[int, ...]], size: int, nodes: Sequence[int] = ()
+    ) -> None:
+        """``nodes``: the calls' numbers ``0 .. size - 1`` as int objects to share (a
+        plan's call indexes), so the successors and the order make no int per call."""
         self.size = size
+        if len(nodes) != size or any(map(ne, nodes, range(size))):
+            nodes = range(size)  # not the numbers 0 .. size - 1: made here
         number: dict[int, int] = {}  # id(tuple) -> group
         self.needs: list[tuple[int, ...]] = []  # each group's predecessors
         self.members: list[list[int]] = []  # each group's calls, ascending
-        for node, preds in enumerate(predecessors):
+        for node, preds in zip(nodes, predecessors, strict=True):
             if not preds:
                 continue
             group = number.get(id(preds))
@@ -119,7 +126,7 @@ class Groups:
                 self.needs.append(preds)
                 self.members.append([])
             self.members[group].append(node)
-        self.starts = [node for node in range(size) if not predecessors[node]]
+        self.starts = [node for node in nodes if not predecessors[node]]
         self.groups_of: list[list[int]] = [[] for _ in range(size)]  # groups a call feeds
         for group, preds in enumerate(self.needs):
             for pred in preds:

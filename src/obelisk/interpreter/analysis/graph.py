@@ -162,32 +162,36 @@ class PlanGraph:
         self._exists = exists
         calls = plan.calls
         self.size = len(calls)
-        self.reads: list[list[Read]] = [reads_of(call) for call in calls]
-        self.writes: list[list[Write]] = []
+        self.reads: list[tuple[Read, ...]] = [reads_of(call) for call in calls]
+        self.writes: list[tuple[Write, ...]] = []
         self.index: PathIndex[Write] = PathIndex()
         add, keep = self.index.add, self.writes.append
         for call in calls:
             writes = writes_of(call)
             keep(writes)
+            if len(writes) == 1:  # the common case: the leaf shares the call's tuple
+                add(writes[0].reference.key, writes[0], writes)
+                continue
             for write in writes:
-                add(write.key, write)
-        self.sources: list[list[tuple[Write, ...]]] = []
+                add(write.reference.key, write)
+        self.sources: list[tuple[tuple[Write, ...], ...]] = []
         predecessors = self._find_sources()
         self.order_edges: dict[tuple[int, int], str] = {}
         self.unknown_after: list[tuple[int, str | int]] = []
         self.world_effects: dict[int, Mapping[str, str]] = {}
         self._add_order_edges(predecessors, effects)
         self.predecessors: list[tuple[int, ...]] = sorted_shared(predecessors)
-        self._groups = Groups(self.predecessors, self.size)
-        self.successors: list[tuple[int, ...]] = self._groups.successors()
-        self._order = self._orderable()
+        # not kept: a list or two per call
+        groups = Groups(self.predecessors, self.size, [call.index for call in calls])
+        self.successors: list[tuple[int, ...]] = groups.successors()
+        self._order = groups.order()  # Kahn's order of every call not in or behind a cycle
         self.cycles: list[list[int]] = self._find_cycles()
         self._tags: list[frozenset[Tag]] | None = None
         self._unreachable: dict[int, str] | None = None
 
     def _find_sources(self) -> list[set[int] | frozenset[int]]:
         """Fill ``sources``; give each call's predecessors by data (:class:`Sources`)."""
-        of_call, keep = Sources(self.index).of_call, self.sources.append
+        of_call, keep = Sources(self.index, self.writes).of_call, self.sources.append
         predecessors: list[set[int] | frozenset[int]] = []
         for call, reads in zip(self.plan.calls, self.reads, strict=True):
             sources_of_call, before = of_call(call, reads)
@@ -382,10 +386,6 @@ class PlanGraph:
             walk = walk[:best_at] + best + walk[best_at + 1 :]
             on_walk.update(best)
         return walk
-
-    def _orderable(self) -> list[int]:
-        """Kahn's order of every call not in or behind a cycle."""
-        return self._groups.order()
 
     def reaches(self, start: int, goal: int, *links: Sequence[Iterable[int]]) -> bool:
         """True when ``goal`` depends, directly or not, on ``start`` (also through

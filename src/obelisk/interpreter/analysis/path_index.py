@@ -12,7 +12,6 @@ walks the same trie node by node (:meth:`PathIndex.matching`, :meth:`PathIndex.b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from obelisk.grammar import ANY_INDEX, WILDCARD
@@ -37,14 +36,26 @@ def _unique(found: list[T]) -> list[T]:
     return unique
 
 
-@dataclass(slots=True, eq=False)
+_LEAF: dict[object, Any] = {}
+"""The children of every node that has none, shared (never changed: :meth:`PathIndex.add`
+gives a node a dict of its own for its first child): a plan's trie is mostly leaves."""
+
+
 class TrieNode(Generic[T]):
     """One node of a :class:`PathIndex`: its children by key part, the items stored at
-    its key, and (cached) the items below it.  Hashed by identity."""
+    its key, and (cached) the items below it.  Hashed by identity.
 
-    children: dict[object, TrieNode[T]] = field(default_factory=dict)
-    items: list[T] = field(default_factory=list)
-    below: tuple[T, ...] | None = None  # cached items of the whole subtree, self excluded
+    ``items`` is a tuple while it holds at most one item and a list after (each
+    written path of most plans has one writer: no list per node); ``children`` of a
+    leaf is one empty dict shared by every leaf.  Both are only read outside this
+    module."""
+
+    __slots__ = ("below", "children", "items")
+
+    def __init__(self) -> None:
+        self.children: dict[object, TrieNode[T]] = _LEAF
+        self.items: tuple[T, ...] | list[T] = ()
+        self.below: tuple[T, ...] | None = None  # cached items of the whole subtree, self excluded
 
     def subtree(self) -> tuple[T, ...]:
         if self.below is None:
@@ -54,6 +65,26 @@ class TrieNode(Generic[T]):
                 collected.extend(child.subtree())
             self.below = tuple(collected)  # a leaf's is (), shared: no object per leaf
         return self.below
+
+    def keep(self, item: T, alone: tuple[T] | None = None) -> None:
+        """Add ``item`` to :attr:`items`; ``alone`` is ``(item,)`` when the caller
+        already holds one, to share while ``item`` is the only item."""
+        items = self.items
+        if type(items) is list:
+            items.append(item)
+        elif items:
+            self.items = [*items, item]
+        else:
+            self.items = alone if alone is not None else (item,)
+
+    def child(self, part: object) -> TrieNode[T]:
+        """A new child of this node at key part ``part``."""
+        made: TrieNode[T] = TrieNode()
+        children = self.children
+        if children is _LEAF:
+            children = self.children = {}
+        children[part] = made
+        return made
 
 
 class PathIndex(Generic[T]):
@@ -75,8 +106,9 @@ class PathIndex(Generic[T]):
         self._some_position = False  # some stored key has ANY_INDEX or WILDCARD
         self._nested = False  # two items at one key, or one at a prefix of another's
 
-    def add(self, key: Key, item: T) -> TrieNode[T]:
-        """Store ``item`` at ``key``; returns the node of ``key``."""
+    def add(self, key: Key, item: T, alone: tuple[T] | None = None) -> TrieNode[T]:
+        """Store ``item`` at ``key``; returns the node of ``key``.  ``alone``: a tuple
+        ``(item,)`` the caller keeps anyway, shared while the node holds ``item`` only."""
         if self._answers:
             self._answers = {}
         node = self._root
@@ -86,14 +118,14 @@ class PathIndex(Generic[T]):
                 self._nested = True
             child = node.children.get(part)
             if child is None:
-                child = node.children[part] = TrieNode()
+                child = node.child(part)
                 if part is ANY_INDEX or part is WILDCARD:
                     self._some_position = True
             node = child
             node.below = None
         if node.items or node.children:  # an item at key, or below it
             self._nested = True
-        node.items.append(item)
+        node.keep(item, alone)
         return node
 
     def overlapping(self, key: Key) -> list[T]:
