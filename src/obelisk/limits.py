@@ -9,8 +9,6 @@ default; pass ``obelisk.Limits(...)`` to :func:`obelisk.check` or
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
@@ -91,16 +89,21 @@ def active_limits() -> Limits:
     return _ACTIVE.get() or DEFAULT_LIMITS
 
 
-@contextmanager
-def limits_in_effect(limits: Limits | None) -> Iterator[None]:
+class limits_in_effect:  # used as a function: ``with limits_in_effect(limits):``
     """Within the block, :func:`active_limits` returns ``limits`` (``None``: the
     defaults) in this context and the tasks and worker threads it starts; a run
-    does it while it runs."""
-    token = _ACTIVE.set(limits)
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
+    does it while it runs.  (A class: cheaper to enter than a generator.)"""
+
+    __slots__ = ("_limits", "_token")
+
+    def __init__(self, limits: Limits | None) -> None:
+        self._limits = limits
+
+    def __enter__(self) -> None:
+        self._token = _ACTIVE.set(self._limits)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _ACTIVE.reset(self._token)
 
 
 def int_digits_limit() -> int:

@@ -12,6 +12,7 @@ be resumed.  A plan argument of ``-`` reads standard input.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Annotated, Any
 
@@ -59,34 +60,34 @@ def _new_app() -> typer.Typer:
     return application
 
 
-def _commands() -> list[tuple[str, Any]]:
-    """The top-level commands, ``(name, function)``, imported when first needed:
-    ``obelisk --version`` needs none of them, and their modules load the interpreter."""
-    from obelisk.cli.check import check_command, graph_command
-    from obelisk.cli.durable import approve_command, reject_command, resume_command
-    from obelisk.cli.explain import explain_command
-    from obelisk.cli.loop import loop_command
-    from obelisk.cli.many import run_many_command
-    from obelisk.cli.run import run_command
-    from obelisk.cli.simulate import simulate_command
-    from obelisk.cli.tools import tools_command
-    from obelisk.cli.view import view_command
-    from obelisk.cli.worker import worker_command
+_COMMANDS = (
+    ("check", "check", "check_command"),
+    ("graph", "check", "graph_command"),
+    ("run", "run", "run_command"),
+    ("run-many", "many", "run_many_command"),
+    ("simulate", "simulate", "simulate_command"),
+    ("loop", "loop", "loop_command"),
+    ("tools", "tools", "tools_command"),
+    ("resume", "durable", "resume_command"),
+    ("approve", "durable", "approve_command"),
+    ("reject", "durable", "reject_command"),
+    ("explain", "explain", "explain_command"),
+    ("view", "view", "view_command"),
+    ("worker", "worker", "worker_command"),
+)
+"""The top-level commands, in the order help lists them: ``(name, module of
+obelisk.cli, function)``."""
 
+
+def _commands(only: str | None = None) -> list[tuple[str, Any]]:
+    """The top-level commands, ``(name, function)``, imported when first needed:
+    ``obelisk --version`` needs none of them, and their modules load the interpreter.
+    With ``only`` naming a command, that command alone (its module alone is imported:
+    ``obelisk run`` loads neither the loop nor run-many); ``[]`` when none has that name."""
     return [
-        ("check", check_command),
-        ("graph", graph_command),
-        ("run", run_command),
-        ("run-many", run_many_command),
-        ("simulate", simulate_command),
-        ("loop", loop_command),
-        ("tools", tools_command),
-        ("resume", resume_command),
-        ("approve", approve_command),
-        ("reject", reject_command),
-        ("explain", explain_command),
-        ("view", view_command),
-        ("worker", worker_command),
+        (name, getattr(importlib.import_module(f"obelisk.cli.{module}"), function))
+        for name, module, function in _COMMANDS
+        if only is None or name == only
     ]
 
 
@@ -119,9 +120,8 @@ def _application(first: str | None = None) -> typer.Typer:
     line of ``obelisk run ...`` (from each command's signature) for ``run`` only, and
     it behaves the same."""
     application = _new_app()
-    commands = _commands()
-    alone = [(name, command) for name, command in commands if name == first]
-    for name, command in alone or commands:
+    alone = _commands(first) if first is not None else []
+    for name, command in alone or _commands():
         application.command(name, cls=_Command)(command)
     if not alone:
         _add_groups(application)

@@ -28,9 +28,7 @@ full collection instead of the next young one.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-from collections.abc import Iterator
 
 __all__ = ["PROMOTE_AT", "gc_paused"]
 
@@ -45,20 +43,23 @@ _MAY_THAW = _FROZEN_AT_IMPORT if _FROZEN_AT_IMPORT < 1_000 else -1
 this module was imported; -1 (never) when a program had frozen its objects by then."""
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
+class gc_paused:  # used as a function: ``with gc_paused():``
     """Pause the cyclic garbage collector for the block; on exit it resumes in its
     previous state, having first moved every tracked object to the oldest
     generation when the block allocated at least :data:`PROMOTE_AT` of them and the
     program froze no objects itself (see the module's docstring).  Reference
     counting frees everything that is not in a cycle, as always.  Blocks may nest:
-    the outermost one resumes the collector."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+    the outermost one resumes the collector.  (A class rather than a generator-based
+    context manager, which cost several microseconds more per block.)"""
+
+    __slots__ = ("_was_enabled",)
+
+    def __enter__(self) -> None:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._was_enabled:
             if gc.get_count()[0] >= PROMOTE_AT and gc.get_freeze_count() <= _MAY_THAW:
                 gc.freeze()
                 gc.unfreeze()

@@ -98,14 +98,14 @@ class CommitOrder:
     def _ranks(self) -> list[int]:
         graph = self.graph
         size = len(graph.predecessors)
-        writers = _writer_groups(graph)
+        writers = _writer_groups(graph)  # groups of two or more
         if points_forward(graph.predecessors):
             # so would every link below, and plan order is the order they give
-            self.groups = [group for group in writers if len(group) > 1]
+            self.groups = writers
             return list(range(size))
         links = self._links(writers)
         rank = _topological_ranks(graph, links)
-        self.groups = [sorted(group, key=rank.__getitem__) for group in writers if len(group) > 1]
+        self.groups = [sorted(group, key=rank.__getitem__) for group in writers]
         return rank
 
     def _links(self, writers: list[list[int]]) -> list[list[int]]:
@@ -163,38 +163,50 @@ class _Joined:
 
 
 def _writer_groups(graph: PlanGraph) -> list[list[int]]:
-    """The writing calls, grouped by "must commit in a fixed order" (transitively):
-    each group in plan order, the groups in the plan order of their first call."""
-    joined = _Joined(len(graph.predecessors))
-    heads = _bucket_heads(graph, joined)
+    """The writing calls that must commit in a fixed order, grouped (transitively):
+    each group in plan order, the groups in the plan order of their first call.  A
+    call whose writes interact with no other call's is in no group (a group of one
+    orders nothing), so a plan whose writes never overlap has none, and builds no
+    union-find for them."""
+    heads, joins = _bucket_heads(graph)
     shared = all(instance is None for _, instance in heads)
     if shared and not any(WILDCARD in key for key, _ in heads):
-        _join_prefixes(heads, joined)
+        _join_prefixes(heads, joins)
     else:
-        _join_overlaps(heads, joined)
+        _join_overlaps(heads, joins)
+    if not joins:
+        return []
+    joined = _Joined(len(graph.predecessors))
+    for node, other in joins:
+        joined.join(node, other)
     members: dict[int, list[int]] = {}
     root = joined.root
     for node, writes in enumerate(graph.writes):
         if writes:
             members.setdefault(root(node), []).append(node)
-    return list(members.values())
+    return [group for group in members.values() if len(group) > 1]
 
 
-def _bucket_heads(graph: PlanGraph, joined: _Joined) -> dict[tuple[Key, str | None], Write]:
+Joins = list[tuple[int, int]]
+"""Pairs of calls whose commits must be ordered (their sets are to be joined)."""
+
+
+def _bucket_heads(graph: PlanGraph) -> tuple[dict[tuple[Key, str | None], Write], Joins]:
     """Writes to the same (path, layer) form one bucket, whose calls are joined with
-    its first writer; returns each bucket's first write.  Only the heads are then
-    joined with the buckets they overlap, so n writers of one path cost linear
-    time, not n * n."""
+    its first writer; returns each bucket's first write, and those joins.  Only the
+    heads are then joined with the buckets they overlap, so n writers of one path
+    cost linear time, not n * n."""
     heads: dict[tuple[Key, str | None], Write] = {}
+    joins: Joins = []
     for writes in graph.writes:
         for write in writes:
             head = heads.setdefault((commit_key(write.key), write.instance), write)
-            if head is not write:
-                joined.join(write.call, head.call)
-    return heads
+            if head is not write and head.call != write.call:
+                joins.append((write.call, head.call))
+    return heads, joins
 
 
-def _join_prefixes(heads: dict[tuple[Key, str | None], Write], joined: _Joined) -> None:
+def _join_prefixes(heads: dict[tuple[Key, str | None], Write], joins: Joins) -> None:
     """One layer, no wildcards: keys overlap when one is a prefix of the other.  Each
     key is joined with its longest prefix that is a key too, which joins every
     chain of prefixes (a key's length in lookups, where sorting cost more)."""
@@ -203,11 +215,12 @@ def _join_prefixes(heads: dict[tuple[Key, str | None], Write], joined: _Joined) 
         for length in range(len(key) - 1, 0, -1):
             prefix = calls.get(key[:length])
             if prefix is not None:
-                joined.join(call, prefix)
+                if prefix != call:
+                    joins.append((call, prefix))
                 break
 
 
-def _join_overlaps(heads: dict[tuple[Key, str | None], Write], joined: _Joined) -> None:
+def _join_overlaps(heads: dict[tuple[Key, str | None], Write], joins: Joins) -> None:
     """Layers or wildcards: each bucket is joined with every bucket it overlaps
     whose layer meets its own (found through a path index)."""
     index: PathIndex[Write] = PathIndex()
@@ -215,8 +228,8 @@ def _join_overlaps(heads: dict[tuple[Key, str | None], Write], joined: _Joined) 
         index.add(key, head)
     for (key, instance), head in heads.items():
         for other in index.overlapping(key):
-            if _layers_meet(other.instance, instance):
-                joined.join(other.call, head.call)
+            if other.call != head.call and _layers_meet(other.instance, instance):
+                joins.append((other.call, head.call))
 
 
 def _topological_ranks(graph: PlanGraph, links: list[list[int]]) -> list[int]:

@@ -32,6 +32,13 @@ __all__ = ["Hooks", "Observer"]
 _CALL_POINTS = ("started", "invoking", "settled", "committed", "awaiting")
 
 
+_NO_POINTS: dict[str, tuple[Callable[..., None], ...]] = {name: () for name in _CALL_POINTS}
+"""The call-life points of hooks without observers (shared, never changed)."""
+
+_SILENT = Emitter(())
+"""The emitter of hooks without listeners (it keeps no state: nobody can fail)."""
+
+
 class Observer:
     """Watches a run (see the module docstring): every method does nothing here;
     override those you need.  An exception from a call-life method stops the run with
@@ -80,6 +87,10 @@ class Hooks:
 
     def __init__(self, observers: Sequence[Observer | Listener] = ()) -> None:
         self.observers = tuple(observers)
+        if not self.observers:  # most runs: nobody watches (nothing to work out)
+            self.emit, self.events, self.calls, self.durable = _SILENT, False, False, False
+            self._points = _NO_POINTS
+            return
         listeners: list[Listener] = []
         points: dict[str, list[Callable[..., None]]] = {name: [] for name in _CALL_POINTS}
         for observer in self.observers:

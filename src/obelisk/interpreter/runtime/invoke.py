@@ -9,16 +9,18 @@ import sys
 from asyncio.tasks import _enter_task, _leave_task
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from obelisk.errors import UsageError
 from obelisk.interpreter.runtime.approvals import argument_hash
-from obelisk.interpreter.runtime.processes import ProcessWorkers
 from obelisk.interpreter.runtime.records import CallRecord, idempotency_key
 from obelisk.interpreter.runtime.threads import DaemonThreads, Job, stop_iteration
 from obelisk.interpreter.tools.remote import active_runner
 from obelisk.interpreter.tools.run_context import Context
 from obelisk.interpreter.tools.tool import Tool
+
+if TYPE_CHECKING:  # imported when a tool first runs in a process (multiprocessing with it)
+    from obelisk.interpreter.runtime.processes import ProcessWorkers
 
 __all__ = ["EAGER_SECONDS", "Invoker", "start_task"]
 
@@ -204,6 +206,8 @@ class Invoker:
         or a daemon thread; a thread that outlives ``timeout`` is abandoned."""
         if tool.isolation == "process":
             if self._processes is None:
+                from obelisk.interpreter.runtime.processes import ProcessWorkers
+
                 self._processes = ProcessWorkers(self.threads)
             return await self._processes.call(function, arguments, timeout)
         job = self._in_thread(function, arguments)

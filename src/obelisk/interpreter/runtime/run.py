@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -156,7 +155,16 @@ async def _run_in_memory(
         graphs.forget()
     pinned = live_pins(parsed, registry) if result.pending else None
     origin = RunOrigin(make, registry, checked.diagnostics, plan=parsed, pinned=pinned)
-    return dataclasses.replace(result, diagnostics=checked.diagnostics, origin=origin)
+    return _completed(result, checked.diagnostics, origin)
+
+
+def _completed(result: RunResult, diagnostics: Any, origin: RunOrigin) -> RunResult:
+    """``result`` with the check's ``diagnostics`` and its ``origin``: what
+    ``dataclasses.replace`` would give, set in place (a copy cost about 12 µs, a tenth
+    of a one-call run's set-up); the engine's result is new, and nobody holds it yet."""
+    object.__setattr__(result, "diagnostics", diagnostics)
+    object.__setattr__(result, "origin", origin)
+    return result
 
 
 class _Graphs:

@@ -45,19 +45,56 @@ def stop_iteration(exc: StopIteration) -> RuntimeError:
     return error
 
 
-class Job:
-    """One call handed to a worker: ``future`` gets its result on the caller's loop."""
+class _Mailbox:
+    """Outcomes on their way from the worker threads to one event loop: the first one
+    posted while none is waiting wakes the loop (``call_soon_threadsafe``), and the
+    loop then hands over every outcome posted meanwhile, so that calls finishing
+    together cost one wake-up of the loop, not one each."""
 
-    __slots__ = ("abandoned", "function", "future", "loop", "started")
+    __slots__ = ("_lock", "_waiting", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._lock = threading.Lock()
+        self._waiting: list[tuple[asyncio.Future[Any], bool, Any]] | None = None
+
+    def post(self, future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+        """Hand an outcome to ``future``, on the loop (from any thread)."""
+        with self._lock:
+            if self._waiting is not None:  # a wake-up is on its way: it takes this too
+                self._waiting.append((future, ok, value))
+                return
+            self._waiting = [(future, ok, value)]
+        # the loop may have closed meanwhile: then nobody is waiting
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self._hand_over)
+
+    def _hand_over(self) -> None:
+        with self._lock:
+            waiting, self._waiting = self._waiting or [], None
+        for future, ok, value in waiting:
+            _deliver(future, ok, value)
+
+
+class Job:
+    """One call handed to a worker: ``future`` gets its result on the caller's loop
+    (through the run's mailbox)."""
+
+    __slots__ = ("abandoned", "function", "future", "mailbox", "started")
 
     def __init__(
         self,
         function: Callable[[], Any],
-        loop: asyncio.AbstractEventLoop,
+        mailbox: _Mailbox,
         future: asyncio.Future[Any],
     ) -> None:
-        self.function, self.loop, self.future = function, loop, future
+        self.function, self.mailbox, self.future = function, mailbox, future
         self.abandoned = self.started = False
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the caller waits on."""
+        return self.mailbox.loop
 
     def call(self) -> tuple[bool, Any]:
         """Call the function: ``(True, its result)`` or ``(False, what it raised)``."""
@@ -70,9 +107,7 @@ class Job:
 
     def deliver(self, ok: bool, value: Any) -> None:
         """Hand an outcome to the future, on the caller's loop."""
-        # the loop may have closed meanwhile: then nobody is waiting
-        with contextlib.suppress(RuntimeError):
-            self.loop.call_soon_threadsafe(_deliver, self.future, ok, value)
+        self.mailbox.post(self.future, ok, value)
 
 
 def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
@@ -168,12 +203,16 @@ class DaemonThreads:
         self._waiting: deque[Job] = deque()
         self._running = 0  # jobs handed to a worker and not finished
         self._stuck = 0  # of those, the abandoned ones
+        self._mailbox: _Mailbox | None = None  # outcomes to the run's loop, made on first use
 
     def submit(self, function: Callable[[], Any]) -> Job:
         """Run ``function()`` in a worker; ``job.future`` (on the running loop) gets
         its return value or its exception."""
         loop = asyncio.get_running_loop()
-        job = Job(function, loop, loop.create_future())
+        mailbox = self._mailbox
+        if mailbox is None or mailbox.loop is not loop:
+            mailbox = self._mailbox = _Mailbox(loop)
+        job = Job(function, mailbox, loop.create_future())
         with self._lock:
             self._waiting.append(job)
             ready = self._ready()

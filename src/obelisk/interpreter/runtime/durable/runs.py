@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import os
 import re
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -99,8 +98,9 @@ class DurableOrigin:
 
 
 def new_run_id() -> str:
-    """A fresh run id: 16 hex digits."""
-    return uuid.uuid4().hex[:16]
+    """A fresh run id: 16 random hex digits (``os.urandom``, as ``uuid.uuid4`` reads,
+    without building a UUID: a fifth of the time)."""
+    return os.urandom(8).hex()
 
 
 @contextlib.contextmanager
