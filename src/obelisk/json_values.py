@@ -20,6 +20,7 @@ __all__ = [
     "decimal_digits",
     "deep_merge",
     "int_digits_limit",
+    "json_kind",
     "loads_strict",
     "memory_estimate",
     "merge_into",
@@ -36,6 +37,25 @@ every Python version: Python's own decoder stops at about a thousand levels befo
 3.13, and goes much deeper from 3.13 on."""
 
 _SCALARS = (str, int, float, bool, type(None))
+
+
+def json_kind(value: object) -> str:
+    """What ``value`` is, in JSON's words, for messages: ``"null"``, ``"a boolean"``,
+    ``"a number"``, ``"a string"``, ``"an array"``, ``"an object"``, or ``"a Python
+    <type>"`` for anything JSON has no name for."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a Python {type(value).__name__}"
 
 
 def copy_json(value: Any) -> Any:

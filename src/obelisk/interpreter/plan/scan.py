@@ -12,7 +12,7 @@ from typing import Any
 
 from obelisk.diagnostics import DiagnosticCode
 from obelisk.grammar import DAGGER, Escaped, Expression
-from obelisk.json_values import decimal_digits
+from obelisk.json_values import decimal_digits, json_kind
 from obelisk.limits import Limits, int_digits_limit
 
 __all__ = [
@@ -25,22 +25,6 @@ __all__ = [
     "path_depth_problem",
     "scan_value",
 ]
-
-
-def json_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a Python {type(value).__name__}"
 
 
 ArgPath = tuple[str | int, ...]

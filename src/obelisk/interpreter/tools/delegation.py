@@ -26,6 +26,7 @@ from typing import Any
 
 from obelisk.interpreter.tools.registry import Registry
 from obelisk.interpreter.tools.tool import Tool
+from obelisk.json_values import json_kind
 
 __all__ = [
     "DelegateRegistry",
@@ -59,13 +60,13 @@ def _names(value: Any, path: str, registry: Registry, out: list[ToolsProblem]) -
     """The tool names of the list ``value`` at ``path``, each one known to
     ``registry``; every problem goes to ``out``."""
     if not isinstance(value, list):
-        out.append(ToolsProblem(path, f"must be a list of tool names, found {_kind(value)}"))
+        out.append(ToolsProblem(path, f"must be a list of tool names, found {json_kind(value)}"))
         return []
     names: list[str] = []
     for position, item in enumerate(value):
         where = f"{path}[{position}]"
         if not isinstance(item, str):
-            out.append(ToolsProblem(where, f"must be a tool name, found {_kind(item)}"))
+            out.append(ToolsProblem(where, f"must be a tool name, found {json_kind(item)}"))
         elif isinstance(registry, DelegateRegistry) and item in registry.withheld:
             out.append(ToolsProblem(where, withheld_message(item, registry)))
         elif item not in registry:
@@ -85,24 +86,12 @@ def withheld_message(name: str, registry: DelegateRegistry) -> str:
     )
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
-
-
 def _parsed(spec: Any, registry: Registry, out: list[ToolsProblem]) -> list[str]:
     """The allowed names of a ``_tools`` value that is not ``None`` (problems to ``out``)."""
     if isinstance(spec, list):
         return _names(spec, "_tools", registry, out)
     if not isinstance(spec, Mapping):
-        out.append(ToolsProblem("_tools", f"must be {_SHAPE}, found {_kind(spec)}"))
+        out.append(ToolsProblem("_tools", f"must be {_SHAPE}, found {json_kind(spec)}"))
         return []
     for key in spec:
         if key not in _KEYS:
