@@ -14,6 +14,7 @@ and bytes (docs/limits.md, "Caches"): a literal too long to keep is parsed again
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -335,7 +336,10 @@ Reference(kind='state', segments=(Field(name='error'),))))
     return node
 
 
-parse_expression.cache_clear = EXPRESSION_CACHE.clear  # type: ignore[attr-defined]
+# A function mypyc compiled (benchmarks/compiled.py) takes no attribute: there, use
+# EXPRESSION_CACHE.clear().
+with contextlib.suppress(AttributeError):
+    parse_expression.cache_clear = EXPRESSION_CACHE.clear  # type: ignore[attr-defined]
 
 
 def _parse_expression(text: str) -> Expression | Escaped:
