@@ -135,7 +135,9 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
 
 def _error_position(text: str, exc: UnexpectedInput) -> int:
     """Where the error is: lark's position, the end of ``text`` at its end."""
-    pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    # lark declares pos_in_stream as None (a class default), so read it untyped
+    found: int | None = getattr(exc, "pos_in_stream", None)
+    pos = found if found is not None else len(text)
     from lark.exceptions import UnexpectedToken
 
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":

@@ -12,7 +12,6 @@ walks the same trie node by node (:meth:`PathIndex.matching`, :meth:`PathIndex.b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from obelisk.grammar import ANY_INDEX, WILDCARD
@@ -37,14 +36,18 @@ def _unique(found: list[T]) -> list[T]:
     return unique
 
 
-@dataclass(slots=True, eq=False)
 class TrieNode(Generic[T]):
     """One node of a :class:`PathIndex`: its children by key part, the items stored at
-    its key, and (cached) the items below it.  Hashed by identity."""
+    its key, and (cached) the items below it.  Hashed by identity.  A plain slotted
+    class, not a slotted dataclass: mypyc cannot build a generic one at import
+    (benchmarks/compiled.py)."""
 
-    children: dict[object, TrieNode[T]] = field(default_factory=dict)
-    items: list[T] = field(default_factory=list)
-    below: tuple[T, ...] | None = None  # cached items of the whole subtree, self excluded
+    __slots__ = ("below", "children", "items")
+
+    def __init__(self) -> None:
+        self.children: dict[object, TrieNode[T]] = {}
+        self.items: list[T] = []
+        self.below: tuple[T, ...] | None = None  # cached items of the subtree, self excluded
 
     def subtree(self) -> tuple[T, ...]:
         if self.below is None:
