@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from obelisk.grammar.parser import parse_expression
+from obelisk.grammar.parser import EXPRESSION_CACHE
 
 __all__ = [
     "Samples",
@@ -35,7 +35,7 @@ __all__ = [
 
 def fresh() -> None:
     """Empty the parser's expression cache: the next plan parses as never seen."""
-    parse_expression.cache_clear()
+    EXPRESSION_CACHE.clear()
 
 
 class Times(TypedDict):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import obelisk
-from obelisk.grammar.parser import parse_expression
+from obelisk.grammar.parser import EXPRESSION_CACHE
 
 
 @obelisk.tool
@@ -57,7 +57,7 @@ def medians(action: Callable[[], Any], repeat: int) -> tuple[float, float]:
     """Median CPU and wall seconds of ``repeat`` runs of ``action``."""
     cpus, walls = [], []
     for _ in range(repeat):
-        parse_expression.cache_clear()
+        EXPRESSION_CACHE.clear()
         wall, cpu = time.perf_counter(), time.process_time()
         action()
         cpus.append(time.process_time() - cpu)

@@ -73,7 +73,7 @@ Location = tuple[str | int, ...]
 
 
 _UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029"
+    "[\x00-\x1f\x7f-\x9f\\ud800-\\udfff\u2028\u2029"
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidi controls reorder the text
 )
 _SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}

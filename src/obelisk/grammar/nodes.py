@@ -98,15 +98,17 @@ class Wildcard:
 
 Segment = Union[Field, Index, Wildcard]  # noqa: UP007 (runtime alias on 3.10)
 
-_new_object = object.__new__
-_set_name, _set_field_span = (Field.__dict__[name].__set__ for name in ("name", "span"))
-_set_index, _set_index_span = (Index.__dict__[name].__set__ for name in ("index", "span"))
+# ``X.__new__`` is ``object.__new__`` here, and a class's own allocator where mypyc
+# compiles this module (benchmarks/compiled.py), which refuses ``object.__new__``.
+_new_field, _new_index = Field.__new__, Index.__new__
+_set_name, _set_field_span = (vars(Field)[name].__set__ for name in ("name", "span"))
+_set_index, _set_index_span = (vars(Index)[name].__set__ for name in ("index", "span"))
 
 
 def new_field(name: str, span: Span) -> Field:
     """``Field(name, span)`` with its slots set directly, at about 60% of the cost of
     the frozen dataclass's ``__init__``: a parse makes one per path segment."""
-    made = _new_object(Field)
+    made = _new_field(Field)
     _set_name(made, name)
     _set_field_span(made, span)
     return made
@@ -114,7 +116,7 @@ def new_field(name: str, span: Span) -> Field:
 
 def new_index(index: int, span: Span) -> Index:
     """``Index(index, span)``, made as :func:`new_field` makes a field."""
-    made = _new_object(Index)
+    made = _new_index(Index)
     _set_index(made, index)
     _set_index_span(made, span)
     return made
@@ -148,7 +150,7 @@ class Reference:
         Both must be what :attr:`key` and ``str()`` would compute.  Its slots are set
         directly, at about half the cost of the frozen dataclass's ``__init__`` (one
         ``object.__setattr__`` per field): a parse makes one per reference."""
-        made = _new_object(cls)
+        made = _new_reference(cls)
         _set_kind(made, kind)
         _set_segments(made, segments)
         _set_span(made, span)
@@ -211,8 +213,9 @@ class Reference:
         return (self,)
 
 
+_new_reference = Reference.__new__
 _set_kind, _set_segments, _set_span, _set_text, _set_key = (
-    Reference.__dict__[name].__set__ for name in ("kind", "segments", "span", "_text", "_key")
+    vars(Reference)[name].__set__ for name in ("kind", "segments", "span", "_text", "_key")
 )
 
 

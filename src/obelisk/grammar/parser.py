@@ -14,6 +14,7 @@ and bytes (docs/limits.md, "Caches"): a literal too long to keep is parsed again
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -135,7 +136,9 @@ def _fail(text: str, exc: UnexpectedInput) -> ReferenceSyntaxError:
 
 def _error_position(text: str, exc: UnexpectedInput) -> int:
     """Where the error is: lark's position, the end of ``text`` at its end."""
-    pos = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    # lark declares pos_in_stream as None (a class default), so read it untyped
+    found: int | None = getattr(exc, "pos_in_stream", None)
+    pos = found if found is not None else len(text)
     from lark.exceptions import UnexpectedToken
 
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
@@ -390,7 +393,10 @@ Reference(kind='state', segments=(Field(name='error'),))))
     return node
 
 
-parse_expression.cache_clear = EXPRESSION_CACHE.clear  # type: ignore[attr-defined]
+# A function mypyc compiled (benchmarks/compiled.py) takes no attribute: there, use
+# EXPRESSION_CACHE.clear().
+with contextlib.suppress(AttributeError):
+    parse_expression.cache_clear = EXPRESSION_CACHE.clear  # type: ignore[attr-defined]
 
 
 def _parse_expression(text: str) -> Expression | Escaped:
