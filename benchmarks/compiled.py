@@ -85,10 +85,17 @@ ignore_missing_imports = True
 """
 
 
+_MARKER = "OBELISK_COMPILED_BUILD"
+
+
 def build(into: Path = DEFAULT_INTO) -> float:
     """Copy ``src/`` to ``into/src`` and compile :data:`MODULES` there; the seconds it took."""
-    shutil.rmtree(into, ignore_errors=True)
+    if into.exists():  # only a folder an earlier build made is replaced
+        if not (into / _MARKER).exists():
+            raise SystemExit(f"{into} exists and was not made by this script: not replaced")
+        shutil.rmtree(into)
     into.mkdir(parents=True)
+    (into / _MARKER).write_text("made by python -m benchmarks.compiled build\n")
     shutil.copytree(ROOT / "src", into / "src", ignore=shutil.ignore_patterns("__pycache__"))
     (into / "mypy.ini").write_text(_MYPY_CONFIG)
     start = time.perf_counter()

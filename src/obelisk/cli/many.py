@@ -233,9 +233,10 @@ def run_many_command(
         fail(f"--concurrency must be at least 1, got {concurrency}")
     the_plan, items = _items(plan, inputs, plans)
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
+    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT (exits 2
+    # without the extra, before -o FILE is opened)
     sink = _sink(output)
     writer = InOrder(sink)
-    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
     try:
         with _progress(len(items)) as advance, tools_print_to_stderr():
 

@@ -129,13 +129,15 @@ def worker_command(
     if poll <= 0:
         fail(f"--poll must be a positive number of seconds, got {poll}")
     registry = load_registry(tools, stdlib=not no_stdlib, files_root=files_root, override=override)
+    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT (exits 2
+    # without the extra, before the journal is opened)
     try:
         book = Journal(journal)
     except ObeliskError as exc:
+        stop_otel()
         fail(str(exc))
     worker = _Worker(book, registry)
     _stop_on_sigterm(worker)
-    stop_otel = start_otel(otel)  # --otel: spans to $OTEL_EXPORTER_OTLP_ENDPOINT
     try:
         while True:
             try:

@@ -4,6 +4,7 @@ is busy wake it once, not once each (docs/performance.md, "`run_sync` and sync t
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -26,8 +27,18 @@ def test_results_that_arrive_together_wake_the_loop_once() -> None:
         loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
         try:
             threads = DaemonThreads(4)
-            jobs = [threads.submit(lambda n=n: n * 10) for n in range(3)]
-            time.sleep(0.3)  # the loop is busy while every worker finishes
+            finished = threading.Semaphore(0)
+
+            def work(n: int) -> int:
+                finished.release()
+                return n * 10
+
+            jobs = [threads.submit(lambda n=n: work(n)) for n in range(3)]
+            # the loop stays busy until every worker has finished (however loaded the
+            # machine), then a little longer while they post their outcomes
+            for _ in jobs:
+                assert finished.acquire(timeout=30)
+            time.sleep(0.5)
             results = [await job.future for job in jobs]
         finally:
             del loop.call_soon_threadsafe

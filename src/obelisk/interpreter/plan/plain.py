@@ -78,7 +78,7 @@ _ARGUMENT_HOLDERS: dict[tuple[str, ...], type] = {}
 have the same): the ``arguments`` dicts of its instances share one table of keys
 (PEP 412), about 90 bytes a call less for two arguments."""
 _MAX_HOLDERS = 256  # emptied when full: a stream of distinct names grows it no further
-_MAX_HELD_ARGUMENTS = 8  # a call with more arguments keeps a dict of its own
+_MAX_HELD_ARGUMENTS = 8  # a call with more arguments, or a longer name, keeps a dict of its own
 
 
 def _shared_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -86,6 +86,8 @@ def _shared_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     plain ``dict`` equal to it, in the same order."""
     if not arguments or len(arguments) > _MAX_HELD_ARGUMENTS:
         return arguments
+    if any(len(name) > _MAX_SHARED_NAME for name in arguments):
+        return arguments  # a long name is not kept alive by the table
     names = tuple(arguments)
     holder = _ARGUMENT_HOLDERS.get(names)
     if holder is None:

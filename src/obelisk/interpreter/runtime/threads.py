@@ -73,7 +73,12 @@ class _Mailbox:
         with self._lock:
             waiting, self._waiting = self._waiting or [], None
         for future, ok, value in waiting:
-            _deliver(future, ok, value)
+            try:
+                _deliver(future, ok, value)
+            except Exception as exc:  # one bad delivery never strands the rest
+                self.loop.call_exception_handler(
+                    {"message": "obelisk could not deliver a tool's outcome", "exception": exc}
+                )
 
 
 class Job:
