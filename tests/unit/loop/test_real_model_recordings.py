@@ -82,6 +82,12 @@ WHAT_HAPPENED = {
     "json-eager/total_of_orders": ("completed", True, [[], []]),
     "json-eager/warmest_city": ("completed", True, [[]]),
     "json-eager/weather": ("completed", False, [[]]),
+    "json-eager-narrowed/basket_total": ("completed", False, [["ArgumentValidationError"], []]),
+    "json-eager-narrowed/customer_email": ("completed", True, [[], []]),
+    "json-eager-narrowed/hotel": ("completed", False, [[], []]),
+    "json-eager-narrowed/order_customer_name": ("completed", False, [[], []]),
+    "json-eager-narrowed/order_status": ("completed", False, [[], []]),
+    "json-eager-narrowed/price_of_three": ("completed", True, [[], []]),
     "json-eager-noprimer/customer_email": ("budget_exceeded", False, [[], [], []]),
     "json-eager-noprimer/hotel": (
         "budget_exceeded",
