@@ -196,9 +196,10 @@ def _narrow_references(
 def decoding_schema(request: Request) -> dict[str, Any]:
     """The schema to constrain this turn's answer with: ``request.schema`` narrowed
     as the module says (a copy; ``request.schema`` itself when it is not a loop's
-    answer schema with references, ``$defs.reference``).  The answer shapes apply to an eager turn (``config`` with
-    ``mode`` ``"eager"``, ``turn`` and ``max_turns``, as the loop's requests have)
-    with no planned calls and no named instances."""
+    answer schema with references, ``$defs.reference``).  The answer shapes apply
+    to an eager turn (``config`` with ``mode`` ``"eager"``, ``turn`` and
+    ``max_turns``, as the loop's requests have) with no planned calls and no named
+    instances."""
     original = request.schema
     answer = set(original.get("properties") or {}) == {"calls", "output"}
     if not answer or "reference" not in (original.get("$defs") or {}):
