@@ -154,3 +154,12 @@ def test_the_decoding_schemas_compile_in_each_engine() -> None:
     for schema in schemas:
         compiler.compile_json_schema(json.dumps(schema))
         assert outlines.build_regex_from_schema(json.dumps(schema))
+
+
+def test_the_decoding_schemas_compile_in_llama_cpps_converter() -> None:
+    grammar = pytest.importorskip(
+        "llama_cpp.llama_grammar", reason="llama-cpp-python is not installed (no PyPI wheel)"
+    )
+    for turn in (1, 2, 3):  # the converter raises when it cannot
+        schema = decoding_schema(request(turn=turn, state=STATE))
+        assert "root ::=" in grammar.json_schema_to_gbnf(json.dumps(schema))
