@@ -86,11 +86,12 @@ def test_a_reference_cannot_hide_in_a_plain_text() -> None:
     assert not fits(schema, {"calls": [], "output": {"email": "†state.missing"}})
 
 
-def test_an_eager_answer_either_calls_and_goes_on_or_finishes() -> None:
+def test_an_eager_answer_calls_and_goes_on_calls_and_finishes_or_finishes() -> None:
     schema = decoding_schema(request(state=STATE))
     assert not fits(schema, {"calls": [], "output": None})  # no progress
     assert fits(schema, {"calls": [CALL], "output": None})
-    assert not fits(schema, {"calls": [CALL], "output": {"email": "†state.c.email"}})
+    # one answer that calls and reads what its own call writes (†state.c is not there yet)
+    assert fits(schema, {"calls": [CALL], "output": {"email": "†state.c.email"}})
     assert fits(schema, {"calls": [], "output": {"email": "†state.get_customer.email"}})
     assert fits(schema, {"calls": [], "output": {"email": "ada@example.com"}})
 
@@ -112,7 +113,9 @@ def test_a_finishing_output_reads_only_what_is_there_and_fits() -> None:
 def test_the_first_turn_calls_and_the_last_one_finishes() -> None:
     first = decoding_schema(request(turn=1))
     assert fits(first, {"calls": [CALL], "output": None})
+    assert fits(first, {"calls": [CALL], "output": {"email": "†state.c.email"}})
     assert not fits(first, {"calls": [], "output": {"email": "a@b.c"}})
+    assert not fits(first, {"calls": [], "output": None})
     last = decoding_schema(request(turn=3, state=STATE))
     assert not fits(last, {"calls": [CALL], "output": None})
     assert fits(last, {"calls": [], "output": {"email": "†state.get_customer.email"}})
@@ -163,3 +166,45 @@ def test_the_decoding_schemas_compile_in_llama_cpps_converter() -> None:
     for turn in (1, 2, 3):  # the converter raises when it cannot
         schema = decoding_schema(request(turn=turn, state=STATE))
         assert "root ::=" in grammar.json_schema_to_gbnf(json.dumps(schema))
+
+
+def test_an_output_beside_calls_reads_with_open_references_but_fits_its_schema() -> None:
+    """The orders tasks of the benchmark were solved by one answer: calls and an
+    output reading their results (tests/data/real_model/json-eager). The output's
+    references stay open there; its plain values still fit the output schema, and
+    `{"calls": [], "output": null}` stays impossible on every turn."""
+    for turn, state in [(1, None), (2, STATE)]:
+        schema = decoding_schema(request(turn=turn, state=state))
+        for output, admitted in [
+            ({"email": "†state.c.email"}, True),  # what the call writes
+            ("†state.c", True),  # a whole result
+            ({"email": "ada@example.com"}, True),
+            ({"email": 3}, False),  # not the output's shape
+            ({}, False),  # the required field is missing
+        ]:
+            answer = {"calls": [CALL], "output": output}
+            assert fits(schema, answer) is admitted, (turn, output)
+        assert not fits(schema, {"calls": [], "output": None})
+
+
+def test_an_output_with_definitions_is_narrowed_when_finishing_and_open_beside_calls() -> None:
+    inner = {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}
+    output = {
+        "type": "object",
+        "properties": {"who": {"$ref": "#/$defs/Who"}},
+        "required": ["who"],
+        "$defs": {"Who": inner},
+    }
+    made = Request(
+        config={"mode": "eager", "turn": 2, "max_turns": 3},
+        schema=solution_schema(TOOLS, output, mode="eager"),  # type: ignore[arg-type]
+        context=[InputMessage(input=INPUT), StateMessage(state=STATE)],
+    )
+    schema = decoding_schema(made)
+    assert any(name.startswith("output.") for name in schema["$defs"]), schema["$defs"]
+    reads = {"who": {"email": "†state.c.email"}}  # not in the state yet
+    assert fits(schema, {"calls": [CALL], "output": reads})
+    assert not fits(schema, {"calls": [], "output": reads})
+    assert fits(schema, {"calls": [], "output": {"who": {"email": "†state.get_customer.email"}}})
+    for answer in ({"calls": [CALL], "output": reads}, {"calls": [CALL], "output": None}):
+        assert fits(made.schema, answer)

@@ -7,10 +7,12 @@ A decoder that follows this schema cannot write three mistakes small models make
 * a read of an input field that does not exist (``unresolved_reference``): a
   reference to the input names one of the input's own fields;
 * an eager answer that neither calls a tool nor finishes (``{"calls": [], "output":
-  null}``, which makes no progress): the answer either has calls, and ``output`` is
-  ``null`` (the results show up in the next turn's state), or has none, and an output;
-  on the last turn, only the second; while the state is empty (nothing has run),
-  only the first;
+  null}``, which makes no progress): the answer has calls and ``output`` ``null``
+  (the results show up in the next turn's state), or calls and an output that may
+  read what they write (the task done in one answer; its references stay open, as
+  no grammar can list the paths the calls will write), or no calls and an output;
+  on the last turn, only the third; while the state is empty (nothing has run),
+  only the first two;
 * a finishing output that reads something missing or of the wrong shape
   (``invalid_output``): with no calls, nothing runs before the output is read, so each
   reference it may hold is one of the paths the state (or the input) has now, whose
@@ -181,6 +183,41 @@ def _finishing(
     return _shape(schema, {"maxItems": 0}, narrowed), defs
 
 
+_OPEN = "open."
+"""The prefix of the ``$defs`` an open output (:func:`_open_output`) reads: the
+output's own, with their references left open, beside the narrowed ones."""
+
+
+def _reopened(schema: Any) -> Any:
+    """``schema`` with each ``$ref`` to an ``output.`` definition pointing at its
+    open copy (``open.output.``)."""
+    if isinstance(schema, list):
+        return [_reopened(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/output."):
+        schema = {**schema, "$ref": "#/$defs/" + _OPEN + ref.removeprefix("#/$defs/")}
+    return {key: _reopened(value) if key != "$ref" else value for key, value in schema.items()}
+
+
+def _open_output(schema: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The output of an answer that calls and finishes at once: any output but
+    ``null``, whose references stay open (they may read what this answer's own
+    calls write, which no grammar can list), and the open copies of the output's
+    ``$defs`` it reads."""
+    output = schema["properties"]["output"]
+    defs = schema.get("$defs") or {}
+    opened = {_OPEN + k: _reopened(v) for k, v in defs.items() if k.startswith("output.")}
+    if output in ({}, True):
+        return _NOT_NULL, opened
+    options = output.get("anyOf") if isinstance(output, dict) else None
+    if isinstance(options, list) and len(output) == 1:
+        rest = [option for option in options if option != {"type": "null"}]
+        output = rest[0] if len(rest) == 1 else {"anyOf": rest}
+    return _reopened(output), opened
+
+
 def _narrow_references(
     schema: dict[str, Any], input_value: Any, instances: bool, roots: tuple[str, ...]
 ) -> None:
@@ -223,6 +260,7 @@ def decoding_schema(request: Request) -> dict[str, Any]:
     if turn >= max_turns:
         return {**finish, **with_defs}  # the last turn: finish now
     go_on = _shape(schema, {"minItems": 1}, {"type": "null"})
-    if not state:  # nothing has run yet: call first
-        return {**go_on, **({"$defs": schema["$defs"]} if "$defs" in schema else {})}
-    return {"anyOf": [go_on, finish], **with_defs}
+    output, opened = _open_output(schema)
+    call_and_finish = _shape(schema, {"minItems": 1}, output)
+    shapes = [go_on, call_and_finish] + ([finish] if state else [])  # nothing run: call
+    return {"anyOf": shapes, "$defs": {**(schema.get("$defs") or {}), **defs, **opened}}
