@@ -2,7 +2,11 @@
 (tests/data/real_model/json-eager-narrowed; docs/performance.md, "A real model"):
 every answer parsed and needed no correction (no ``invalid_output``: each finishing
 output read a path the state had), and every answer either called (``output``
-null) or finished (no calls), never ``{"calls": [], "output": null}``."""
+null) or finished (no calls), never ``{"calls": [], "output": null}``.
+
+In tests/data/real_model/json-eager-narrowed-2 the schema also allowed an answer
+with calls and an output (reading what the calls write): there too every answer
+parsed, needed no correction and made progress."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from benchmarks.real_model.runner import is_correction
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "real_model" / "json-eager-narrowed"
 RECORDINGS = sorted(DATA.glob("*.jsonl"))
+SECOND = sorted(DATA.with_name("json-eager-narrowed-2").glob("*.jsonl"))
 
 
 def turns(path: Path) -> list[dict[str, Any]]:
@@ -33,3 +38,16 @@ def test_every_narrowed_answer_parsed_fitted_and_made_progress(path: Path) -> No
         assert turn["raw"] is None and solution is not None
         assert not [e for e in turn["errors"] if is_correction(str(e["type"]))], turn
         assert bool(solution["calls"]) != (solution["output"] is not None), turn
+
+
+def test_there_are_second_narrowed_recordings() -> None:
+    assert len(SECOND) >= 1
+
+
+@pytest.mark.parametrize("path", SECOND, ids=lambda p: p.stem)
+def test_every_answer_of_the_second_run_parsed_fitted_and_made_progress(path: Path) -> None:
+    for turn in turns(path):
+        solution = turn["solution"]
+        assert turn["raw"] is None and solution is not None
+        assert not [e for e in turn["errors"] if is_correction(str(e["type"]))], turn
+        assert solution["calls"] or solution["output"] is not None, turn
