@@ -251,14 +251,21 @@ def decoding_schema(request: Request) -> dict[str, Any]:
         return schema
     if not isinstance(turn, int) or not isinstance(max_turns, int):
         return schema
+    return _eager_shapes(schema, input_value, state, last=turn >= max_turns)
+
+
+def _eager_shapes(
+    schema: dict[str, Any], input_value: Any, state: Any, last: bool
+) -> dict[str, Any]:
+    """The eager answer shapes of the module's docstring, for an answer schema
+    narrowed as the request allows: on the ``last`` turn only the finishing one;
+    while ``state`` is empty, only those with calls."""
     paths = list(state_paths("†state", state if isinstance(state, dict) else {}))[1:]
     if input_value is not None:
         paths += list(state_paths("†input", input_value))
-    paths = paths[:_MAX_PATHS]
-    finish, defs = _finishing(schema, paths)
-    with_defs = {"$defs": defs} if defs else {}
-    if turn >= max_turns:
-        return {**finish, **with_defs}  # the last turn: finish now
+    finish, defs = _finishing(schema, paths[:_MAX_PATHS])
+    if last:
+        return {**finish, **({"$defs": defs} if defs else {})}  # the last turn: finish now
     go_on = _shape(schema, {"minItems": 1}, {"type": "null"})
     output, opened = _open_output(schema)
     call_and_finish = _shape(schema, {"minItems": 1}, output)
