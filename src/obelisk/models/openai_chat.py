@@ -34,6 +34,7 @@ except ImportError:
         "OpenAIChatModel needs the openai package, an optional extra: "
         "pip install 'obelisk[openai]' (from a clone: pip install '.[openai]')"
     ) from None
+from obelisk.interpreter.loop.decoding import decoding_schema
 from obelisk.interpreter.loop.messages import Request, Solution, parse_solution
 from obelisk.interpreter.loop.schema_forms import calls_left_to_check, from_strict, strict_schema
 from obelisk.models import openai_shapes, tool_calls
@@ -268,7 +269,7 @@ class OpenAIChatModel:
                 {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
             ],
             "response_format": (
-                {"type": "json_object", "schema": request.schema}
+                {"type": "json_object", "schema": decoding_schema(request)}
                 if own_form
                 else {"type": "json_object"}
                 if json_mode
@@ -297,7 +298,7 @@ class OpenAIChatModel:
         strict form with ``strict: true`` (``schema="strict"``, docs/loop.md)."""
         if self.schema == "strict":
             return {"name": "solution", "schema": strict_schema(request.schema), "strict": True}
-        return {"name": "solution", "schema": request.schema, "strict": False}
+        return {"name": "solution", "schema": decoding_schema(request), "strict": False}
 
     def _fallback(self, exc: openai.APIError, structured: bool = False) -> bool:
         """Drop a feature the server rejected (structured output, stream usage);

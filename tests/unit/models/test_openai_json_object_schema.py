@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("openai")
 
 import obelisk
+from obelisk.interpreter.loop.decoding import decoding_schema
 from obelisk.models import OpenAIChatModel
 
 
@@ -83,7 +84,8 @@ def test_the_schema_goes_in_llama_cpps_own_form(server: tuple[str, list[dict[str
     assert (result.status, result.output) == ("completed", 8)
     assert model.json_mode
     for body, request in zip(bodies, model.requests, strict=True):
-        assert body["response_format"] == {"type": "json_object", "schema": request.schema}
+        schema = decoding_schema(request)  # the answer schema, narrowed to the turn
+        assert body["response_format"] == {"type": "json_object", "schema": schema}
         assert '"schema"' not in body["messages"][1]["content"]  # the grammar carries it
         assert body["messages"][0]["content"].endswith("on one line, with no line breaks.")
 

@@ -58,7 +58,9 @@ EAGER_INSTRUCTIONS = (
     "You plan and execute. " + _COMMON + " For a latent tool, write its result yourself in "
     '"_output" and the concrete path you chose in "_outputPath". The plan message holds '
     "the calls of your last answer, each with its _status, and the state shows what they "
-    "did. Error records name the calls that failed or could not run: write them again, "
+    "did: to finish, answer with no calls and an output that reads those results by "
+    'reference, such as "†state.order.total". Error records name the calls that failed or '
+    "could not run: write them again, "
     "fixed, to retry. " + IDENTICAL_CALLS
 )
 LAZY_INSTRUCTIONS = (

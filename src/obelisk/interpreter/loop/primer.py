@@ -122,9 +122,22 @@ def _pair(tools: list[Tool]) -> tuple[Tool, Tool | None, tuple[str, str] | None]
     return tools[0], None, None
 
 
+def _field(tool: Tool | None, read: str) -> str:
+    """``read`` and one plain field of ``tool``'s object result (``"†state.b.id"``),
+    or ``read`` alone when its result has none."""
+    fields = ((tool.output_schema or {}).get("properties") or {}) if tool is not None else {}
+    plain = [name for name in fields if _NAME.fullmatch(name)]
+    return f"{read}.{plain[0]}" if plain else read
+
+
 def primer_text(registry: Registry, mode: Literal["eager", "lazy"] = "eager") -> str | None:
     """The primer for ``registry``'s tools (a few sentences and one example answer,
-    as JSON text), or ``None`` for a registry without tools.
+    as JSON text, on the second line), or ``None`` for a registry without tools.
+
+    In eager mode the example answer calls and goes on (``"output": null``), and a
+    second one finishes with no calls, reading a field of the results by reference;
+    in lazy mode the one answer holds the output.  The example writes no error
+    alternative (a small model copied it onto every call), the text says how.
 
     >>> import obelisk
     >>> @obelisk.tool
@@ -133,21 +146,23 @@ def primer_text(registry: Registry, mode: Literal["eager", "lazy"] = "eager") ->
     ...     return {}
     >>> print(primer_text(obelisk.Registry([lookup])).splitlines()[1])
     {"calls": [{"_tool": "lookup", "order_id": "†input.order_id", "_outputPath": \
-"†state.lookup || †state.lookup_error"}], "output": "†state.lookup"}
+"†state.lookup"}], "output": null}
     """
     tools = sorted(registry, key=_rank)
     if not tools:
         return None
     a, b, feed = _pair(tools)
     a_key = _key(a, "first")
-    a_path, a_read = _writes(a, a_key, mode, alternative=True)
+    a_path, a_read = _writes(a, a_key, mode, alternative=False)
     calls = [_call(a, None, a_path, mode)]
-    last = a_read
+    last, last_tool = a_read, a
     if b is not None and feed is not None:
         b_key = _key(b, "second") if _key(b, "second") != a_key else "second"
         b_path, last = _writes(b, b_key, mode, alternative=False)
         calls.append(_call(b, (feed[0], a_read + feed[1]), b_path, mode))
-    example = json.dumps({"calls": calls, "output": last}, ensure_ascii=False)
+        last_tool = b
+    eager = mode == "eager"
+    example = json.dumps({"calls": calls, "output": None if eager else last}, ensure_ascii=False)
     lines = [
         "An example answer with your tools (the values it reads are made up):",
         example,
@@ -156,10 +171,8 @@ def primer_text(registry: Registry, mode: Literal["eager", "lazy"] = "eager") ->
         + (
             "one path per outcome, in order (alternatives)."
             if a.outcomes
-            else f"at {a_read[1:]}, or, if it fails, its error at {a_read[1:]}_error "
-            "(an alternative)."
-            if " || " in a_path
-            else f"at {a_read[1:]}."
+            else f"at {a_read[1:]}. To keep a failure's error instead of stopping, give an "
+            f'alternative: "{a_read} || {a_read}_error".'
         )
         + " A result with no _outputPath is lost.",
     ]
@@ -168,8 +181,16 @@ def primer_text(registry: Registry, mode: Literal["eager", "lazy"] = "eager") ->
             f'- {b.name} reads that result by reference, "{a_read}{feed[1]}": it runs once '
             f"{a.name} has succeeded. Never copy a value you can reference."
         )
-    lines.append(
-        f'- "output": "{last}" is read once the calls have run. Write "output": null '
-        "instead when you must see results before you can finish."
-    )
+    if eager:
+        finish = json.dumps({"calls": [], "output": _field(last_tool, last)}, ensure_ascii=False)
+        lines.append(
+            "- The next request's state holds the results. Once it has what you need, "
+            "finish with no calls and an output that reads the results, or one field of "
+            f"them, by reference, never a made-up value: {finish}"
+        )
+    else:
+        lines.append(
+            f'- "output": "{last}" is read once the calls have run. Write "output": null '
+            "instead when you must see results before you can finish."
+        )
     return "\n".join(lines)

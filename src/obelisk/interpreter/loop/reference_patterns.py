@@ -11,6 +11,7 @@ would let a decoder end the string early or write text that is not JSON).
 
 from __future__ import annotations
 
+import re
 import string
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = [
     "REFERENCE_SCHEMA",
     "SHARED",
     "output_path_schema",
+    "reference_pattern",
     "shared_definitions",
 ]
 
@@ -63,6 +65,7 @@ def _name_except(word: str) -> str:
     return "(" + "|".join(options) + ")"
 
 
+_PLAIN_NAME = re.compile(_NAME)
 _TARGET = rf"†{_name_except('input')}{_STEP}*"  # the input is read-only
 REFERENCE_PATTERN = rf"^{_REFERENCE}( *(\|\||&&) *{_REFERENCE})*$"
 """The pattern of a reference string in the answer schema: the reference language
@@ -74,6 +77,26 @@ parse and cannot end the string early (with ``^†.*$``, xgrammar and llama.cpp 
 pattern without ``^...$`` (its server then falls back to unconstrained JSON).  A
 reference it does not admit (a name outside ASCII, a ``["key"]`` in double quotes)
 is still read by the loop when a model writes it unconstrained."""
+
+
+def reference_pattern(input_keys: list[str], roots: tuple[str, ...] = ("state",)) -> str:
+    """:data:`REFERENCE_PATTERN` for one request: a reference starts at one of
+    ``roots`` (the documents the request shows: ``state`` and any data kind) or at
+    the input, where it names one of ``input_keys`` (``†input.order_id``) or the
+    whole input (``†input``).  A constrained decoder then writes no read of an
+    input field that does not exist (docs/loop.md, "Schemas for constrained
+    decoders"); keys that are not plain names are read as ``†input['a b']``."""
+    plain = sorted({key for key in input_keys if _PLAIN_NAME.fullmatch(key)})
+    steps = [f"[.]({'|'.join(plain)})"] if plain else []
+    if len(plain) < len(set(input_keys)):
+        steps.append(_KEY)
+    into = f"({'|'.join(steps)})({_STEP}|\\[\\*\\])*" if steps else ""
+    names = "|".join(sorted({root for root in roots if _PLAIN_NAME.fullmatch(root)} - {"input"}))
+    others = [f"({names})({_STEP}|\\[\\*\\])*"] if names else []
+    root = "†(" + "|".join([*others, f"input({into})?"]) + ")"
+    return rf"^{root}( *(\|\||&&) *{root})*$"
+
+
 OUTPUT_PATH_PATTERN = rf"^{_TARGET}( *\|\| *{_TARGET})*$"
 """The pattern of ``_outputPath``: a path without wildcard, or alternatives joined
 by ``||`` (docs/language.md), constrained as :data:`REFERENCE_PATTERN` is."""
