@@ -38,9 +38,9 @@ from obelisk.cli.results import report
 from obelisk.cli.run import CLI_CONTEXT, decided, settle
 from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, ObeliskError
+from obelisk.interpreter.fixed_plan import resume_sync
 from obelisk.interpreter.runtime.approvals import Decision, Resolution
 from obelisk.interpreter.runtime.durable.journal import Journal
-from obelisk.interpreter.runtime.run import resume_sync
 
 __all__ = [
     "approvals_list_command",

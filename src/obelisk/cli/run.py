@@ -41,14 +41,13 @@ from obelisk.diagnostics import printable
 from obelisk.errors import ApprovalAborted, ApprovalError, JournalError, PlanError
 from obelisk.interpreter.analysis.check import check
 from obelisk.interpreter.analysis.result import CheckResult
-from obelisk.interpreter.fixed_plan import run_sync
+from obelisk.interpreter.fixed_plan import resume_sync, run_sync
 from obelisk.interpreter.plan.model import Plan
 from obelisk.interpreter.plan.parse import parse_plan
 from obelisk.interpreter.runtime.durable.postgres import shown
 from obelisk.interpreter.runtime.durable.runs import new_run_id
 from obelisk.interpreter.runtime.events import Event
 from obelisk.interpreter.runtime.records import RunResult
-from obelisk.interpreter.runtime.run import resume_sync
 from obelisk.interpreter.tools.registry import Registry
 
 if TYPE_CHECKING:

@@ -34,8 +34,8 @@ from obelisk.cli.otel import OtelOption, start_otel
 from obelisk.cli.run import CLI_CONTEXT, settle
 from obelisk.diagnostics import printable
 from obelisk.errors import ObeliskError, RunLocked
+from obelisk.interpreter.fixed_plan import resume_sync
 from obelisk.interpreter.runtime.durable.journal import Journal
-from obelisk.interpreter.runtime.run import resume_sync
 from obelisk.interpreter.tools.registry import Registry
 
 __all__ = ["worker_command"]

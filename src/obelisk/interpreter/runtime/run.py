@@ -13,7 +13,7 @@ from obelisk.interpreter.analysis.graph import PlanGraph
 from obelisk.interpreter.analysis.handoff import PlanOrChecked, checked_plan
 from obelisk.interpreter.analysis.result import CheckResult
 from obelisk.interpreter.plan.collector import gc_paused
-from obelisk.interpreter.runtime.approvals import Decision, Resolution
+from obelisk.interpreter.runtime.approvals import Decision
 from obelisk.interpreter.runtime.collector import run_collector
 from obelisk.interpreter.runtime.durable.pinning import live_pins
 from obelisk.interpreter.runtime.durable.runs import new_run_id, run_journaled
@@ -22,9 +22,8 @@ from obelisk.interpreter.runtime.events import Event, Listener
 from obelisk.interpreter.runtime.flows import check_input_labels
 from obelisk.interpreter.runtime.hooks import Hooks
 from obelisk.interpreter.runtime.records import CallOutcome, RunResult
-from obelisk.interpreter.runtime.resume import RunOrigin, resume
+from obelisk.interpreter.runtime.resume import RunOrigin
 from obelisk.interpreter.runtime.resumption import Resumption
-from obelisk.interpreter.runtime.retry import Retry
 from obelisk.interpreter.runtime.settings import DEFAULT_CONCURRENCY, RunSettings
 from obelisk.interpreter.runtime.shelter import run_sheltered
 from obelisk.interpreter.runtime.state import State
@@ -33,7 +32,7 @@ from obelisk.interpreter.tools.policies import PolicyMode
 from obelisk.interpreter.tools.registry import Registry, ToolsLike
 from obelisk.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["DEFAULT_CONCURRENCY", "listeners_of", "resume_sync", "run", "run_blocking"]
+__all__ = ["DEFAULT_CONCURRENCY", "listeners_of", "run", "run_blocking"]
 
 T = TypeVar("T")
 
@@ -218,30 +217,3 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
         return run_sheltered(coroutine)
     coroutine.close()
     raise UsageError("run_sync() cannot be called from a running event loop; await run()")
-
-
-def resume_sync(
-    run: RunResult | str,
-    decisions: Mapping[str, Decision] | None = None,
-    *,
-    tools: ToolsLike = None,
-    journal: Any = None,
-    unknown: Mapping[Any, Resolution] | None = None,
-    context: Any = None,
-    on_event: EventHandlers = None,
-    retry: Retry = None,
-) -> RunResult:
-    """:func:`~obelisk.interpreter.runtime.resume.resume` for code without an event loop
-    (``retry="failed"``: run the failed calls again, docs/durable.md)."""
-    return run_blocking(
-        resume(
-            run,
-            decisions,
-            tools=tools,
-            journal=journal,
-            unknown=unknown,
-            context=context,
-            on_event=listeners_of(on_event),
-            retry=retry,
-        )
-    )
